@@ -1,0 +1,300 @@
+//! The one error type of the crate.
+//!
+//! Every failure is a [`DeltaError`] variant with fields a caller can act on, a stable
+//! machine-readable [`DeltaError::code`] and the [`Phase`] it happened in. Messages never carry
+//! credentials or signed query strings: text that comes from outside (store errors, URLs) goes
+//! through [`redact`] before it is kept.
+
+use std::fmt;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = DeltaError> = std::result::Result<T, E>;
+
+/// Where in the life of a read an error happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Phase {
+    /// Opening the table: discovering and replaying the log.
+    Load,
+    /// Planning a scan: projection, predicate, file selection.
+    Plan,
+    /// Reading data files.
+    Read,
+}
+
+impl Phase {
+    /// Lower-case name of the phase (`load`, `plan`, `read`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Plan => "plan",
+            Phase::Read => "read",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// All errors of Delta Arrow Reader.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeltaError {
+    /// An object that must exist does not.
+    #[error("not found: {path}")]
+    NotFound {
+        /// Path of the object, relative to the table root where possible.
+        path: String,
+        /// Phase in which the object was needed.
+        phase: Phase,
+    },
+    /// The store failed to answer.
+    #[error("I/O error on {path}: {message}")]
+    Io {
+        /// Path of the object.
+        path: String,
+        /// What the store said, with credentials and query strings removed.
+        message: String,
+        /// Phase in which the object was needed.
+        phase: Phase,
+        /// Whether retrying the same request may succeed.
+        transient: bool,
+    },
+    /// The table location cannot be understood.
+    #[error("invalid table location '{location}': {reason}")]
+    InvalidLocation {
+        /// The location as given (redacted).
+        location: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// Storage options are wrong or incomplete.
+    #[error("invalid storage options: {reason}")]
+    InvalidStorageOptions {
+        /// Why they were refused (never the secret values).
+        reason: String,
+    },
+    /// There is no `_delta_log` at the location.
+    #[error("not a Delta table: no _delta_log found at {location}")]
+    NotATable {
+        /// The table location (redacted).
+        location: String,
+    },
+    /// A log file is malformed.
+    #[error("invalid Delta log file {path}: {reason}")]
+    InvalidLog {
+        /// Path of the log file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Log versions have a gap.
+    #[error("Delta log versions are not contiguous: expected version {expected}, found {found}")]
+    NonContiguousLog {
+        /// The version that should have come next.
+        expected: u64,
+        /// The version that came instead.
+        found: u64,
+    },
+    /// The log has no `protocol` action for the snapshot.
+    #[error("the Delta log has no protocol action for version {version}")]
+    MissingProtocol {
+        /// Snapshot version.
+        version: u64,
+    },
+    /// The log has no `metaData` action for the snapshot.
+    #[error("the Delta log has no metaData action for version {version}")]
+    MissingMetadata {
+        /// Snapshot version.
+        version: u64,
+    },
+    /// The table needs a reader feature this reader does not implement.
+    #[error("the table needs the reader feature '{feature}', which this reader does not support")]
+    UnsupportedFeature {
+        /// Name of the feature, as in `protocol.readerFeatures`.
+        feature: String,
+    },
+    /// The table needs a newer reader protocol version.
+    #[error("the table needs reader version {version}; this reader supports versions 1 to 3")]
+    UnsupportedReaderVersion {
+        /// `protocol.minReaderVersion`.
+        version: i64,
+    },
+    /// Something this reader does not do yet (other than a protocol feature).
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What was asked for.
+        what: String,
+    },
+    /// The requested version does not exist or can no longer be reconstructed.
+    #[error("version {requested} of the table cannot be read: {reason}")]
+    VersionNotFound {
+        /// The version asked for.
+        requested: u64,
+        /// Why (latest version, or history removed).
+        reason: String,
+    },
+    /// No version of the table was committed at or before the requested timestamp.
+    #[error("no version of the table was committed at or before {timestamp}: {reason}")]
+    TimestampNotFound {
+        /// The timestamp asked for, RFC 3339.
+        timestamp: String,
+        /// Earliest commit time, or why it cannot be found.
+        reason: String,
+    },
+    /// The table schema is malformed or uses an unknown type.
+    #[error("invalid table schema: {reason}")]
+    InvalidSchema {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A Parquet file (checkpoint or data) cannot be decoded.
+    #[error("cannot decode parquet file {path}: {source}")]
+    Parquet {
+        /// Path of the file.
+        path: String,
+        /// Phase in which the file was read.
+        phase: Phase,
+        /// The decoder's error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// An Arrow computation failed.
+    #[error("arrow error: {source}")]
+    Arrow {
+        /// Phase in which it happened.
+        phase: Phase,
+        /// Arrow's error.
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+    /// The caller used the API in a way it does not allow.
+    #[error("invalid argument: {reason}")]
+    InvalidArgument {
+        /// What was wrong with the call.
+        reason: String,
+    },
+}
+
+impl DeltaError {
+    /// A stable, snake_case code naming the kind of error, for programs and for JS `Error.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DeltaError::NotFound { .. } => "not_found",
+            DeltaError::Io { .. } => "io",
+            DeltaError::InvalidLocation { .. } => "invalid_location",
+            DeltaError::InvalidStorageOptions { .. } => "invalid_storage_options",
+            DeltaError::NotATable { .. } => "not_a_table",
+            DeltaError::InvalidLog { .. } => "invalid_log",
+            DeltaError::NonContiguousLog { .. } => "non_contiguous_log",
+            DeltaError::MissingProtocol { .. } => "missing_protocol",
+            DeltaError::MissingMetadata { .. } => "missing_metadata",
+            DeltaError::UnsupportedFeature { .. } => "unsupported_feature",
+            DeltaError::UnsupportedReaderVersion { .. } => "unsupported_reader_version",
+            DeltaError::Unsupported { .. } => "unsupported",
+            DeltaError::VersionNotFound { .. } => "version_not_found",
+            DeltaError::TimestampNotFound { .. } => "timestamp_not_found",
+            DeltaError::InvalidSchema { .. } => "invalid_schema",
+            DeltaError::Parquet { .. } => "parquet",
+            DeltaError::Arrow { .. } => "arrow",
+            DeltaError::InvalidArgument { .. } => "invalid_argument",
+        }
+    }
+
+    /// The phase the error happened in.
+    pub fn phase(&self) -> Phase {
+        match self {
+            DeltaError::NotFound { phase, .. }
+            | DeltaError::Io { phase, .. }
+            | DeltaError::Parquet { phase, .. }
+            | DeltaError::Arrow { phase, .. } => *phase,
+            DeltaError::InvalidArgument { .. } => Phase::Plan,
+            _ => Phase::Load,
+        }
+    }
+
+    /// Whether retrying the same operation may succeed (network trouble, throttling).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, DeltaError::Io { transient: true, .. })
+    }
+
+    /// Shorthand for [`DeltaError::InvalidLog`].
+    pub(crate) fn invalid_log(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        DeltaError::InvalidLog {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`DeltaError::InvalidSchema`].
+    pub(crate) fn invalid_schema(reason: impl Into<String>) -> Self {
+        DeltaError::InvalidSchema {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Removes what must never appear in an error message: the query string of every URL (signed
+/// URLs carry their signature there) and the user-info part (`user:password@`).
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find("://") {
+        let (before, after) = rest.split_at(pos + 3);
+        out.push_str(before);
+        let end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')' | '>' | ','))
+            .unwrap_or(after.len());
+        let (url, tail) = after.split_at(end);
+        let url = match url.find('?') {
+            Some(q) => &url[..q],
+            None => url,
+        };
+        let url = match (url.find('@'), url.find('/')) {
+            (Some(at), Some(slash)) if at < slash => &url[at + 1..],
+            (Some(at), None) => &url[at + 1..],
+            _ => url,
+        };
+        out.push_str(url);
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_removes_query_and_userinfo() {
+        let s = "GET https://user:secret@host.example/a/b.parquet?X-Amz-Signature=abc failed";
+        assert_eq!(redact(s), "GET https://host.example/a/b.parquet failed");
+        assert_eq!(redact("no url here"), "no url here");
+        assert_eq!(
+            redact("s3://bucket/key?sig=1, http://h/x"),
+            "s3://bucket/key, http://h/x"
+        );
+    }
+
+    #[test]
+    fn codes_and_phases() {
+        let e = DeltaError::UnsupportedFeature {
+            feature: "catalogOwned".into(),
+        };
+        assert_eq!(e.code(), "unsupported_feature");
+        assert_eq!(e.phase(), Phase::Load);
+        assert!(e.to_string().contains("catalogOwned"));
+        let e = DeltaError::Io {
+            path: "x".into(),
+            message: "503".into(),
+            phase: Phase::Read,
+            transient: true,
+        };
+        assert_eq!(e.phase(), Phase::Read);
+        assert!(e.is_transient());
+    }
+}

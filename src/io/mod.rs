@@ -1,0 +1,118 @@
+//! Byte access to a table: the [`RangeRead`] trait and its implementations.
+//!
+//! Everything above this layer sees a table as one `Arc<dyn RangeRead>` rooted at the table
+//! location, addressed by paths relative to that root (`_delta_log/00000000000000000000.json`,
+//! `part-0000.parquet`). Implementations:
+//!
+//! - [`MemoryStore`]: bytes in memory, for tests and fixtures (every target);
+//! - [`ObjectStoreRange`]: local paths, `file://`, `http(s)://` and `s3://` through
+//!   `object_store` (native);
+//! - [`MeteredStore`]: wraps any store and counts requests and bytes.
+
+mod location;
+mod memory;
+mod metered;
+#[cfg(not(target_arch = "wasm32"))]
+mod object_store;
+mod platform;
+
+use std::fmt::Debug;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::Result;
+
+pub use location::TableLocation;
+pub use memory::MemoryStore;
+pub use metered::{IoCounters, MeteredStore};
+#[cfg(not(target_arch = "wasm32"))]
+pub use object_store::ObjectStoreRange;
+pub use platform::{BoxFuture, MaybeSend, MaybeSync};
+
+/// One object found by [`RangeRead::list`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListEntry {
+    /// Path relative to the table root, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification time, milliseconds since the Unix epoch, where the store knows it.
+    pub last_modified_ms: Option<i64>,
+}
+
+/// Read access to the objects under one table root.
+///
+/// Paths are relative to the root and `/`-separated. An object that does not exist is
+/// [`DeltaError::NotFound`](crate::DeltaError::NotFound); every other failure is
+/// [`DeltaError::Io`](crate::DeltaError::Io).
+pub trait RangeRead: Debug + MaybeSend + MaybeSync {
+    /// Bytes `range` of the object at `path`. The answer must have exactly `range`'s length;
+    /// a shorter answer is an error, never data.
+    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>>;
+
+    /// The whole object at `path`.
+    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>>;
+
+    /// The size of the object at `path`, where the store can tell without reading it.
+    /// `Ok(None)` means the store cannot tell cheaply.
+    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
+        let _ = path;
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Every object whose path starts with `prefix`, in any order. `Ok(None)` means this store
+    /// cannot list (a static HTTPS host), and callers must discover objects another way.
+    fn list(&self, prefix: &str) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+        let _ = prefix;
+        Box::pin(async { Ok(None) })
+    }
+}
+
+impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
+    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
+        (**self).get_range(path, range)
+    }
+    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
+        (**self).get(path)
+    }
+    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
+        (**self).size(path)
+    }
+    fn list(&self, prefix: &str) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+        (**self).list(prefix)
+    }
+}
+
+/// A shared store, as the rest of the crate uses it.
+pub type Store = Arc<dyn RangeRead>;
+
+/// Checks that a ranged answer has the length asked for.
+pub(crate) fn check_range_len(path: &str, range: &Range<u64>, got: &Bytes) -> Result<()> {
+    let want = range.end.saturating_sub(range.start);
+    if got.len() as u64 != want {
+        return Err(crate::DeltaError::Io {
+            path: path.to_string(),
+            message: format!(
+                "short read: asked for bytes {}..{} ({want} bytes), got {} bytes",
+                range.start,
+                range.end,
+                got.len()
+            ),
+            phase: phase_for(path),
+            transient: false,
+        });
+    }
+    Ok(())
+}
+
+/// The phase a store error belongs to, judged by its path: log files are read while loading,
+/// everything else while reading data.
+pub(crate) fn phase_for(path: &str) -> crate::error::Phase {
+    if path.starts_with("_delta_log/") || path.contains("/_delta_log/") {
+        crate::error::Phase::Load
+    } else {
+        crate::error::Phase::Read
+    }
+}

@@ -1,0 +1,19 @@
+//! Delta Arrow Reader: read Delta Lake tables into Apache Arrow record batches.
+//!
+//! One core serves native Rust programs (on Tokio), the `dar` command line tool, and the
+//! WebAssembly build for browsers and Node.js. Data flows one way:
+//!
+//! ```text
+//! io (RangeRead) ─► log (sans-io replay ─► Snapshot) ─► plan ─► read ─► front ends
+//! ```
+//!
+//! `log`, `schema` and the planning code do no I/O and never await: they are state machines
+//! and functions fed with bytes, driven by a thin async driver over an
+//! [`io::RangeRead`] store.
+
+pub mod error;
+pub mod io;
+pub mod log;
+pub mod schema;
+
+pub use error::{DeltaError, Phase, Result};

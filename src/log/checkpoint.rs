@@ -1,0 +1,1 @@
+//! Checkpoint decoding (to be written).

@@ -1,0 +1,1 @@
+//! Delta table schemas (to be written).
