@@ -11,9 +11,12 @@
 //! and functions fed with bytes, driven by a thin async driver over an
 //! [`io::RangeRead`] store.
 
+pub mod api;
 pub mod error;
+pub mod fixture;
 pub mod io;
 pub mod log;
 pub mod schema;
 
+pub use api::{DeltaTable, DeltaTableBuilder};
 pub use error::{DeltaError, Phase, Result};

@@ -1,5 +1,132 @@
-//! Table locations (to be written).
+//! [`TableLocation`]: where a table lives, normalised once.
+//!
+//! A location is a URL (`file://`, `http(s)://`, `s3://`, ...) or, natively, a local path
+//! (relative paths are made absolute against the current directory). The normalised form is a
+//! URL whose path ends with `/`, so that relative log and data paths join under it.
 
-/// A normalised table location.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableLocation;
+use std::fmt;
+
+use url::Url;
+
+use crate::error::{redact, DeltaError, Result};
+
+/// A normalised table root.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TableLocation {
+    url: Url,
+}
+
+impl fmt::Debug for TableLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TableLocation({self})")
+    }
+}
+
+impl fmt::Display for TableLocation {
+    /// The location with query string and credentials removed.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&redact(self.url.as_str()))
+    }
+}
+
+impl TableLocation {
+    /// Parses a path or URL.
+    pub fn parse(location: &str) -> Result<TableLocation> {
+        let trimmed = location.trim();
+        if trimmed.is_empty() {
+            return Err(DeltaError::InvalidLocation {
+                location: String::new(),
+                reason: "the location is empty".into(),
+            });
+        }
+        let has_scheme = trimmed
+            .split_once("://")
+            .is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)));
+        let mut url = if has_scheme {
+            Url::parse(trimmed).map_err(|e| DeltaError::InvalidLocation {
+                location: redact(trimmed),
+                reason: e.to_string(),
+            })?
+        } else {
+            local_path_url(trimmed)?
+        };
+        if url.cannot_be_a_base() {
+            return Err(DeltaError::InvalidLocation {
+                location: redact(trimmed),
+                reason: "not a hierarchical URL".into(),
+            });
+        }
+        if !url.path().ends_with('/') {
+            let path = format!("{}/", url.path());
+            url.set_path(&path);
+        }
+        Ok(TableLocation { url })
+    }
+
+    /// The normalised URL (path ends with `/`). It may carry a query string: do not print it;
+    /// use `Display`.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The URL scheme (`file`, `https`, `s3`, ...).
+    pub fn scheme(&self) -> &str {
+        self.url.scheme()
+    }
+
+    /// The URL of a path relative to the table root.
+    pub fn join(&self, relative: &str) -> Result<Url> {
+        self.url.join(relative).map_err(|e| DeltaError::InvalidLocation {
+            location: redact(relative),
+            reason: e.to_string(),
+        })
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn local_path_url(path: &str) -> Result<Url> {
+    let absolute = std::path::absolute(path).map_err(|e| DeltaError::InvalidLocation {
+        location: path.to_string(),
+        reason: e.to_string(),
+    })?;
+    Url::from_directory_path(&absolute).map_err(|_| DeltaError::InvalidLocation {
+        location: path.to_string(),
+        reason: "cannot turn the path into a file URL".into(),
+    })
+}
+
+#[cfg(target_arch = "wasm32")]
+fn local_path_url(path: &str) -> Result<Url> {
+    Err(DeltaError::InvalidLocation {
+        location: path.to_string(),
+        reason: "in the browser a table location must be an http(s) URL".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_urls() {
+        let l = TableLocation::parse("s3://bucket/tables/t").map(|l| l.url().to_string());
+        assert_eq!(l.ok().as_deref(), Some("s3://bucket/tables/t/"));
+        let l = TableLocation::parse("https://h.example/t/?sig=secret");
+        let l = l.ok();
+        assert_eq!(l.as_ref().map(|l| l.to_string()).as_deref(), Some("https://h.example/t/"));
+        let joined = l.and_then(|l| l.join("_delta_log/x.json").ok()).map(|u| u.path().to_string());
+        assert_eq!(joined.as_deref(), Some("/t/_delta_log/x.json"));
+        assert!(TableLocation::parse("").is_err());
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn local_paths_become_file_urls() {
+        let l = TableLocation::parse("/tmp/some table").ok();
+        assert_eq!(l.as_ref().map(|l| l.scheme()), Some("file"));
+        assert_eq!(
+            l.map(|l| l.url().path().to_string()).as_deref(),
+            Some("/tmp/some%20table/")
+        );
+    }
+}

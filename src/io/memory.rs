@@ -119,7 +119,11 @@ impl RangeRead for MemoryStore {
         Box::pin(async move { result })
     }
 
-    fn list(&self, prefix: &str) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
         if self.cannot_list {
             return Box::pin(async { Ok(None) });
         }
@@ -127,6 +131,7 @@ impl RangeRead for MemoryStore {
             objects
                 .range(prefix.to_string()..)
                 .take_while(|(k, _)| k.starts_with(prefix))
+                .filter(|(k, _)| start_after.is_none_or(|s| k.as_str() > s))
                 .map(|(k, o)| ListEntry {
                     path: k.clone(),
                     size: o.data.len() as u64,
@@ -161,9 +166,11 @@ mod tests {
         assert!(block_on(store.get_range("a.parquet", 2..5)).is_err());
         let err = block_on(store.get("nope")).err().map(|e| e.code());
         assert_eq!(err, Some("not_found"));
-        let listed = block_on(store.list("_delta_log/")).ok().flatten();
+        let listed = block_on(store.list("_delta_log/", None)).ok().flatten();
         assert_eq!(listed.map(|l| l.len()), Some(1));
+        let after = block_on(store.list("", Some("_delta_log/0.json"))).ok().flatten();
+        assert_eq!(after.map(|l| l.len()), Some(1));
         let no_list = store.without_listing();
-        assert_eq!(block_on(no_list.list("")).ok(), Some(None));
+        assert_eq!(block_on(no_list.list("", None)).ok(), Some(None));
     }
 }

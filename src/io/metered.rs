@@ -133,11 +133,15 @@ impl RangeRead for MeteredStore {
         })
     }
 
-    fn list(&self, prefix: &str) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
         let c = &self.counters;
         c.requests.fetch_add(1, Ordering::Relaxed);
         c.list_requests.fetch_add(1, Ordering::Relaxed);
-        let fut = self.inner.list(prefix);
+        let fut = self.inner.list(prefix, start_after);
         Box::pin(async move {
             let r = fut.await;
             c.record(&r, 0);
@@ -160,7 +164,7 @@ mod tests {
         let _ = block_on(store.get_range("f", 2..6));
         let _ = block_on(store.get("f"));
         let _ = block_on(store.get("missing"));
-        let _ = block_on(store.list(""));
+        let _ = block_on(store.list("", None));
         let s = store.counters().snapshot();
         assert_eq!(s.requests, 4);
         assert_eq!(s.range_requests, 1);

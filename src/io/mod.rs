@@ -62,10 +62,15 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
         Box::pin(async { Ok(None) })
     }
 
-    /// Every object whose path starts with `prefix`, in any order. `Ok(None)` means this store
-    /// cannot list (a static HTTPS host), and callers must discover objects another way.
-    fn list(&self, prefix: &str) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
-        let _ = prefix;
+    /// Every object whose path starts with `prefix` and, when `start_after` is given, sorts
+    /// after it, in any order. `Ok(None)` means this store cannot list (a static HTTPS host),
+    /// and callers must discover objects another way.
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+        let _ = (prefix, start_after);
         Box::pin(async { Ok(None) })
     }
 }
@@ -80,8 +85,12 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         (**self).size(path)
     }
-    fn list(&self, prefix: &str) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
-        (**self).list(prefix)
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+        (**self).list(prefix, start_after)
     }
 }
 

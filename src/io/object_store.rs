@@ -1,5 +1,224 @@
-//! object_store adapter (to be written).
+//! [`ObjectStoreRange`]: a [`RangeRead`] over an `object_store` store (native only).
+//!
+//! Local paths and `file://` URLs use the local file system; `http(s)://` a plain HTTP store,
+//! which cannot list (the log is then probed); `s3://` (feature `cloud`) Amazon S3 or any
+//! S3-compatible server, configured by storage options (`aws_region`, `aws_endpoint`,
+//! `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, `anonymous`, ...).
 
-/// object_store adapter.
-#[derive(Debug)]
-pub struct ObjectStoreRange;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use percent_encoding::percent_decode_str;
+
+use super::{check_range_len, phase_for, BoxFuture, ListEntry, RangeRead, TableLocation};
+use crate::error::{redact, DeltaError, Result};
+
+/// A table root inside an `object_store` store.
+#[derive(Debug, Clone)]
+pub struct ObjectStoreRange {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    can_list: bool,
+}
+
+impl ObjectStoreRange {
+    /// Wraps `store`; table paths are resolved under `root`. `can_list` says whether the store
+    /// supports listing (plain HTTP does not).
+    pub fn new(store: Arc<dyn ObjectStore>, root: Path, can_list: bool) -> Self {
+        ObjectStoreRange {
+            store,
+            root,
+            can_list,
+        }
+    }
+
+    /// The store for a table location, configured by `options`.
+    pub fn from_location(
+        location: &TableLocation,
+        options: &HashMap<String, String>,
+    ) -> Result<Self> {
+        let url = location.url();
+        let root = Path::from_url_path(url.path()).map_err(|e| DeltaError::InvalidLocation {
+            location: location.to_string(),
+            reason: e.to_string(),
+        })?;
+        match url.scheme() {
+            "file" => {
+                refuse_options(options, "local file")?;
+                let store = object_store::local::LocalFileSystem::new();
+                Ok(Self::new(Arc::new(store), root, true))
+            }
+            "http" | "https" => {
+                refuse_options(options, "HTTP")?;
+                let origin = &url[..url::Position::BeforePath];
+                let client = object_store::ClientOptions::new().with_allow_http(true);
+                let store = object_store::http::HttpBuilder::new()
+                    .with_url(origin)
+                    .with_client_options(client)
+                    .build()
+                    .map_err(|e| store_config_error(location, e))?;
+                Ok(Self::new(Arc::new(store), root, false))
+            }
+            #[cfg(feature = "cloud")]
+            "s3" | "s3a" => {
+                let store = s3_store(location, options)?;
+                Ok(Self::new(Arc::new(store), root, true))
+            }
+            other => Err(DeltaError::InvalidLocation {
+                location: location.to_string(),
+                reason: format!("the scheme '{other}' is not supported"),
+            }),
+        }
+    }
+
+    fn full_path(&self, relative: &str) -> Path {
+        relative
+            .split('/')
+            .filter(|p| !p.is_empty())
+            .fold(self.root.clone(), |path, part| path.join(part))
+    }
+
+    fn relative(&self, path: &Path) -> Option<String> {
+        let parts: Vec<String> = path
+            .prefix_match(&self.root)?
+            .map(|p| percent_decode_str(p.as_ref()).decode_utf8_lossy().into_owned())
+            .collect();
+        Some(parts.join("/"))
+    }
+}
+
+fn refuse_options(options: &HashMap<String, String>, kind: &str) -> Result<()> {
+    match options.keys().next() {
+        None => Ok(()),
+        Some(k) => Err(DeltaError::InvalidStorageOptions {
+            reason: format!("option '{k}' does not apply to a {kind} location"),
+        }),
+    }
+}
+
+fn store_config_error(location: &TableLocation, e: object_store::Error) -> DeltaError {
+    DeltaError::InvalidStorageOptions {
+        reason: format!("cannot configure the store for {location}: {}", redact(&e.to_string())),
+    }
+}
+
+#[cfg(feature = "cloud")]
+fn s3_store(
+    location: &TableLocation,
+    options: &HashMap<String, String>,
+) -> Result<object_store::aws::AmazonS3> {
+    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+    let bucket = location.url().host_str().unwrap_or_default();
+    if bucket.is_empty() {
+        return Err(DeltaError::InvalidLocation {
+            location: location.to_string(),
+            reason: "an s3:// location needs a bucket name".into(),
+        });
+    }
+    let mut builder = AmazonS3Builder::new().with_bucket_name(bucket);
+    for (key, value) in options {
+        let lower = key.to_ascii_lowercase();
+        let (name, value) = match lower.as_str() {
+            "anonymous" => ("aws_skip_signature", value.as_str()),
+            "endpoint_url" => ("aws_endpoint", value.as_str()),
+            other => (other, value.as_str()),
+        };
+        let config: AmazonS3ConfigKey =
+            name.parse().map_err(|_| DeltaError::InvalidStorageOptions {
+                reason: format!("unknown S3 storage option '{key}'"),
+            })?;
+        builder = builder.with_config(config, value);
+    }
+    builder.build().map_err(|e| store_config_error(location, e))
+}
+
+fn map_error(path: &str, e: object_store::Error) -> DeltaError {
+    match e {
+        object_store::Error::NotFound { .. } => DeltaError::NotFound {
+            path: path.to_string(),
+            phase: phase_for(path),
+        },
+        other => DeltaError::Io {
+            path: path.to_string(),
+            message: redact(&other.to_string()),
+            phase: phase_for(path),
+            transient: false,
+        },
+    }
+}
+
+impl RangeRead for ObjectStoreRange {
+    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
+        let full = self.full_path(path);
+        let path = path.to_string();
+        Box::pin(async move {
+            if range.start == range.end {
+                return Ok(Bytes::new());
+            }
+            let bytes = self
+                .store
+                .get_range(&full, range.clone())
+                .await
+                .map_err(|e| map_error(&path, e))?;
+            check_range_len(&path, &range, &bytes)?;
+            Ok(bytes)
+        })
+    }
+
+    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
+        let full = self.full_path(path);
+        let path = path.to_string();
+        Box::pin(async move {
+            let result = self.store.get(&full).await.map_err(|e| map_error(&path, e))?;
+            result.bytes().await.map_err(|e| map_error(&path, e))
+        })
+    }
+
+    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
+        let full = self.full_path(path);
+        let path = path.to_string();
+        Box::pin(async move {
+            let meta = self.store.head(&full).await.map_err(|e| map_error(&path, e))?;
+            Ok(Some(meta.size))
+        })
+    }
+
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+        if !self.can_list {
+            return Box::pin(async { Ok(None) });
+        }
+        let full_prefix = self.full_path(prefix);
+        let offset = start_after.map(|s| self.full_path(s));
+        let prefix = prefix.to_string();
+        Box::pin(async move {
+            let stream = match &offset {
+                Some(o) => self.store.list_with_offset(Some(&full_prefix), o),
+                None => self.store.list(Some(&full_prefix)),
+            };
+            let metas: Vec<object_store::ObjectMeta> = stream
+                .try_collect()
+                .await
+                .map_err(|e| map_error(&prefix, e))?;
+            let entries = metas
+                .into_iter()
+                .filter_map(|m| {
+                    Some(ListEntry {
+                        path: self.relative(&m.location)?,
+                        size: m.size,
+                        last_modified_ms: Some(m.last_modified.timestamp_millis()),
+                    })
+                })
+                .collect();
+            Ok(Some(entries))
+        })
+    }
+}

@@ -1,1 +1,28 @@
-//! Delta table schemas (to be written).
+//! Delta table schemas: the schema model and its JSON form, conversion to Arrow, column
+//! mapping, and partition value parsing.
+//!
+//! Everything here is pure: no I/O, no async, no clock.
+//!
+//! - [`types`]: [`StructType`] and friends, parsed from `metaData.schemaString` with
+//!   [`parse_schema`].
+//! - [`arrow`]: the logical Arrow schema ([`StructType::to_arrow`]), matching `delta_kernel`.
+//! - [`column_mapping`]: [`ColumnMappingMode`], physical names and field ids, and the physical
+//!   schema of data files ([`StructType::physical_arrow_schema`]).
+//! - [`partition`]: `add.partitionValues` strings to typed Arrow arrays
+//!   ([`parse_partition_value`]).
+
+pub mod arrow;
+pub mod column_mapping;
+pub mod partition;
+pub mod types;
+
+pub use arrow::PARQUET_FIELD_ID_KEY;
+pub use column_mapping::{
+    field_id, physical_name, ColumnMappingMode, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_MODE_KEY,
+    COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+};
+pub use partition::{parse_partition_value, parse_partition_values};
+pub use types::{
+    parse_schema, ArrayType, DataType, DecimalType, MapType, PrimitiveType, StructField,
+    StructType,
+};

@@ -1,0 +1,144 @@
+//! [`DeltaTableBuilder`]: where a table is and which version to open.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::load::load_log;
+use super::table::DeltaTable;
+use crate::error::{DeltaError, Result};
+use crate::io::{MeteredStore, Store, TableLocation};
+use crate::log::VersionTarget;
+
+/// Opens a Delta table: `DeltaTableBuilder::new(location).with_version(3).load_table().await`.
+#[derive(Debug, Clone)]
+pub struct DeltaTableBuilder {
+    location: String,
+    storage_options: HashMap<String, String>,
+    target: VersionTarget,
+    store: Option<Store>,
+}
+
+impl DeltaTableBuilder {
+    /// A builder for the table at `location`: a local path or a URL (`file://`, `http(s)://`,
+    /// `s3://`).
+    pub fn new(location: impl Into<String>) -> Self {
+        DeltaTableBuilder {
+            location: location.into(),
+            storage_options: HashMap::new(),
+            target: VersionTarget::Latest,
+            store: None,
+        }
+    }
+
+    /// Storage options for the location's store (for `s3://`: `aws_region`, `aws_endpoint`,
+    /// `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, `anonymous`, ...).
+    pub fn with_storage_options(mut self, options: HashMap<String, String>) -> Self {
+        self.storage_options.extend(options);
+        self
+    }
+
+    /// One storage option.
+    pub fn with_storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.storage_options.insert(key.into(), value.into());
+        self
+    }
+
+    /// Opens exactly this version.
+    pub fn with_version(mut self, version: u64) -> Self {
+        self.target = VersionTarget::Version(version);
+        self
+    }
+
+    /// Opens the newest version committed at or before `timestamp`.
+    pub fn with_timestamp(mut self, timestamp: chrono::DateTime<chrono::Utc>) -> Self {
+        self.target = VersionTarget::Timestamp(timestamp.timestamp_millis());
+        self
+    }
+
+    /// Opens the newest version committed at or before a timestamp given as text: RFC 3339
+    /// (`2024-01-31T10:00:00Z`), a date-time taken as UTC (`2024-01-31 10:00:00`), or a date
+    /// (`2024-01-31`, midnight UTC).
+    pub fn with_timestamp_str(self, timestamp: &str) -> Result<Self> {
+        Ok(self.with_timestamp(parse_timestamp(timestamp)?))
+    }
+
+    /// Reads through this store instead of one made from the location (for in-memory tables,
+    /// custom transports, and the browser's fetch store). The location is then used in
+    /// messages and to resolve absolute paths.
+    pub fn with_store(mut self, store: Store) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Replays the log and returns the snapshot.
+    pub async fn load_table(self) -> Result<DeltaTable> {
+        let location = TableLocation::parse(&self.location)?;
+        let inner = match self.store {
+            Some(store) => store,
+            None => store_for(&location, &self.storage_options)?,
+        };
+        let metered = MeteredStore::new(inner);
+        let counters = metered.counters();
+        let store: Store = Arc::new(metered);
+        let log = load_log(store.as_ref(), &location.to_string(), self.target).await?;
+        DeltaTable::from_log(location, store, counters, log)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn store_for(location: &TableLocation, options: &HashMap<String, String>) -> Result<Store> {
+    Ok(Arc::new(crate::io::ObjectStoreRange::from_location(
+        location, options,
+    )?))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn store_for(location: &TableLocation, _options: &HashMap<String, String>) -> Result<Store> {
+    Err(DeltaError::InvalidLocation {
+        location: location.to_string(),
+        reason: "on wasm32 a store must be given with `with_store`".into(),
+    })
+}
+
+/// Parses a timestamp for time travel (see [`DeltaTableBuilder::with_timestamp_str`]).
+pub fn parse_timestamp(text: &str) -> Result<chrono::DateTime<chrono::Utc>> {
+    use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+    let t = text.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Ok(dt.with_timezone(&Utc));
+    }
+    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(t, format) {
+            return Ok(dt.and_utc());
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        if let Some(dt) = d.and_hms_opt(0, 0, 0) {
+            return Ok(dt.and_utc());
+        }
+    }
+    Err(DeltaError::InvalidArgument {
+        reason: format!(
+            "'{t}' is not a timestamp: use RFC 3339 (2024-01-31T10:00:00Z), \
+             '2024-01-31 10:00:00' (UTC) or a date"
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_timestamps() {
+        let ms = |s: &str| parse_timestamp(s).map(|t| t.timestamp_millis()).ok();
+        assert_eq!(ms("1970-01-01T00:00:01Z"), Some(1000));
+        assert_eq!(ms("1970-01-01T01:00:01+01:00"), Some(1000));
+        assert_eq!(ms("1970-01-01 00:00:01.5"), Some(1500));
+        assert_eq!(ms("1970-01-02"), Some(86_400_000));
+        assert_eq!(
+            parse_timestamp("yesterday").err().map(|e| e.code()),
+            Some("invalid_argument")
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! The public API: [`DeltaTableBuilder`] opens a table into a [`DeltaTable`] snapshot.
+
+mod builder;
+mod load;
+mod table;
+
+pub use builder::{parse_timestamp, DeltaTableBuilder};
+pub use load::{load_log, MAX_CONCURRENT_REQUESTS};
+pub use table::{DeltaTable, LoadInfo};

@@ -1,0 +1,205 @@
+//! `dar info`, `dar schema` and `dar files`: text and JSON output.
+
+use std::io::Write;
+
+use delta_arrow_reader::{DeltaError, DeltaTable};
+use serde_json::{json, Value};
+
+fn emit(text: &str) -> Result<(), DeltaError> {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`dar files | head`) is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    Ok(())
+}
+
+fn pretty(value: &Value) -> Result<String, DeltaError> {
+    serde_json::to_string_pretty(value)
+        .map(|s| s + "\n")
+        .map_err(|e| DeltaError::InvalidArgument {
+            reason: e.to_string(),
+        })
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+fn timestamp_text(ms: Option<i64>) -> String {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The `info` JSON object.
+pub fn info_json(table: &DeltaTable) -> Value {
+    let p = table.protocol();
+    let m = table.metadata();
+    json!({
+        "location": table.location().to_string(),
+        "version": table.version(),
+        "timestamp": table.timestamp_ms().map(|_| timestamp_text(table.timestamp_ms())),
+        "protocol": p,
+        "id": m.id,
+        "name": m.name,
+        "partitionColumns": table.partition_columns(),
+        "columnMapping": table.column_mapping_mode().as_str(),
+        "numFiles": table.files().len(),
+        "sizeBytes": table.size_bytes(),
+        "numColumns": table.schema().fields().len(),
+        "load": table.load_info(),
+    })
+}
+
+/// Prints `dar info`.
+pub fn print_info(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
+    if json {
+        return emit(&pretty(&info_json(table))?);
+    }
+    let p = table.protocol();
+    let features = |f: &Option<Vec<String>>| match f {
+        Some(f) if !f.is_empty() => f.join(", "),
+        _ => "-".into(),
+    };
+    let partitions = if table.partition_columns().is_empty() {
+        "-".to_string()
+    } else {
+        table.partition_columns().join(", ")
+    };
+    let load = table.load_info();
+    let text = format!(
+        "location:          {}\n\
+         version:           {}\n\
+         committed:         {}\n\
+         protocol:          reader {} / writer {}\n\
+         reader features:   {}\n\
+         writer features:   {}\n\
+         column mapping:    {}\n\
+         partition columns: {}\n\
+         columns:           {}\n\
+         files:             {}\n\
+         size:              {} ({} bytes)\n\
+         log:               {:?}, checkpoint {}, {} log files read\n",
+        table.location(),
+        table.version(),
+        timestamp_text(table.timestamp_ms()),
+        p.min_reader_version,
+        p.min_writer_version,
+        features(&p.reader_features),
+        features(&p.writer_features),
+        table.column_mapping_mode().as_str(),
+        partitions,
+        table.schema().fields().len(),
+        table.files().len(),
+        human_bytes(table.size_bytes()),
+        table.size_bytes(),
+        load.discovery,
+        load
+            .checkpoint_version
+            .map_or("none".to_string(), |v| v.to_string()),
+        load.log_files_read,
+    );
+    emit(&text)
+}
+
+/// Prints `dar schema`.
+pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
+    let schema = table.schema();
+    if json {
+        let fields: Vec<Value> = table
+            .delta_schema()
+            .fields
+            .iter()
+            .zip(schema.fields().iter())
+            .map(|(d, a)| {
+                json!({
+                    "name": d.name,
+                    "type": serde_json::to_value(&d.data_type).unwrap_or(Value::Null),
+                    "nullable": d.nullable,
+                    "arrowType": a.data_type().to_string(),
+                    "partition": table.partition_columns().contains(&d.name),
+                })
+            })
+            .collect();
+        return emit(&pretty(&json!({ "version": table.version(), "fields": fields }))?);
+    }
+    let width = schema
+        .fields()
+        .iter()
+        .map(|f| f.name().len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut text = format!("{:width$}  {:<8}  {}\n", "name", "nullable", "type");
+    for f in schema.fields() {
+        let partition = if table.partition_columns().contains(f.name()) {
+            "  (partition)"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "{:width$}  {:<8}  {}{partition}\n",
+            f.name(),
+            f.is_nullable(),
+            f.data_type()
+        ));
+    }
+    emit(&text)
+}
+
+/// Prints `dar files`.
+pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
+    if json {
+        let files: Vec<Value> = table
+            .files()
+            .iter()
+            .map(|f| {
+                json!({
+                    "path": f.path,
+                    "size": f.size,
+                    "partitionValues": f.partition_values,
+                    "deletionVector": f.deletion_vector,
+                    "modificationTime": f.modification_time,
+                    "stats": f.stats.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()),
+                })
+            })
+            .collect();
+        return emit(&pretty(&Value::Array(files))?);
+    }
+    let mut text = String::new();
+    for f in table.files() {
+        let parts: Vec<String> = f
+            .partition_values
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("null")))
+            .collect();
+        let dv = f
+            .deletion_vector
+            .as_ref()
+            .map(|d| format!("  dv: {} rows deleted", d.cardinality))
+            .unwrap_or_default();
+        let parts = if parts.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", parts.join(", "))
+        };
+        text.push_str(&format!("{:>12}  {}{parts}{dv}\n", f.size, f.path));
+    }
+    text.push_str(&format!(
+        "{} files, {}\n",
+        table.files().len(),
+        human_bytes(table.size_bytes())
+    ));
+    emit(&text)
+}

@@ -1,0 +1,113 @@
+//! Argument parsing and dispatch of the `dar` commands.
+
+mod info;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use delta_arrow_reader::{DeltaError, DeltaTable, DeltaTableBuilder};
+
+/// Read Delta Lake tables: metadata, schema, files.
+#[derive(Debug, Parser)]
+#[command(name = "dar", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Version, protocol, partition columns, file count and size.
+    Info(TableArgs),
+    /// The table schema (Delta and Arrow types).
+    Schema(TableArgs),
+    /// The active data files.
+    Files(TableArgs),
+}
+
+/// Which table, which version, how to print.
+#[derive(Debug, Args, Default)]
+pub struct TableArgs {
+    /// Table path or URL (file://, http(s)://, s3://). Default: the built-in demo table.
+    table: Option<String>,
+    /// Open this version.
+    #[arg(long, conflicts_with = "timestamp")]
+    version: Option<u64>,
+    /// Open the newest version committed at or before this time (RFC 3339, or
+    /// 'YYYY-MM-DD[ HH:MM:SS]' in UTC).
+    #[arg(long)]
+    timestamp: Option<String>,
+    /// Storage option KEY=VALUE (repeatable), e.g. -o aws_region=eu-west-1.
+    #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Entry point: runs the command and turns errors into a one-line message and exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("dar: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let command = cli
+        .command
+        .unwrap_or_else(|| Command::Info(TableArgs::default()));
+    match runtime.block_on(run(command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dar: error [{}]: {e}", e.code());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command) -> Result<(), DeltaError> {
+    match command {
+        Command::Info(args) => {
+            let table = open(&args).await?;
+            info::print_info(&table, args.json)
+        }
+        Command::Schema(args) => {
+            let table = open(&args).await?;
+            info::print_schema(&table, args.json)
+        }
+        Command::Files(args) => {
+            let table = open(&args).await?;
+            info::print_files(&table, args.json)
+        }
+    }
+}
+
+async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
+    let location = match &args.table {
+        Some(t) => t.clone(),
+        None => delta_arrow_reader::fixture::demo_table_dir()?
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let mut options = HashMap::new();
+    for o in &args.options {
+        let (k, v) = o.split_once('=').ok_or_else(|| DeltaError::InvalidArgument {
+            reason: format!("storage option '{o}' is not KEY=VALUE"),
+        })?;
+        options.insert(k.to_string(), v.to_string());
+    }
+    let mut builder = DeltaTableBuilder::new(location).with_storage_options(options);
+    if let Some(v) = args.version {
+        builder = builder.with_version(v);
+    }
+    if let Some(t) = &args.timestamp {
+        builder = builder.with_timestamp_str(t)?;
+    }
+    builder.load_table().await
+}

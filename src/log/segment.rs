@@ -1,0 +1,207 @@
+//! Choosing the files that make up one version of a table from a listing of `_delta_log/`:
+//! the newest complete checkpoint at or before the version, and the contiguous commits after
+//! it. Pure: the listing comes in as data.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::path::{LogFileKind, LogPath, V2Format};
+use crate::error::{DeltaError, Result};
+
+/// The files to replay for one version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSegment {
+    /// The version the segment ends at.
+    pub version: u64,
+    /// Version of the checkpoint, if one is used.
+    pub checkpoint_version: Option<u64>,
+    /// Files of the checkpoint (all parts of a multi-part one), empty when none is used.
+    pub checkpoint: Vec<LogPath>,
+    /// Commits after the checkpoint up to `version`, ascending and contiguous.
+    pub commits: Vec<LogPath>,
+}
+
+impl LogSegment {
+    /// Every file of the segment, checkpoint first.
+    pub fn files(&self) -> impl Iterator<Item = &LogPath> {
+        self.checkpoint.iter().chain(self.commits.iter())
+    }
+}
+
+/// The newest version a listing shows (commits and checkpoints), if any.
+pub fn latest_version(entries: &[LogPath]) -> Option<u64> {
+    entries.iter().map(|e| e.version).max()
+}
+
+/// Chooses the segment for `target` (the latest version when `None`) from a listing.
+pub fn segment_from_listing(
+    entries: &[LogPath],
+    target: Option<u64>,
+    location: &str,
+) -> Result<LogSegment> {
+    let latest = latest_version(entries).ok_or_else(|| DeltaError::NotATable {
+        location: location.to_string(),
+    })?;
+    let version = match target {
+        Some(v) if v > latest => {
+            return Err(DeltaError::VersionNotFound {
+                requested: v,
+                reason: format!("the latest version is {latest}"),
+            })
+        }
+        Some(v) => v,
+        None => latest,
+    };
+    let checkpoint = best_checkpoint(entries, version);
+    let checkpoint_version = checkpoint.first().map(|c| c.version);
+    let commits_by_version: BTreeMap<u64, &LogPath> = entries
+        .iter()
+        .filter(|e| e.kind == LogFileKind::Commit && e.version <= version)
+        .filter(|e| checkpoint_version.is_none_or(|c| e.version > c))
+        .map(|e| (e.version, e))
+        .collect();
+    let mut expected = checkpoint_version.map_or(0, |c| c + 1);
+    if checkpoint_version.is_none() {
+        if let Some((&first, _)) = commits_by_version.iter().next() {
+            if first > 0 {
+                return Err(DeltaError::VersionNotFound {
+                    requested: version,
+                    reason: format!(
+                        "no checkpoint at or before it and the log history before version \
+                         {first} has been removed"
+                    ),
+                });
+            }
+        }
+    }
+    let mut commits = Vec::with_capacity(commits_by_version.len());
+    for (&v, e) in &commits_by_version {
+        if v != expected {
+            return Err(DeltaError::NonContiguousLog { expected, found: v });
+        }
+        commits.push((*e).clone());
+        expected = v + 1;
+    }
+    if expected != version + 1 {
+        // The last commits up to `version` are missing (only possible for an explicit target).
+        return Err(DeltaError::VersionNotFound {
+            requested: version,
+            reason: format!("commit file of version {expected} is missing"),
+        });
+    }
+    Ok(LogSegment {
+        version,
+        checkpoint_version,
+        checkpoint,
+        commits,
+    })
+}
+
+/// The files of the newest complete checkpoint at or before `version`.
+fn best_checkpoint(entries: &[LogPath], version: u64) -> Vec<LogPath> {
+    let mut by_version: BTreeMap<u64, Vec<&LogPath>> = BTreeMap::new();
+    for e in entries.iter().filter(|e| e.is_checkpoint() && e.version <= version) {
+        by_version.entry(e.version).or_default().push(e);
+    }
+    for (_, files) in by_version.into_iter().rev() {
+        if let Some(chosen) = complete_checkpoint(&files) {
+            return chosen;
+        }
+    }
+    Vec::new()
+}
+
+/// A complete checkpoint among files of one version: a v2 checkpoint (parquet before json),
+/// a classic one, or every part of a multi-part one.
+fn complete_checkpoint(files: &[&LogPath]) -> Option<Vec<LogPath>> {
+    let pick = |kind: &LogFileKind| {
+        let mut found: Vec<&&LogPath> = files.iter().filter(|f| &f.kind == kind).collect();
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        found.first().map(|f| vec![(**f).clone()])
+    };
+    let v2_parquet = LogFileKind::V2Checkpoint {
+        format: V2Format::Parquet,
+    };
+    let v2_json = LogFileKind::V2Checkpoint {
+        format: V2Format::Json,
+    };
+    if let Some(f) = pick(&v2_parquet)
+        .or_else(|| pick(&v2_json))
+        .or_else(|| pick(&LogFileKind::ClassicCheckpoint))
+    {
+        return Some(f);
+    }
+    let mut sets: HashMap<u32, BTreeMap<u32, &LogPath>> = HashMap::new();
+    for f in files {
+        if let LogFileKind::MultiPartCheckpoint { part, parts } = f.kind {
+            sets.entry(parts).or_default().insert(part, f);
+        }
+    }
+    let mut complete: Vec<(u32, BTreeMap<u32, &LogPath>)> = sets
+        .into_iter()
+        .filter(|(parts, found)| found.len() as u32 == *parts)
+        .collect();
+    complete.sort_by_key(|(parts, _)| *parts);
+    complete
+        .into_iter()
+        .next()
+        .map(|(_, found)| found.into_values().cloned().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::path::{classic_checkpoint_path, commit_path, multi_part_checkpoint_path};
+
+    fn listing(paths: &[String]) -> Vec<LogPath> {
+        paths.iter().filter_map(|p| LogPath::parse(p)).collect()
+    }
+
+    #[test]
+    fn commits_only() {
+        let l = listing(&[commit_path(0), commit_path(1), commit_path(2)]);
+        let s = segment_from_listing(&l, None, "t").ok();
+        assert_eq!(s.as_ref().map(|s| s.version), Some(2));
+        assert_eq!(s.map(|s| s.commits.len()), Some(3));
+        let s = segment_from_listing(&l, Some(1), "t").ok();
+        assert_eq!(s.map(|s| s.commits.len()), Some(2));
+        let e = segment_from_listing(&l, Some(5), "t").err().map(|e| e.code());
+        assert_eq!(e, Some("version_not_found"));
+    }
+
+    #[test]
+    fn uses_newest_complete_checkpoint() {
+        let mut paths: Vec<String> = (0..=12).map(commit_path).collect();
+        paths.push(classic_checkpoint_path(5));
+        // Incomplete multi-part checkpoint at 10: part 2 of 2 missing.
+        paths.push(multi_part_checkpoint_path(10, 1, 2));
+        let l = listing(&paths);
+        let s = segment_from_listing(&l, None, "t");
+        let s = s.as_ref().ok();
+        assert_eq!(s.and_then(|s| s.checkpoint_version), Some(5));
+        assert_eq!(s.map(|s| s.commits.first().map(|c| c.version)), Some(Some(6)));
+        paths.push(multi_part_checkpoint_path(10, 2, 2));
+        let l = listing(&paths);
+        let s = segment_from_listing(&l, None, "t").ok();
+        assert_eq!(s.as_ref().and_then(|s| s.checkpoint_version), Some(10));
+        assert_eq!(s.map(|s| s.checkpoint.len()), Some(2));
+        // Time travel before the checkpoint replays from 0.
+        let s = segment_from_listing(&l, Some(4), "t").ok();
+        assert_eq!(s.map(|s| (s.checkpoint_version, s.commits.len())), Some((None, 5)));
+    }
+
+    #[test]
+    fn gaps_and_cleaned_history() {
+        let l = listing(&[commit_path(0), commit_path(2)]);
+        let e = segment_from_listing(&l, None, "t").err().map(|e| e.code());
+        assert_eq!(e, Some("non_contiguous_log"));
+        let l = listing(&[commit_path(3), commit_path(4)]);
+        let e = segment_from_listing(&l, None, "t").err().map(|e| e.code());
+        assert_eq!(e, Some("version_not_found"));
+        let e = segment_from_listing(&[], None, "t").err().map(|e| e.code());
+        assert_eq!(e, Some("not_a_table"));
+        // A checkpoint with cleaned-up commits before it is fine.
+        let l = listing(&[classic_checkpoint_path(3), commit_path(3), commit_path(4)]);
+        let s = segment_from_listing(&l, None, "t").ok();
+        assert_eq!(s.map(|s| (s.checkpoint_version, s.commits.len())), Some((Some(3), 1)));
+    }
+}

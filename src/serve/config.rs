@@ -1,0 +1,119 @@
+//! How a [`StaticServer`](super::StaticServer) is set up: what it serves and how it behaves.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::faults::Faults;
+
+/// Settings of a static file server.
+///
+/// Construct with [`ServeConfig::new`] and the `with_*` methods, or with struct update
+/// syntax: `ServeConfig { latency, ..ServeConfig::new(root) }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeConfig {
+    /// Directory served at `/`.
+    pub root: PathBuf,
+    /// Further directories served under URL prefixes, e.g. `("/tables".into(), dir)`. A
+    /// request goes to the mount with the longest prefix that its path starts with (whole
+    /// segments), else to `root`.
+    pub mounts: Vec<(String, PathBuf)>,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Added to every request before it is answered (a slow network, for tests and demos).
+    pub latency: Duration,
+    /// File served for a request naming a directory (e.g. `index.html`); `None` answers
+    /// 404 for directories. There is never a directory listing.
+    pub index: Option<String>,
+    /// Faults to inject (tests only; none by default).
+    pub faults: Faults,
+    /// Print one line per request to stderr.
+    pub log_requests: bool,
+    /// Keep-alive connections idle this long are closed.
+    pub idle_timeout: Duration,
+}
+
+impl ServeConfig {
+    /// Serve `root` on an ephemeral port, no latency, no faults, no index file.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        ServeConfig {
+            root: root.into(),
+            mounts: Vec::new(),
+            port: 0,
+            latency: Duration::ZERO,
+            index: None,
+            faults: Faults::default(),
+            log_requests: false,
+            idle_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Also serve `dir` under the URL prefix `prefix` (e.g. `"/tables"`).
+    pub fn with_mount(mut self, prefix: impl Into<String>, dir: impl Into<PathBuf>) -> Self {
+        self.mounts.push((prefix.into(), dir.into()));
+        self
+    }
+
+    /// Listen on `port` (0: any free port).
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Delay every answer by `latency`.
+    pub fn with_latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
+        self
+    }
+
+    /// Serve `name` (e.g. `"index.html"`) for requests naming a directory.
+    pub fn with_index(mut self, name: impl Into<String>) -> Self {
+        self.index = Some(name.into());
+        self
+    }
+
+    /// Inject `faults`.
+    pub fn with_faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
+
+    /// Print one line per request to stderr.
+    pub fn with_request_log(mut self, on: bool) -> Self {
+        self.log_requests = on;
+        self
+    }
+}
+
+impl Default for ServeConfig {
+    /// Serves the current directory.
+    fn default() -> Self {
+        ServeConfig::new(".")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_and_defaults() {
+        let c = ServeConfig::new("www")
+            .with_mount("/tables", "/data")
+            .with_port(8080)
+            .with_latency(Duration::from_millis(5))
+            .with_index("index.html")
+            .with_request_log(true);
+        assert_eq!(c.root, PathBuf::from("www"));
+        assert_eq!(c.mounts, vec![("/tables".to_string(), PathBuf::from("/data"))]);
+        assert_eq!(c.port, 8080);
+        assert_eq!(c.latency, Duration::from_millis(5));
+        assert_eq!(c.index.as_deref(), Some("index.html"));
+        assert!(c.log_requests);
+        assert!(ServeConfig::default().faults.is_none());
+        let d = ServeConfig {
+            port: 1,
+            ..ServeConfig::new("x")
+        };
+        assert_eq!(d.port, 1);
+    }
+}

@@ -1,0 +1,197 @@
+//! The listening side: bind 127.0.0.1, accept connections, spawn one task per connection,
+//! stop on drop or [`StaticServer::shutdown`].
+//!
+//! Connection tasks live in a `JoinSet` owned by the accept task, so aborting that one
+//! task closes the listener and every open connection. A connection that errors or panics
+//! ends alone; the accept loop goes on.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdTcpListener};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+
+use super::config::ServeConfig;
+use super::conn::{serve_connection, Shared};
+use super::faults::FaultState;
+use super::path::Resolver;
+use super::stats::ServeStats;
+
+/// Connections served at once; further ones wait in the listen backlog.
+const MAX_CONNECTIONS: usize = 512;
+
+/// A running static file server on 127.0.0.1. Stops when dropped.
+#[derive(Debug)]
+pub struct StaticServer {
+    addr: SocketAddr,
+    stats: ServeStats,
+    abort: AbortHandle,
+    join: Option<Joiner>,
+}
+
+#[derive(Debug)]
+enum Joiner {
+    /// Accept task on the caller's runtime.
+    Task(JoinHandle<()>),
+    /// Accept task on a runtime of its own, driven by this thread.
+    Thread(std::thread::JoinHandle<()>),
+}
+
+impl StaticServer {
+    /// Binds 127.0.0.1:`config.port` and serves on the current Tokio runtime.
+    ///
+    /// Fails if the port cannot be bound or if `root` or a mounted directory is not a
+    /// directory.
+    pub async fn start(config: ServeConfig) -> io::Result<StaticServer> {
+        let (listener, shared) = prepare(config)?;
+        let addr = listener.local_addr()?;
+        let stats = shared.stats.clone();
+        let listener = TcpListener::from_std(listener)?;
+        let task = tokio::spawn(accept_loop(listener, shared));
+        Ok(StaticServer {
+            addr,
+            stats,
+            abort: task.abort_handle(),
+            join: Some(Joiner::Task(task)),
+        })
+    }
+
+    /// Like [`start`](Self::start), but on a thread with its own runtime: for synchronous
+    /// tests, or callers whose runtime may block.
+    pub fn start_background(config: ServeConfig) -> io::Result<StaticServer> {
+        let (listener, shared) = prepare(config)?;
+        let addr = listener.local_addr()?;
+        let stats = shared.stats.clone();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let task = runtime.spawn(async move {
+            match TcpListener::from_std(listener) {
+                Ok(listener) => accept_loop(listener, shared).await,
+                Err(err) => eprintln!("dar serve: cannot listen: {err}"),
+            }
+        });
+        let abort = task.abort_handle();
+        let thread = std::thread::Builder::new()
+            .name(format!("dar-serve-{}", addr.port()))
+            .spawn(move || {
+                let _ = runtime.block_on(task);
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            })?;
+        Ok(StaticServer {
+            addr,
+            stats,
+            abort,
+            join: Some(Joiner::Thread(thread)),
+        })
+    }
+
+    /// The bound address (127.0.0.1 and the actual port).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:41234` (no trailing slash).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The URL of `path` on this server (`path` with or without a leading `/`).
+    pub fn url_for(&self, path: &str) -> String {
+        format!("{}/{}", self.url(), path.trim_start_matches('/'))
+    }
+
+    /// Request counts and log, shared with the running server.
+    pub fn stats(&self) -> ServeStats {
+        self.stats.clone()
+    }
+
+    /// Stops accepting, closes all connections, and waits until the port is released.
+    pub async fn shutdown(mut self) {
+        self.abort.abort();
+        match self.join.take() {
+            Some(Joiner::Task(task)) => {
+                let _ = task.await;
+            }
+            Some(Joiner::Thread(thread)) => {
+                let _ = thread.join();
+            }
+            None => {}
+        }
+    }
+}
+
+impl Drop for StaticServer {
+    fn drop(&mut self) {
+        self.abort.abort();
+    }
+}
+
+/// Serves `config` until the process ends, printing the URL (and mounts) to stdout first.
+/// For `dar serve`.
+pub async fn run_forever(config: ServeConfig) -> io::Result<()> {
+    let root = config.root.clone();
+    let mounts = config.mounts.clone();
+    let mut server = StaticServer::start(config).await?;
+    println!("Serving {} at {}/", root.display(), server.url());
+    for (prefix, dir) in &mounts {
+        let prefix = prefix.trim_matches('/');
+        println!("  {} at {}/{prefix}/", dir.display(), server.url());
+    }
+    match server.join.take() {
+        Some(Joiner::Task(task)) => task
+            .await
+            .map_err(|e| io::Error::other(format!("server task ended: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the directories and binds the listener.
+fn prepare(config: ServeConfig) -> io::Result<(StdTcpListener, Arc<Shared>)> {
+    require_dir(&config.root)?;
+    for (_, dir) in &config.mounts {
+        require_dir(dir)?;
+    }
+    let resolver = Resolver::new(config.root.clone(), &config.mounts)
+        .map_err(|msg| io::Error::new(io::ErrorKind::InvalidInput, msg))?;
+    let listener = StdTcpListener::bind((Ipv4Addr::LOCALHOST, config.port))?;
+    listener.set_nonblocking(true)?;
+    let shared = Arc::new(Shared {
+        faults: FaultState::new(config.faults.clone()),
+        resolver,
+        stats: ServeStats::default(),
+        config,
+    });
+    Ok((listener, shared))
+}
+
+fn require_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("not a directory: {}", dir.display()),
+        ))
+    }
+}
+
+/// Accepts connections forever; runs each in the `JoinSet` it owns.
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept(), if conns.len() < MAX_CONNECTIONS => match accepted {
+                Ok((stream, _peer)) => {
+                    conns.spawn(serve_connection(stream, Arc::clone(&shared)));
+                }
+                // Out of file descriptors and the like: back off, never give up.
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            },
+            Some(_finished) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+}

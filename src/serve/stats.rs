@@ -1,0 +1,146 @@
+//! What a server has answered, shared with the caller: counts and a request log.
+//!
+//! [`ServeStats`] is a cheap handle (an `Arc`); the server records each request before it
+//! writes the response head, so a client that has read a response always finds its request
+//! counted. Bytes are counted as they are handed to the socket.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Entries kept in the log; older ones are dropped past this (counters keep counting).
+const MAX_ENTRIES: usize = 100_000;
+
+/// One answered request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// The request method as sent (`GET`, `HEAD`, `OPTIONS`, …).
+    pub method: String,
+    /// The path as sent (still percent-encoded), without query string.
+    pub path: String,
+    /// The `Range` header, if the request had one (whether or not it was honoured).
+    pub range: Option<String>,
+    /// The status answered.
+    pub status: u16,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    requests: AtomicU64,
+    bytes_sent: AtomicU64,
+    log: Mutex<Log>,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    by_method: BTreeMap<String, u64>,
+    entries: Vec<RequestRecord>,
+}
+
+/// Request counts and log of one server; clones share the same numbers.
+#[derive(Debug, Clone, Default)]
+pub struct ServeStats {
+    inner: Arc<Inner>,
+}
+
+impl ServeStats {
+    /// Requests answered (including errors and preflights).
+    pub fn requests(&self) -> u64 {
+        self.inner.requests.load(Ordering::SeqCst)
+    }
+
+    /// Requests with this method (case-sensitive, e.g. `"GET"`).
+    pub fn requests_by_method(&self, method: &str) -> u64 {
+        self.log().by_method.get(method).copied().unwrap_or(0)
+    }
+
+    /// Counts per method.
+    pub fn by_method(&self) -> BTreeMap<String, u64> {
+        self.log().by_method.clone()
+    }
+
+    /// Body bytes sent (response heads not included).
+    pub fn bytes_sent(&self) -> u64 {
+        self.inner.bytes_sent.load(Ordering::SeqCst)
+    }
+
+    /// The request log, oldest first (the most recent 100 000 entries).
+    pub fn entries(&self) -> Vec<RequestRecord> {
+        self.log().entries.clone()
+    }
+
+    /// Requests whose path ends with `suffix` (e.g. `".parquet"`), any method.
+    pub fn count_path_suffix(&self, suffix: &str) -> usize {
+        self.log()
+            .entries
+            .iter()
+            .filter(|e| e.path.ends_with(suffix))
+            .count()
+    }
+
+    /// Forgets everything counted so far.
+    pub fn reset(&self) {
+        let mut log = self.log();
+        self.inner.requests.store(0, Ordering::SeqCst);
+        self.inner.bytes_sent.store(0, Ordering::SeqCst);
+        log.by_method.clear();
+        log.entries.clear();
+    }
+
+    pub(crate) fn record(&self, record: RequestRecord) {
+        let mut log = self.log();
+        self.inner.requests.fetch_add(1, Ordering::SeqCst);
+        *log.by_method.entry(record.method.clone()).or_insert(0) += 1;
+        if log.entries.len() >= MAX_ENTRIES {
+            let drop = MAX_ENTRIES / 10;
+            log.entries.drain(..drop);
+        }
+        log.entries.push(record);
+    }
+
+    pub(crate) fn add_bytes(&self, n: u64) {
+        self.inner.bytes_sent.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// The log, even if a thread panicked while holding it (the data stays usable).
+    fn log(&self) -> MutexGuard<'_, Log> {
+        self.inner
+            .log
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(method: &str, path: &str) -> RequestRecord {
+        RequestRecord {
+            method: method.into(),
+            path: path.into(),
+            range: None,
+            status: 200,
+        }
+    }
+
+    #[test]
+    fn counts_and_log() {
+        let stats = ServeStats::default();
+        let shared = stats.clone();
+        stats.record(rec("GET", "/a.parquet"));
+        stats.record(rec("HEAD", "/a.parquet"));
+        stats.record(rec("GET", "/b.json"));
+        stats.add_bytes(10);
+        assert_eq!(shared.requests(), 3);
+        assert_eq!(shared.requests_by_method("GET"), 2);
+        assert_eq!(shared.requests_by_method("OPTIONS"), 0);
+        assert_eq!(shared.bytes_sent(), 10);
+        assert_eq!(shared.count_path_suffix(".parquet"), 2);
+        assert_eq!(shared.entries()[2], rec("GET", "/b.json"));
+        shared.reset();
+        assert_eq!(stats.requests(), 0);
+        assert!(stats.entries().is_empty());
+        assert!(stats.by_method().is_empty());
+    }
+}

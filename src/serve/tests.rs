@@ -1,0 +1,701 @@
+//! Loopback tests: start a server on 127.0.0.1 and talk raw HTTP/1.1 to it over a Tokio
+//! `TcpStream` (no HTTP client crate), checking bytes, headers, faults and counts.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::{Faults, ServeConfig, StaticServer};
+
+/// A response as read off the wire.
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A raw client connection with a read buffer, for keep-alive and pipelining.
+struct Client {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    async fn connect(server: &StaticServer) -> Client {
+        Client {
+            stream: TcpStream::connect(server.addr()).await.unwrap(),
+            buf: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, raw: &str) {
+        self.stream.write_all(raw.as_bytes()).await.unwrap();
+    }
+
+    /// Reads one response; `head_only` for answers to HEAD.
+    async fn read(&mut self, head_only: bool) -> Resp {
+        let end = loop {
+            if let Some(i) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            self.fill().await.expect("connection closed before response head");
+        };
+        let head = String::from_utf8(self.buf[..end].to_vec()).unwrap();
+        self.buf.drain(..end);
+        let mut lines = head.split("\r\n");
+        let status_line = lines.next().unwrap();
+        assert!(status_line.starts_with("HTTP/1.1 "), "{status_line}");
+        let status: u16 = status_line[9..12].parse().unwrap();
+        let headers: Vec<(String, String)> = lines
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let (n, v) = l.split_once(':').unwrap();
+                (n.to_string(), v.trim().to_string())
+            })
+            .collect();
+        let mut resp = Resp {
+            status,
+            headers,
+            body: Vec::new(),
+        };
+        let len: usize = match resp.header("content-length") {
+            Some(v) if !head_only => v.parse().unwrap(),
+            _ => 0,
+        };
+        while self.buf.len() < len {
+            if self.fill().await.is_none() {
+                break; // short body: leave it to the caller to notice
+            }
+        }
+        let take = len.min(self.buf.len());
+        resp.body = self.buf.drain(..take).collect();
+        resp
+    }
+
+    async fn fill(&mut self) -> Option<usize> {
+        let mut chunk = [0u8; 16 * 1024];
+        let n = tokio::time::timeout(Duration::from_secs(10), self.stream.read(&mut chunk))
+            .await
+            .expect("read timed out")
+            .ok()?;
+        if n == 0 {
+            return None;
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Some(n)
+    }
+
+    /// True if the server closed the connection (EOF with nothing more buffered).
+    async fn closed(&mut self) -> bool {
+        self.buf.is_empty() && self.fill().await.is_none()
+    }
+}
+
+/// One request on a fresh connection.
+async fn request(server: &StaticServer, method: &str, path: &str, extra: &str) -> Resp {
+    let mut c = Client::connect(server).await;
+    c.send(&format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\r\n"
+    ))
+    .await;
+    c.read(method == "HEAD").await
+}
+
+async fn get(server: &StaticServer, path: &str) -> Resp {
+    request(server, "GET", path, "").await
+}
+
+async fn get_range(server: &StaticServer, path: &str, range: &str) -> Resp {
+    request(server, "GET", path, &format!("Range: {range}\r\n")).await
+}
+
+/// A temp dir: `root/` with files, `tables/t/…`, and `secret.txt` beside `root/`.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    tables: PathBuf,
+}
+
+const DIGITS: &[u8] = b"0123456789";
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let tables = dir.path().join("tables");
+    let write = |p: &Path, data: &[u8]| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    };
+    write(&root.join("digits.bin"), DIGITS);
+    write(&root.join("index.html"), b"<h1>hi</h1>");
+    write(&root.join("app.wasm"), b"\0asm");
+    write(&root.join("a b+c.txt"), b"spaced");
+    write(&root.join("empty.json"), b"");
+    write(&root.join("sub/inner.js"), b"export {}");
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    write(&root.join("big.parquet"), &big);
+    write(
+        &tables.join("t/_delta_log/00000000000000000000.json"),
+        b"{\"protocol\":{}}\n",
+    );
+    write(&tables.join("t/part-0.parquet"), b"PAR1....PAR1");
+    write(&dir.path().join("secret.txt"), b"TOP SECRET");
+    Fixture {
+        root,
+        tables,
+        _dir: dir,
+    }
+}
+
+async fn serve(f: &Fixture) -> StaticServer {
+    StaticServer::start(ServeConfig::new(&f.root).with_mount("/tables", &f.tables))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn get_whole_file_with_headers() {
+    let f = fixture();
+    let s = serve(&f).await;
+    assert!(s.url().starts_with("http://127.0.0.1:"));
+    let r = get(&s, "/digits.bin").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, DIGITS);
+    assert_eq!(r.header("content-length"), Some("10"));
+    assert_eq!(r.header("content-type"), Some("application/octet-stream"));
+    assert_eq!(r.header("accept-ranges"), Some("bytes"));
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    let expose = r.header("access-control-expose-headers").unwrap();
+    for h in ["Content-Range", "Content-Length", "ETag"] {
+        assert!(expose.contains(h), "{expose}");
+    }
+    assert!(r.header("etag").unwrap().starts_with('"'));
+    assert!(r.header("last-modified").unwrap().ends_with(" GMT"));
+    assert!(r.header("date").is_some());
+    assert_eq!(r.header("connection"), Some("close"));
+
+    assert_eq!(
+        get(&s, "/app.wasm").await.header("content-type"),
+        Some("application/wasm")
+    );
+    assert_eq!(
+        get(&s, "/sub/inner.js").await.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    let empty = get(&s, "/empty.json").await;
+    assert_eq!((empty.status, empty.body.len()), (200, 0));
+    assert_eq!(empty.header("content-type"), Some("application/json"));
+}
+
+#[tokio::test]
+async fn byte_ranges() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let r = get_range(&s, "/digits.bin", "bytes=2-5").await;
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, b"2345");
+    assert_eq!(r.header("content-range"), Some("bytes 2-5/10"));
+    assert_eq!(r.header("content-length"), Some("4"));
+
+    let r = get_range(&s, "/digits.bin", "bytes=7-").await;
+    assert_eq!((r.status, r.body.as_slice()), (206, &b"789"[..]));
+    assert_eq!(r.header("content-range"), Some("bytes 7-9/10"));
+
+    let r = get_range(&s, "/digits.bin", "bytes=-3").await;
+    assert_eq!((r.status, r.body.as_slice()), (206, &b"789"[..]));
+
+    let r = get_range(&s, "/digits.bin", "bytes=8-100").await;
+    assert_eq!(r.body, b"89");
+    assert_eq!(r.header("content-range"), Some("bytes 8-9/10"));
+
+    // A range across several file chunks of a larger file.
+    let r = get_range(&s, "/big.parquet", "bytes=70000-200001").await;
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body.len(), 130_002);
+    assert!(r
+        .body
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b == ((i + 70_000) % 251) as u8));
+
+    // Multi-range and malformed ranges: the whole body, 200.
+    let r = get_range(&s, "/digits.bin", "bytes=0-1,3-4").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+}
+
+#[tokio::test]
+async fn unsatisfiable_range_is_416() {
+    let f = fixture();
+    let s = serve(&f).await;
+    for range in ["bytes=10-", "bytes=10-20", "bytes=-0"] {
+        let r = get_range(&s, "/digits.bin", range).await;
+        assert_eq!(r.status, 416, "{range}");
+        assert_eq!(r.header("content-range"), Some("bytes */10"));
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    }
+}
+
+#[tokio::test]
+async fn if_range_mismatch_sends_whole_body() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let etag = get(&s, "/digits.bin").await.header("etag").unwrap().to_string();
+    let extra = format!("Range: bytes=0-1\r\nIf-Range: {etag}\r\n");
+    let r = request(&s, "GET", "/digits.bin", &extra).await;
+    assert_eq!((r.status, r.body.as_slice()), (206, &b"01"[..]));
+    let extra = "Range: bytes=0-1\r\nIf-Range: \"other\"\r\n";
+    let r = request(&s, "GET", "/digits.bin", extra).await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+}
+
+#[tokio::test]
+async fn head_and_keep_alive() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let mut c = Client::connect(&s).await;
+    c.send("HEAD /digits.bin HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let r = c.read(true).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-length"), Some("10"));
+    assert!(r.body.is_empty());
+    assert_eq!(r.header("connection"), None);
+
+    c.send("HEAD /digits.bin HTTP/1.1\r\nRange: bytes=-4\r\n\r\n")
+        .await;
+    let r = c.read(true).await;
+    assert_eq!(r.status, 206);
+    assert_eq!(r.header("content-length"), Some("4"));
+    assert_eq!(r.header("content-range"), Some("bytes 6-9/10"));
+
+    // Same connection, a GET after the HEADs: nothing stray was sent.
+    c.send("GET /digits.bin HTTP/1.1\r\nRange: bytes=0-0\r\n\r\n")
+        .await;
+    let r = c.read(false).await;
+    assert_eq!((r.status, r.body.as_slice()), (206, &b"0"[..]));
+    assert_eq!(s.stats().requests(), 3);
+    assert_eq!(s.stats().requests_by_method("HEAD"), 2);
+}
+
+#[tokio::test]
+async fn pipelined_requests_answer_in_order() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let mut c = Client::connect(&s).await;
+    c.send(
+        "GET /digits.bin HTTP/1.1\r\nRange: bytes=0-1\r\n\r\n\
+         GET /missing HTTP/1.1\r\n\r\n\
+         GET /digits.bin HTTP/1.1\r\nRange: bytes=8-9\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(c.read(false).await.body, b"01");
+    assert_eq!(c.read(false).await.status, 404);
+    assert_eq!(c.read(false).await.body, b"89");
+    assert!(c.closed().await);
+}
+
+#[tokio::test]
+async fn http10_closes_unless_keep_alive() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let mut c = Client::connect(&s).await;
+    c.send("GET /digits.bin HTTP/1.0\r\n\r\n").await;
+    let r = c.read(false).await;
+    assert_eq!((r.status, r.header("connection")), (200, Some("close")));
+    assert!(c.closed().await);
+
+    let mut c = Client::connect(&s).await;
+    c.send("GET /digits.bin HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        .await;
+    let r = c.read(false).await;
+    assert_eq!(r.header("connection"), Some("keep-alive"));
+    c.send("GET /digits.bin HTTP/1.0\r\n\r\n").await;
+    assert_eq!(c.read(false).await.body, DIGITS);
+}
+
+#[tokio::test]
+async fn options_preflight() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let extra = "Origin: http://example.test\r\n\
+                 Access-Control-Request-Method: GET\r\n\
+                 Access-Control-Request-Headers: range, x-custom\r\n";
+    for path in ["/digits.bin", "/does/not/exist", "*"] {
+        let r = request(&s, "OPTIONS", path, extra).await;
+        assert_eq!(r.status, 204, "{path}");
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+        let allow = r.header("access-control-allow-headers").unwrap();
+        assert!(allow.contains("Range") && allow.contains("x-custom"), "{allow}");
+        let methods = r.header("access-control-allow-methods").unwrap();
+        assert!(methods.contains("GET") && methods.contains("HEAD"));
+        assert_eq!(r.header("content-length"), None);
+        assert!(r.body.is_empty());
+    }
+    assert_eq!(s.stats().requests_by_method("OPTIONS"), 3);
+}
+
+#[tokio::test]
+async fn directories_and_missing_files_are_404() {
+    let f = fixture();
+    let s = serve(&f).await;
+    for path in ["/", "/sub", "/sub/", "/nope.txt", "/tables", "/tables/t/"] {
+        let r = get(&s, path).await;
+        assert_eq!(r.status, 404, "{path}");
+        assert!(!String::from_utf8_lossy(&r.body).contains("inner.js"));
+    }
+    assert_eq!(request(&s, "HEAD", "/sub", "").await.status, 404);
+}
+
+#[tokio::test]
+async fn index_file_when_configured() {
+    let f = fixture();
+    let s = StaticServer::start(ServeConfig::new(&f.root).with_index("index.html"))
+        .await
+        .unwrap();
+    let r = get(&s, "/").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"<h1>hi</h1>"[..]));
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(get(&s, "/sub/").await.status, 404);
+}
+
+#[tokio::test]
+async fn path_traversal_is_refused() {
+    let f = fixture();
+    let s = serve(&f).await;
+    for path in [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E%2Fsecret.txt",
+        "/sub/../../secret.txt",
+        "/.%2e/secret.txt",
+        "/tables/../../secret.txt",
+        "/tables/%2e%2e/%2e%2e/secret.txt",
+        "//etc/passwd",
+        "/%2Fetc/passwd",
+        "/sub%5c..%5c..%5csecret.txt",
+        "/%zz",
+    ] {
+        let r = get(&s, path).await;
+        assert_eq!(r.status, 400, "{path}");
+        assert!(!String::from_utf8_lossy(&r.body).contains("SECRET"), "{path}");
+    }
+    // Origin-form only (or absolute-form): a bare relative target is refused.
+    assert_eq!(get(&s, "secret.txt").await.status, 400);
+    // The server is still up.
+    assert_eq!(get(&s, "/digits.bin").await.status, 200);
+}
+
+#[tokio::test]
+async fn percent_decoding_and_query() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let r = get(&s, "/a%20b%2Bc.txt").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"spaced"[..]));
+    let r = get(&s, "/digits.bin?X-Amz-Signature=abc&x=/../../secret.txt").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+    let r = get(&s, "/sub/./inner.js").await;
+    assert_eq!(r.status, 200);
+    let r = get(&s, &format!("{}/digits.bin", s.url())).await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+    let log = s.stats().entries();
+    assert_eq!(log[0].path, "/a%20b%2Bc.txt");
+    assert_eq!(log[1].path, "/digits.bin");
+}
+
+#[tokio::test]
+async fn mounts_serve_tables_beside_www() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let r = get(&s, "/tables/t/_delta_log/00000000000000000000.json").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, b"{\"protocol\":{}}\n");
+    let r = get_range(&s, "/tables/t/part-0.parquet", "bytes=-4").await;
+    assert_eq!((r.status, r.body.as_slice()), (206, &b"PAR1"[..]));
+    assert_eq!(get(&s, "/index.html").await.status, 200);
+    // The mount does not leak into the root and vice versa.
+    assert_eq!(get(&s, "/t/part-0.parquet").await.status, 404);
+    assert_eq!(get(&s, "/tables/digits.bin").await.status, 404);
+}
+
+#[tokio::test]
+async fn other_methods_are_405() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let mut c = Client::connect(&s).await;
+    c.send("POST /digits.bin HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello").await;
+    let r = c.read(false).await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("GET, HEAD, OPTIONS"));
+    // The body was skipped: the connection is still in sync.
+    c.send("DELETE /digits.bin HTTP/1.1\r\n\r\nGET /digits.bin HTTP/1.1\r\n\r\n")
+        .await;
+    assert_eq!(c.read(false).await.status, 405);
+    assert_eq!(c.read(false).await.body, DIGITS);
+}
+
+#[tokio::test]
+async fn malformed_requests_get_4xx_and_server_survives() {
+    let f = fixture();
+    let s = serve(&f).await;
+    for raw in [
+        "garbage\r\n\r\n",
+        "GET / HTTP/9.9\r\n\r\n",
+        "GET /digits.bin HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "GET /digits.bin HTTP/1.1\r\nContent-Length: 1, 2\r\n\r\n",
+        "GET /digits.bin HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n",
+    ] {
+        let mut c = Client::connect(&s).await;
+        c.send(raw).await;
+        let r = c.read(false).await;
+        assert!((400..=505).contains(&r.status), "{raw:?} -> {}", r.status);
+        assert!(c.closed().await, "{raw:?}");
+    }
+    // Oversized head.
+    let mut c = Client::connect(&s).await;
+    c.send(&format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)))
+        .await;
+    assert_eq!(c.read(false).await.status, 431);
+    // Connections that vanish mid-request.
+    for partial in ["GET /digits.bin HT", "GET /digits.bin HTTP/1.1\r\nContent-Length: 9\r\n\r\nab"] {
+        let mut c = Client::connect(&s).await;
+        c.send(partial).await;
+        drop(c);
+    }
+    // A client that disconnects while a big body is being sent.
+    let mut c = Client::connect(&s).await;
+    c.send("GET /big.parquet HTTP/1.1\r\n\r\n").await;
+    c.fill().await;
+    drop(c);
+    assert_eq!(get(&s, "/digits.bin").await.body, DIGITS);
+}
+
+#[tokio::test]
+async fn fault_ignore_range() {
+    let f = fixture();
+    let faults = Faults {
+        ignore_range: true,
+        ..Faults::default()
+    };
+    let s = StaticServer::start(ServeConfig::new(&f.root).with_faults(faults))
+        .await
+        .unwrap();
+    let r = get_range(&s, "/digits.bin", "bytes=2-3").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+    assert_eq!(r.header("content-range"), None);
+    assert_eq!(r.header("accept-ranges"), Some("none"));
+    let log = s.stats().entries();
+    assert_eq!(log[0].range.as_deref(), Some("bytes=2-3"));
+    assert_eq!(log[0].status, 200);
+}
+
+#[tokio::test]
+async fn fault_fail_first_requests() {
+    let f = fixture();
+    let faults = Faults {
+        fail_first: 2,
+        ..Faults::default()
+    };
+    let s = StaticServer::start(ServeConfig::new(&f.root).with_faults(faults))
+        .await
+        .unwrap();
+    // Preflights are not faulted and not counted against `fail_first`.
+    assert_eq!(request(&s, "OPTIONS", "/digits.bin", "").await.status, 204);
+    let mut c = Client::connect(&s).await;
+    for expected in [503, 503, 200, 200] {
+        c.send("GET /digits.bin HTTP/1.1\r\n\r\n").await;
+        let r = c.read(false).await;
+        assert_eq!(r.status, expected);
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+        if expected == 503 {
+            assert_eq!(r.header("retry-after"), Some("0"));
+        }
+    }
+    let statuses: Vec<u16> = s.stats().entries().iter().map(|e| e.status).collect();
+    assert_eq!(statuses, [204, 503, 503, 200, 200]);
+}
+
+#[tokio::test]
+async fn fault_filter_by_path() {
+    let f = fixture();
+    let faults = Faults {
+        fail_first: 1,
+        path_filter: Some(".parquet".into()),
+        ..Faults::default()
+    };
+    let config = ServeConfig::new(&f.root)
+        .with_mount("/tables", &f.tables)
+        .with_faults(faults);
+    let s = StaticServer::start(config).await.unwrap();
+    let log = "/tables/t/_delta_log/00000000000000000000.json";
+    assert_eq!(get(&s, log).await.status, 200);
+    assert_eq!(get(&s, "/tables/t/part-0.parquet").await.status, 503);
+    assert_eq!(get(&s, "/tables/t/part-0.parquet").await.status, 200);
+}
+
+#[tokio::test]
+async fn fault_truncated_body() {
+    let f = fixture();
+    let faults = Faults {
+        truncate_body: Some(4),
+        ..Faults::default()
+    };
+    let s = StaticServer::start(ServeConfig::new(&f.root).with_faults(faults))
+        .await
+        .unwrap();
+    let mut c = Client::connect(&s).await;
+    c.send("GET /digits.bin HTTP/1.1\r\n\r\n").await;
+    let r = c.read(false).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-length"), Some("10"));
+    assert_eq!(r.body, b"0123");
+    assert!(c.closed().await);
+    // HEAD has no body to cut.
+    let r = request(&s, "HEAD", "/digits.bin", "").await;
+    assert_eq!(r.header("content-length"), Some("10"));
+    // Ranges are cut too.
+    let r = get_range(&s, "/big.parquet", "bytes=100-199").await;
+    assert_eq!((r.status, r.body.len()), (206, 4));
+    assert_eq!(r.header("content-length"), Some("100"));
+}
+
+#[tokio::test]
+async fn latency_is_added_per_request() {
+    let f = fixture();
+    let config = ServeConfig::new(&f.root).with_latency(Duration::from_millis(150));
+    let s = StaticServer::start(config).await.unwrap();
+    let mut c = Client::connect(&s).await;
+    let t = Instant::now();
+    c.send("GET /digits.bin HTTP/1.1\r\n\r\n").await;
+    c.read(false).await;
+    c.send("HEAD /digits.bin HTTP/1.1\r\n\r\n").await;
+    c.read(true).await;
+    assert!(t.elapsed() >= Duration::from_millis(300), "{:?}", t.elapsed());
+}
+
+#[tokio::test]
+async fn stats_count_requests_and_bytes() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let stats = s.stats();
+    get(&s, "/digits.bin").await;
+    get_range(&s, "/digits.bin", "bytes=0-3").await;
+    request(&s, "HEAD", "/digits.bin", "").await;
+    request(&s, "OPTIONS", "/digits.bin", "").await;
+    get(&s, "/nope").await;
+    assert_eq!(stats.requests(), 5);
+    assert_eq!(stats.requests_by_method("GET"), 3);
+    assert_eq!(stats.requests_by_method("HEAD"), 1);
+    assert_eq!(stats.requests_by_method("OPTIONS"), 1);
+    assert_eq!(stats.bytes_sent(), 10 + 4 + "not found\n".len() as u64);
+    assert_eq!(stats.count_path_suffix(".bin"), 4);
+    let e = &stats.entries()[1];
+    assert_eq!(
+        (e.method.as_str(), e.path.as_str(), e.range.as_deref(), e.status),
+        ("GET", "/digits.bin", Some("bytes=0-3"), 206)
+    );
+    stats.reset();
+    assert_eq!(s.stats().requests(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_concurrent_connections() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let addr = s.addr();
+    let mut tasks = Vec::new();
+    for i in 0..64u64 {
+        tasks.push(tokio::spawn(async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            let start = i * 1000;
+            let req = format!(
+                "GET /big.parquet HTTP/1.1\r\nRange: bytes={start}-{}\r\nConnection: close\r\n\r\n",
+                start + 4095
+            );
+            stream.write_all(req.as_bytes()).await.unwrap();
+            let mut all = Vec::new();
+            stream.read_to_end(&mut all).await.unwrap();
+            let head_end = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let body = &all[head_end..];
+            assert!(all.starts_with(b"HTTP/1.1 206 "));
+            assert_eq!(body.len(), 4096);
+            assert!(body
+                .iter()
+                .enumerate()
+                .all(|(j, &b)| b == ((start as usize + j) % 251) as u8));
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(s.stats().requests(), 64);
+}
+
+#[tokio::test]
+async fn shutdown_releases_the_port() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let addr = s.addr();
+    let mut idle = Client::connect(&s).await;
+    s.shutdown().await;
+    assert!(TcpStream::connect(addr).await.is_err());
+    // Open connections are closed too.
+    assert!(idle.closed().await);
+}
+
+#[tokio::test]
+async fn drop_stops_the_server() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let addr = s.addr();
+    drop(s);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while TcpStream::connect(addr).await.is_ok() {
+        assert!(Instant::now() < deadline, "still accepting after drop");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[test]
+fn background_server_for_sync_callers() {
+    use std::io::{Read, Write};
+    let f = fixture();
+    let s = StaticServer::start_background(ServeConfig::new(&f.root)).unwrap();
+    let mut stream = std::net::TcpStream::connect(s.addr()).unwrap();
+    stream
+        .write_all(b"GET /digits.bin HTTP/1.1\r\nRange: bytes=5-\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut all = Vec::new();
+    stream.read_to_end(&mut all).unwrap();
+    assert!(all.starts_with(b"HTTP/1.1 206 "));
+    assert!(all.ends_with(b"\r\n\r\n56789"));
+    assert_eq!(s.stats().requests(), 1);
+    let addr = s.addr();
+    drop(s);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(addr).is_ok() {
+        assert!(Instant::now() < deadline, "still accepting after drop");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[tokio::test]
+async fn start_fails_for_missing_root() {
+    let err = StaticServer::start(ServeConfig::new("/definitely/not/here"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    let f = fixture();
+    let bad = ServeConfig::new(&f.root).with_mount("/x", f.root.join("digits.bin"));
+    assert!(StaticServer::start(bad).await.is_err());
+}
