@@ -17,6 +17,8 @@ pub mod fixture;
 pub mod io;
 pub mod log;
 pub mod schema;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serve;
 
 pub use api::{DeltaTable, DeltaTableBuilder};
 pub use error::{DeltaError, Phase, Result};

@@ -85,11 +85,23 @@ impl TableLocation {
 
 #[cfg(not(target_arch = "wasm32"))]
 fn local_path_url(path: &str) -> Result<Url> {
+    use std::path::{Component, PathBuf};
     let absolute = std::path::absolute(path).map_err(|e| DeltaError::InvalidLocation {
         location: path.to_string(),
         reason: e.to_string(),
     })?;
-    Url::from_directory_path(&absolute).map_err(|_| DeltaError::InvalidLocation {
+    // Resolve `.` and `..` lexically (the table need not exist yet to be named).
+    let mut normal = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    Url::from_directory_path(&normal).map_err(|_| DeltaError::InvalidLocation {
         location: path.to_string(),
         reason: "cannot turn the path into a file URL".into(),
     })
@@ -122,6 +134,8 @@ mod tests {
     #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn local_paths_become_file_urls() {
+        let l = TableLocation::parse("/tmp/a/../b/./c").map(|l| l.url().path().to_string());
+        assert_eq!(l.ok().as_deref(), Some("/tmp/b/c/"));
         let l = TableLocation::parse("/tmp/some table").ok();
         assert_eq!(l.as_ref().map(|l| l.scheme()), Some("file"));
         assert_eq!(

@@ -74,7 +74,9 @@ pub struct Metadata {
     /// Data file format.
     #[serde(default)]
     pub format: Format,
-    /// The table schema as Delta schema JSON.
+    /// The table schema as Delta schema JSON. Empty when the action has none (some writers
+    /// omit it in early commits; a snapshot whose newest `metaData` lacks it fails to load).
+    #[serde(default)]
     pub schema_string: String,
     /// Partition columns (logical names), in order.
     #[serde(default)]

@@ -42,6 +42,16 @@ impl LastCheckpointHint {
         }
     }
 
+    /// The same hint without its v2 file name: writers may name a v2 checkpoint with the
+    /// classic name and still describe it under `v2Checkpoint`.
+    pub fn without_v2(&self) -> Option<LastCheckpointHint> {
+        self.v2_checkpoint.as_ref()?;
+        Some(LastCheckpointHint {
+            v2_checkpoint: None,
+            ..self.clone()
+        })
+    }
+
     /// Paths of the checkpoint's files, relative to the table root, guessed from the hint
     /// (for stores that cannot list).
     pub fn checkpoint_paths(&self) -> Vec<String> {

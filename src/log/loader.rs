@@ -311,7 +311,8 @@ impl SnapshotLoader {
                 mut checkpoint,
                 sidecars,
             } => {
-                let kinds = ActionKinds::FILES;
+                // Removes in a checkpoint are vacuum tombstones: they never hide its adds.
+                let kinds = ActionKinds::ADD;
                 for path in &sidecars {
                     let data = self.take_file(path)?;
                     checkpoint.extend(parquet_actions(path, data, kinds)?);
@@ -414,6 +415,16 @@ impl SnapshotLoader {
                 .iter()
                 .any(|p| matches!(self.files.get(p), Some(None)));
             if missing {
+                if let Some(classic) = h.without_v2() {
+                    for p in classic.checkpoint_paths() {
+                        self.get(p, true);
+                    }
+                    self.state = State::Probing {
+                        hint: Some(classic),
+                        probe,
+                    };
+                    return Ok(());
+                }
                 let target = match self.target {
                     VersionTarget::Version(v) => Some(v),
                     _ => None,
@@ -566,6 +577,15 @@ fn decode_checkpoint(file: &LogPath, data: Bytes) -> Result<Vec<Action>> {
     if json {
         json_actions(&file.path, &data)
     } else {
-        parquet_actions(&file.path, data, ActionKinds::ALL)
+        let kinds = ActionKinds::ADD
+            | ActionKinds::METADATA
+            | ActionKinds::PROTOCOL
+            | ActionKinds::SIDECAR
+            | ActionKinds::CHECKPOINT_METADATA;
+        parquet_actions(&file.path, data, kinds)
     }
 }
+
+#[cfg(test)]
+#[path = "loader_tests.rs"]
+mod tests;

@@ -98,16 +98,6 @@ impl Replay {
         }
     }
 
-    /// The protocol seen so far (the newest).
-    pub fn protocol(&self) -> Option<&Protocol> {
-        self.protocol.as_ref()
-    }
-
-    /// The metadata seen so far (the newest).
-    pub fn metadata(&self) -> Option<&Metadata> {
-        self.metadata.as_ref()
-    }
-
     /// Ends the replay of `version`.
     pub fn finish(self, version: u64) -> Result<Reconciled> {
         let protocol = self
@@ -116,6 +106,11 @@ impl Replay {
         let metadata = self
             .metadata
             .ok_or(DeltaError::MissingMetadata { version })?;
+        if metadata.schema_string.trim().is_empty() {
+            return Err(DeltaError::invalid_schema(format!(
+                "the metaData action of version {version} has no schemaString"
+            )));
+        }
         let mut files = self.checkpoint_adds;
         for adds in self.commit_adds.into_iter().rev() {
             files.extend(adds);

@@ -73,8 +73,10 @@ impl StructField {
     /// The Arrow field of this field, with its metadata.
     pub fn to_arrow(&self) -> Result<ArrowField> {
         let data_type = field_type_to_arrow(self, &self.name, &self.data_type)?;
-        Ok(ArrowField::new(self.name.as_str(), data_type, self.nullable)
-            .with_metadata(arrow_field_metadata(&self.metadata)))
+        Ok(
+            ArrowField::new(self.name.as_str(), data_type, self.nullable)
+                .with_metadata(arrow_field_metadata(&self.metadata)),
+        )
     }
 }
 
@@ -289,11 +291,19 @@ mod tests {
         };
         assert_eq!(fields.len(), 2);
         assert_eq!(
-            (fields[0].name().as_str(), fields[0].data_type(), fields[0].is_nullable()),
+            (
+                fields[0].name().as_str(),
+                fields[0].data_type(),
+                fields[0].is_nullable()
+            ),
             ("metadata", &A::Binary, false)
         );
         assert_eq!(
-            (fields[1].name().as_str(), fields[1].data_type(), fields[1].is_nullable()),
+            (
+                fields[1].name().as_str(),
+                fields[1].data_type(),
+                fields[1].is_nullable()
+            ),
             ("value", &A::Binary, false)
         );
         Ok(())
@@ -360,7 +370,10 @@ mod tests {
         let c = field(&arrow, "c")?;
         let md = c.metadata();
         assert_eq!(md.get("comment").map(String::as_str), Some("hello"));
-        assert_eq!(md.get("delta.columnMapping.id").map(String::as_str), Some("7"));
+        assert_eq!(
+            md.get("delta.columnMapping.id").map(String::as_str),
+            Some("7")
+        );
         assert_eq!(md.get("flag").map(String::as_str), Some("true"));
         assert_eq!(md.get("obj").map(String::as_str), Some(r#"{"k":[1,2]}"#));
         assert_eq!(md.get(PARQUET_FIELD_ID_KEY).map(String::as_str), Some("7"));
@@ -370,7 +383,9 @@ mod tests {
             return Err(DeltaError::invalid_schema("c is not a list"));
         };
         assert_eq!(
-            item.metadata().get(PARQUET_FIELD_ID_KEY).map(String::as_str),
+            item.metadata()
+                .get(PARQUET_FIELD_ID_KEY)
+                .map(String::as_str),
             Some("8")
         );
         Ok(())

@@ -288,7 +288,10 @@ mod tests {
     }
 
     fn id_of(field: &ArrowField) -> Option<&str> {
-        field.metadata().get(PARQUET_FIELD_ID_KEY).map(String::as_str)
+        field
+            .metadata()
+            .get(PARQUET_FIELD_ID_KEY)
+            .map(String::as_str)
     }
 
     #[test]
@@ -328,10 +331,16 @@ mod tests {
         let plain = StructField::new("plain", PrimitiveType::Long, true);
         assert_eq!(physical_name(&plain, ColumnMappingMode::None)?, "plain");
         let err = err_text(physical_name(&plain, ColumnMappingMode::Name));
-        assert!(err.contains("'plain'") && err.contains("physicalName"), "{err}");
+        assert!(
+            err.contains("'plain'") && err.contains("physicalName"),
+            "{err}"
+        );
         assert_eq!(field_id(&plain, ColumnMappingMode::Name)?, None);
         let err = err_text(field_id(&plain, ColumnMappingMode::Id));
-        assert!(err.contains("'plain'") && err.contains("columnMapping.id"), "{err}");
+        assert!(
+            err.contains("'plain'") && err.contains("columnMapping.id"),
+            "{err}"
+        );
 
         let bad = plain.clone().with_metadata(COLUMN_MAPPING_ID_KEY, -1);
         assert!(field_id(&bad, ColumnMappingMode::Id).is_err());
@@ -399,7 +408,10 @@ mod tests {
         let A::Struct(inner) = element.data_type() else {
             return Err(DeltaError::invalid_schema("elements are not structs"));
         };
-        assert_eq!((inner[0].name().as_str(), id_of(&inner[0])), ("col-c", Some("5")));
+        assert_eq!(
+            (inner[0].name().as_str(), id_of(&inner[0])),
+            ("col-c", Some("5"))
+        );
         Ok(())
     }
 
@@ -413,7 +425,10 @@ mod tests {
         assert_eq!(none.fields()[2].name(), "m");
         // Same types as the logical conversion, apart from metadata.
         let logical = schema.to_arrow()?;
-        assert_eq!(none.fields()[0].data_type(), logical.fields()[0].data_type());
+        assert_eq!(
+            none.fields()[0].data_type(),
+            logical.fields()[0].data_type()
+        );
         Ok(())
     }
 
@@ -421,7 +436,9 @@ mod tests {
     fn id_mode_needs_ids() {
         let schema = StructType::new([StructField::new("x", PrimitiveType::Long, true)
             .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-x")]);
-        assert!(schema.physical_arrow_schema(ColumnMappingMode::Name).is_ok());
+        assert!(schema
+            .physical_arrow_schema(ColumnMappingMode::Name)
+            .is_ok());
         let err = err_text(schema.physical_arrow_schema(ColumnMappingMode::Id));
         assert!(err.contains("'x'"), "{err}");
     }

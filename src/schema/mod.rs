@@ -23,6 +23,5 @@ pub use column_mapping::{
 };
 pub use partition::{parse_partition_value, parse_partition_values};
 pub use types::{
-    parse_schema, ArrayType, DataType, DecimalType, MapType, PrimitiveType, StructField,
-    StructType,
+    parse_schema, ArrayType, DataType, DecimalType, MapType, PrimitiveType, StructField, StructType,
 };

@@ -13,8 +13,8 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
-    Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, NullArray, StringArray,
+    ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    Int16Array, Int32Array, Int64Array, Int8Array, NullArray, StringArray,
     TimestampMicrosecondArray,
 };
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
@@ -41,14 +41,10 @@ pub fn parse_partition_values(raws: &[Option<&str>], ty: &PrimitiveType) -> Resu
         PrimitiveType::Boolean => Arc::new(BooleanArray::from(parse_each(raws, ty, parse_bool)?)),
         PrimitiveType::Byte => Arc::new(Int8Array::from(parse_each(raws, ty, parse_trimmed)?)),
         PrimitiveType::Short => Arc::new(Int16Array::from(parse_each(raws, ty, parse_trimmed)?)),
-        PrimitiveType::Integer => {
-            Arc::new(Int32Array::from(parse_each(raws, ty, parse_trimmed)?))
-        }
+        PrimitiveType::Integer => Arc::new(Int32Array::from(parse_each(raws, ty, parse_trimmed)?)),
         PrimitiveType::Long => Arc::new(Int64Array::from(parse_each(raws, ty, parse_trimmed)?)),
         PrimitiveType::Float => Arc::new(Float32Array::from(parse_each(raws, ty, parse_trimmed)?)),
-        PrimitiveType::Double => {
-            Arc::new(Float64Array::from(parse_each(raws, ty, parse_trimmed)?))
-        }
+        PrimitiveType::Double => Arc::new(Float64Array::from(parse_each(raws, ty, parse_trimmed)?)),
         PrimitiveType::Date => Arc::new(Date32Array::from(parse_each(raws, ty, parse_date)?)),
         PrimitiveType::Timestamp => Arc::new(
             TimestampMicrosecondArray::from(parse_each(raws, ty, |s| parse_timestamp(s, true))?)
@@ -253,7 +249,10 @@ mod tests {
                 let array = parse_partition_value(raw, &ty)?;
                 assert_eq!(array.data_type(), &ty.to_arrow(), "{ty}");
                 assert_eq!(array.len(), 1);
-                assert!(array.is_null(0) || ty == PrimitiveType::Void, "{ty} {raw:?}");
+                assert!(
+                    array.is_null(0) || ty == PrimitiveType::Void,
+                    "{ty} {raw:?}"
+                );
             }
         }
         Ok(())
@@ -275,10 +274,25 @@ mod tests {
 
     #[test]
     fn integers_and_floats() -> Result<()> {
-        assert_eq!(one("-128", PrimitiveType::Byte)?.as_primitive::<Int8Type>().value(0), -128);
+        assert_eq!(
+            one("-128", PrimitiveType::Byte)?
+                .as_primitive::<Int8Type>()
+                .value(0),
+            -128
+        );
         assert!(one("128", PrimitiveType::Byte).is_err());
-        assert_eq!(one("32767", PrimitiveType::Short)?.as_primitive::<Int16Type>().value(0), 32767);
-        assert_eq!(one(" 42 ", PrimitiveType::Integer)?.as_primitive::<Int32Type>().value(0), 42);
+        assert_eq!(
+            one("32767", PrimitiveType::Short)?
+                .as_primitive::<Int16Type>()
+                .value(0),
+            32767
+        );
+        assert_eq!(
+            one(" 42 ", PrimitiveType::Integer)?
+                .as_primitive::<Int32Type>()
+                .value(0),
+            42
+        );
         assert_eq!(
             one("-9223372036854775808", PrimitiveType::Long)?
                 .as_primitive::<Int64Type>()
@@ -287,18 +301,32 @@ mod tests {
         );
         assert!(one("1.5", PrimitiveType::Long).is_err());
         assert!(one("x", PrimitiveType::Integer).is_err());
-        assert_eq!(one("1.5", PrimitiveType::Float)?.as_primitive::<Float32Type>().value(0), 1.5);
         assert_eq!(
-            one("-2.5E3", PrimitiveType::Double)?.as_primitive::<Float64Type>().value(0),
+            one("1.5", PrimitiveType::Float)?
+                .as_primitive::<Float32Type>()
+                .value(0),
+            1.5
+        );
+        assert_eq!(
+            one("-2.5E3", PrimitiveType::Double)?
+                .as_primitive::<Float64Type>()
+                .value(0),
             -2500.0
         );
-        assert!(one("NaN", PrimitiveType::Double)?.as_primitive::<Float64Type>().value(0).is_nan());
+        assert!(one("NaN", PrimitiveType::Double)?
+            .as_primitive::<Float64Type>()
+            .value(0)
+            .is_nan());
         assert_eq!(
-            one("Infinity", PrimitiveType::Double)?.as_primitive::<Float64Type>().value(0),
+            one("Infinity", PrimitiveType::Double)?
+                .as_primitive::<Float64Type>()
+                .value(0),
             f64::INFINITY
         );
         assert_eq!(
-            one("-Infinity", PrimitiveType::Float)?.as_primitive::<Float32Type>().value(0),
+            one("-Infinity", PrimitiveType::Float)?
+                .as_primitive::<Float32Type>()
+                .value(0),
             f32::NEG_INFINITY
         );
         Ok(())
@@ -315,7 +343,12 @@ mod tests {
             ("123.4500", 10, 2, Some(12345)),
             ("0", 1, 0, Some(0)),
             ("0.000", 5, 2, Some(0)),
-            ("99999999999999999999999999999999999999", 38, 0, Some(10i128.pow(38) - 1)),
+            (
+                "99999999999999999999999999999999999999",
+                38,
+                0,
+                Some(10i128.pow(38) - 1),
+            ),
             (".5", 2, 1, Some(5)),
             ("5.", 2, 1, Some(50)),
             ("1.234", 10, 2, None),
@@ -332,7 +365,10 @@ mod tests {
                     assert_eq!(a.as_primitive::<Decimal128Type>().value(0), v, "{raw}");
                 }
                 None => {
-                    let err = one(raw, ty).err().map(|e| e.to_string()).unwrap_or_default();
+                    let err = one(raw, ty)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
                     assert!(
                         err.contains(&format!("partition value '{raw}' is not a valid decimal")),
                         "{raw}: {err}"
@@ -348,7 +384,9 @@ mod tests {
     #[test]
     fn dates() -> Result<()> {
         let day = |raw| -> Result<i32> {
-            Ok(one(raw, PrimitiveType::Date)?.as_primitive::<Date32Type>().value(0))
+            Ok(one(raw, PrimitiveType::Date)?
+                .as_primitive::<Date32Type>()
+                .value(0))
         };
         assert_eq!(day("1970-01-01")?, 0);
         assert_eq!(day("2021-09-08")?, 18878);
@@ -361,20 +399,31 @@ mod tests {
     #[test]
     fn timestamps() -> Result<()> {
         let ts = |raw, ty| -> Result<i64> {
-            Ok(one(raw, ty)?.as_primitive::<TimestampMicrosecondType>().value(0))
+            Ok(one(raw, ty)?
+                .as_primitive::<TimestampMicrosecondType>()
+                .value(0))
         };
         let utc = PrimitiveType::Timestamp;
         let ntz = PrimitiveType::TimestampNtz;
         assert_eq!(ts("1970-01-01 00:00:00", utc)?, 0);
         assert_eq!(ts("2021-09-08 11:11:11", utc)?, 1_631_099_471_000_000);
         assert_eq!(ts("2020-01-01 08:09:10.001", utc)?, 1_577_866_150_001_000);
-        assert_eq!(ts("2013-07-05 17:01:00.123456", ntz)?, 1_373_043_660_123_456);
-        assert_eq!(ts("2013-07-05T17:01:00.123456", ntz)?, 1_373_043_660_123_456);
+        assert_eq!(
+            ts("2013-07-05 17:01:00.123456", ntz)?,
+            1_373_043_660_123_456
+        );
+        assert_eq!(
+            ts("2013-07-05T17:01:00.123456", ntz)?,
+            1_373_043_660_123_456
+        );
         assert_eq!(ts("1969-01-01 00:00:00", utc)?, -31_536_000_000_000);
         assert_eq!(ts("1969-12-31 23:59:59.5", utc)?, -500_000);
         assert_eq!(ts("2021-10-01T08:09:20Z", utc)?, 1_633_075_760_000_000);
         assert_eq!(ts("2021-10-01T10:09:20+02:00", utc)?, 1_633_075_760_000_000);
-        assert_eq!(ts("2021-10-01T08:09:20.000001Z", utc)?, 1_633_075_760_000_001);
+        assert_eq!(
+            ts("2021-10-01T08:09:20.000001Z", utc)?,
+            1_633_075_760_000_001
+        );
         assert_eq!(ts("2021-10-01", utc)?, 1_633_046_400_000_000);
         assert!(one("2021-10-01T08:09:20Z", ntz).is_err());
         assert!(one("yesterday", utc).is_err());
@@ -391,7 +440,10 @@ mod tests {
 
     #[test]
     fn many_rows() -> Result<()> {
-        let a = parse_partition_values(&[Some("1"), None, Some(""), Some("4")], &PrimitiveType::Long)?;
+        let a = parse_partition_values(
+            &[Some("1"), None, Some(""), Some("4")],
+            &PrimitiveType::Long,
+        )?;
         let a = a.as_primitive::<Int64Type>();
         assert_eq!(a.len(), 4);
         assert_eq!(a.null_count(), 2);
@@ -402,7 +454,10 @@ mod tests {
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
-        assert!(err.contains("partition value 'b' is not a valid integer"), "{err}");
+        assert!(
+            err.contains("partition value 'b' is not a valid integer"),
+            "{err}"
+        );
         Ok(())
     }
 

@@ -327,7 +327,9 @@ pub enum PrimitiveType {
 impl PrimitiveType {
     /// A decimal type, checking precision and scale.
     pub fn decimal(precision: u8, scale: u8) -> Result<Self> {
-        Ok(PrimitiveType::Decimal(DecimalType::try_new(precision, scale)?))
+        Ok(PrimitiveType::Decimal(DecimalType::try_new(
+            precision, scale,
+        )?))
     }
 
     /// Parses a primitive type name as written in schema JSON (`"long"`, `"decimal(10,2)"`).
@@ -377,15 +379,12 @@ fn parse_decimal_name(name: &str) -> Option<Result<(u8, u8)>> {
     let inner = inner.strip_prefix('(')?.strip_suffix(')')?;
     let bad = || DeltaError::invalid_schema(format!("invalid decimal type '{name}'"));
     let mut parts = inner.split(',');
-    let parsed = (|| {
-        let precision = parts.next().and_then(|p| p.trim().parse::<u8>().ok());
-        let scale = parts.next().and_then(|s| s.trim().parse::<u8>().ok());
-        match (precision, scale, parts.next()) {
-            (Some(p), Some(s), None) => Ok((p, s)),
-            _ => Err(bad()),
-        }
-    })();
-    Some(parsed)
+    let precision = parts.next().and_then(|p| p.trim().parse::<u8>().ok());
+    let scale = parts.next().and_then(|s| s.trim().parse::<u8>().ok());
+    Some(match (precision, scale, parts.next()) {
+        (Some(p), Some(s), None) => Ok((p, s)),
+        _ => Err(bad()),
+    })
 }
 
 impl fmt::Display for PrimitiveType {
@@ -413,6 +412,15 @@ impl fmt::Display for PrimitiveType {
     }
 }
 
+/// A serde error carrying the reason of a schema error (without the "invalid table schema"
+/// prefix, which [`parse_schema`] adds once).
+fn de_error<E: serde::de::Error>(error: DeltaError) -> E {
+    match error {
+        DeltaError::InvalidSchema { reason } => E::custom(reason),
+        other => E::custom(other),
+    }
+}
+
 impl Serialize for PrimitiveType {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -422,7 +430,7 @@ impl Serialize for PrimitiveType {
 impl<'de> Deserialize<'de> for PrimitiveType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        PrimitiveType::from_type_name(&name).map_err(D::Error::custom)
+        PrimitiveType::from_type_name(&name).map_err(de_error)
     }
 }
 
@@ -444,7 +452,7 @@ impl<'de> Deserialize<'de> for DataType {
         match value {
             Value::String(name) => PrimitiveType::from_type_name(&name)
                 .map(DataType::Primitive)
-                .map_err(D::Error::custom),
+                .map_err(de_error),
             Value::Object(ref map) => {
                 let kind = match map.get("type") {
                     Some(Value::String(kind)) => kind.clone(),
@@ -501,7 +509,7 @@ impl<'de> Deserialize<'de> for StructType {
         let st = StructType {
             fields: json.fields,
         };
-        st.check_unique_names().map_err(D::Error::custom)?;
+        st.check_unique_names().map_err(de_error)?;
         Ok(st)
     }
 }
@@ -553,16 +561,24 @@ mod tests {
             schema.field_names().collect::<Vec<_>>(),
             ["id", "price", "tags", "attrs", "v"]
         );
-        let id = schema.field("id").ok_or_else(|| DeltaError::invalid_schema("id"))?;
+        let id = schema
+            .field("id")
+            .ok_or_else(|| DeltaError::invalid_schema("id"))?;
         assert_eq!(id.data_type, DataType::Primitive(PrimitiveType::Long));
         assert!(!id.nullable);
-        let price = schema.field("PRICE").ok_or_else(|| DeltaError::invalid_schema("p"))?;
+        let price = schema
+            .field("PRICE")
+            .ok_or_else(|| DeltaError::invalid_schema("p"))?;
         assert_eq!(price.data_type, PrimitiveType::decimal(10, 2)?.into());
         assert_eq!(price.metadata.get("comment"), Some(&Value::from("eur")));
-        let tags = schema.field("tags").ok_or_else(|| DeltaError::invalid_schema("t"))?;
+        let tags = schema
+            .field("tags")
+            .ok_or_else(|| DeltaError::invalid_schema("t"))?;
         assert!(tags.metadata.is_empty());
         assert_eq!(tags.data_type, DataType::array(PrimitiveType::String, true));
-        let attrs = schema.field("attrs").ok_or_else(|| DeltaError::invalid_schema("a"))?;
+        let attrs = schema
+            .field("attrs")
+            .ok_or_else(|| DeltaError::invalid_schema("a"))?;
         let value = StructType::new([StructField::new("ts", PrimitiveType::TimestampNtz, true)]);
         assert_eq!(
             attrs.data_type,
@@ -580,7 +596,9 @@ mod tests {
         let json = serde_json::to_string(&schema)
             .map_err(|e| DeltaError::invalid_schema(e.to_string()))?;
         assert!(json.contains(r#""type":"decimal(10,2)""#));
-        assert!(json.contains(r#""type":{"type":"array","elementType":"string","containsNull":true}"#));
+        assert!(
+            json.contains(r#""type":{"type":"array","elementType":"string","containsNull":true}"#)
+        );
         assert_eq!(parse_schema(&json)?, schema);
         Ok(())
     }
@@ -621,10 +639,17 @@ mod tests {
     #[test]
     fn rejects_unknown_types_by_name() {
         let s = r#"{"type":"struct","fields":[{"name":"a","type":"uuid","nullable":true,"metadata":{}}]}"#;
-        let err = parse_schema(s).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = parse_schema(s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("'uuid'"), "{err}");
-        let s = r#"{"type":"struct","fields":[{"name":"a","type":{"type":"set"},"nullable":true}]}"#;
-        let err = parse_schema(s).err().map(|e| e.to_string()).unwrap_or_default();
+        let s =
+            r#"{"type":"struct","fields":[{"name":"a","type":{"type":"set"},"nullable":true}]}"#;
+        let err = parse_schema(s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("'set'"), "{err}");
         let err = parse_schema(r#"{"type":"array","fields":[]}"#);
         assert!(matches!(err, Err(DeltaError::InvalidSchema { .. })));
@@ -660,7 +685,10 @@ mod tests {
         let s = r#"{"type":"struct","fields":[
             {"name":"a","type":"long","nullable":true,"metadata":{}},
             {"name":"A","type":"long","nullable":true,"metadata":{}}]}"#;
-        let err = parse_schema(s).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = parse_schema(s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("duplicate field name 'A'"), "{err}");
     }
 

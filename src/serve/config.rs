@@ -104,7 +104,10 @@ mod tests {
             .with_index("index.html")
             .with_request_log(true);
         assert_eq!(c.root, PathBuf::from("www"));
-        assert_eq!(c.mounts, vec![("/tables".to_string(), PathBuf::from("/data"))]);
+        assert_eq!(
+            c.mounts,
+            vec![("/tables".to_string(), PathBuf::from("/data"))]
+        );
         assert_eq!(c.port, 8080);
         assert_eq!(c.latency, Duration::from_millis(5));
         assert_eq!(c.index.as_deref(), Some("index.html"));

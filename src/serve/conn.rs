@@ -3,7 +3,9 @@
 //! Any error (a reset, a malformed request, a file that vanishes mid-body) ends this
 //! connection only. Requests are answered in order, so pipelined requests work.
 
+use std::fs::Metadata;
 use std::io;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
@@ -62,7 +64,10 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>)
         let body_ok = match request.body_length() {
             Ok(0) => Ok(()),
             Ok(n) if n <= MAX_DISCARDED_BODY => {
-                if discard_body(&mut stream, &mut buf, n, &shared).await.is_err() {
+                if discard_body(&mut stream, &mut buf, n, &shared)
+                    .await
+                    .is_err()
+                {
                     break;
                 }
                 Ok(())
@@ -118,7 +123,8 @@ async fn discard_body(
     let mut chunk = [0u8; 8192];
     while left > 0 {
         let want = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        let read = tokio::time::timeout(shared.config.idle_timeout, stream.read(&mut chunk[..want]));
+        let read =
+            tokio::time::timeout(shared.config.idle_timeout, stream.read(&mut chunk[..want]));
         match read.await {
             Ok(Ok(0)) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(Ok(n)) => left -= n as u64,
@@ -216,7 +222,7 @@ async fn file_reply(req: &Request, shared: &Shared, decision: Decision) -> Reply
         Err(_) => return Reply::text(400, "bad request path\n"),
     };
     let path = shared.resolver.resolve(&target.segments);
-    let Some((file, meta)) = open_file(&path, shared.config.index.as_deref()).await else {
+    let Some((path, file, meta)) = open_file(path, shared.config.index.as_deref()).await else {
         return Reply::text(404, "not found\n");
     };
     let len = meta.len();
@@ -255,7 +261,11 @@ async fn file_reply(req: &Request, shared: &Shared, decision: Decision) -> Reply
         .header("Content-Length", count.to_string())
         .header(
             "Accept-Ranges",
-            if decision.ignore_range { "none" } else { "bytes" },
+            if decision.ignore_range {
+                "none"
+            } else {
+                "bytes"
+            },
         )
         .header("ETag", etag)
         .header("Cache-Control", "no-cache");
@@ -272,23 +282,22 @@ async fn file_reply(req: &Request, shared: &Shared, decision: Decision) -> Reply
     }
 }
 
-/// Opens a regular file, or a directory's index file if one is configured.
-async fn open_file(
-    path: &std::path::Path,
-    index: Option<&str>,
-) -> Option<(File, std::fs::Metadata)> {
-    let file = File::open(path).await.ok()?;
+/// Opens a regular file, or a directory's index file if one is configured; returns the
+/// path actually opened.
+async fn open_file(path: PathBuf, index: Option<&str>) -> Option<(PathBuf, File, Metadata)> {
+    let file = File::open(&path).await.ok()?;
     let meta = file.metadata().await.ok()?;
     if meta.is_file() {
-        return Some((file, meta));
+        return Some((path, file, meta));
     }
     let index = index?;
     if !meta.is_dir() {
         return None;
     }
-    let file = File::open(path.join(index)).await.ok()?;
+    let path = path.join(index);
+    let file = File::open(&path).await.ok()?;
     let meta = file.metadata().await.ok()?;
-    meta.is_file().then_some((file, meta))
+    meta.is_file().then_some((path, file, meta))
 }
 
 /// Answers a request that could not be handled, then the connection closes.
@@ -325,7 +334,11 @@ async fn send(
     record(shared, req, &reply);
 
     let mut out = reply.head.to_bytes();
-    let mut next = if keep_alive { Next::KeepAlive } else { Next::Close };
+    let mut next = if keep_alive {
+        Next::KeepAlive
+    } else {
+        Next::Close
+    };
     match reply.body {
         Body::Empty => stream.write_all(&out).await?,
         Body::Text(text) => {
@@ -403,7 +416,10 @@ fn record(shared: &Shared, req: Option<&Request>, reply: &Reply) {
     };
     if shared.config.log_requests {
         let len = reply.head.get("Content-Length").unwrap_or("-");
-        let range_note = range.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
+        let range_note = range
+            .as_deref()
+            .map(|r| format!(" [{r}]"))
+            .unwrap_or_default();
         eprintln!("{method} {path}{range_note} -> {status} ({len} bytes)");
     }
     shared.stats.record(RequestRecord {

@@ -109,10 +109,7 @@ mod tests {
             truncate_body: Some(3),
             path_filter: Some(".parquet".into()),
         });
-        assert_eq!(
-            s.decide("GET", "/t/_delta_log/0.json"),
-            Decision::default()
-        );
+        assert_eq!(s.decide("GET", "/t/_delta_log/0.json"), Decision::default());
         let d = s.decide("GET", "/t/part-0.parquet");
         assert!(d.fail && d.ignore_range);
         assert_eq!(d.truncate, Some(3));

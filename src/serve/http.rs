@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 
 /// Largest request head accepted (request line plus headers).
 pub(crate) const MAX_HEAD: usize = 16 * 1024;
+/// Longest request line accepted (414 past it).
+const MAX_REQUEST_LINE: usize = 8 * 1024;
 /// Most headers accepted in one request.
 const MAX_HEADERS: usize = 100;
 
@@ -112,13 +114,16 @@ pub(crate) fn parse_head(buf: &[u8]) -> Result<Option<(Request, usize)>, HeadErr
         .iter()
         .position(|&b| b != b'\r' && b != b'\n')
         .unwrap_or(buf.len());
+    let line_len = buf[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(buf.len() - start);
+    if line_len > MAX_REQUEST_LINE {
+        return Err(HeadError::new(414, "request line too long"));
+    }
     let Some(end) = find_head_end(&buf[start..]) else {
         if buf.len() >= MAX_HEAD {
-            return Err(if buf[start..].contains(&b'\n') {
-                HeadError::new(431, "request head too large")
-            } else {
-                HeadError::new(414, "request line too long")
-            });
+            return Err(HeadError::new(431, "request head too large"));
         }
         return Ok(None);
     };
@@ -194,7 +199,7 @@ fn parse_request_line(line: &[u8]) -> Result<(String, String, Version), HeadErro
 
 fn parse_header(line: &[u8]) -> Result<(String, String), HeadError> {
     let bad = || HeadError::new(400, "malformed header");
-    if line[0] == b' ' || line[0] == b'\t' {
+    if matches!(line.first(), Some(b' ' | b'\t')) {
         // Obsolete line folding (RFC 9112 §5.2).
         return Err(bad());
     }
@@ -351,10 +356,7 @@ mod tests {
         ] {
             assert_eq!(parse(raw).unwrap_err().status, 400, "{raw:?}");
         }
-        assert_eq!(
-            parse("GET / HTTP/2.0\r\n\r\n").unwrap_err().status,
-            505
-        );
+        assert_eq!(parse("GET / HTTP/2.0\r\n\r\n").unwrap_err().status, 505);
     }
 
     #[test]
@@ -366,10 +368,17 @@ mod tests {
 
     #[test]
     fn size_limits() {
-        let long = format!("GET /{} HTTP/1.1\r\n", "a".repeat(MAX_HEAD));
-        assert_eq!(parse(&long).unwrap_err().status, 431);
-        let line_only = format!("GET /{}", "a".repeat(MAX_HEAD));
+        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(MAX_REQUEST_LINE));
+        assert_eq!(parse(&long).unwrap_err().status, 414);
+        let line_only = format!("GET /{}", "a".repeat(MAX_REQUEST_LINE));
         assert_eq!(parse(&line_only).unwrap_err().status, 414);
+        let big_header = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(MAX_HEAD));
+        assert_eq!(parse(&big_header).unwrap_err().status, 431);
+        let ok_line = format!(
+            "GET /{} HTTP/1.1\r\n\r\n",
+            "a".repeat(MAX_REQUEST_LINE - 20)
+        );
+        assert!(parse(&ok_line).unwrap().is_some());
         let mut many = String::from("GET / HTTP/1.1\r\n");
         for i in 0..=MAX_HEADERS {
             many.push_str(&format!("X-{i}: v\r\n"));
@@ -388,10 +397,22 @@ mod tests {
         };
         assert_eq!(req("Content-Length: 5").body_length(), Ok(5));
         assert_eq!(req("Content-Length: 5, 5").body_length(), Ok(5));
-        assert_eq!(req("Content-Length: 5, 6").body_length().unwrap_err().status, 400);
-        assert_eq!(req("Content-Length: -1").body_length().unwrap_err().status, 400);
         assert_eq!(
-            req("Transfer-Encoding: chunked").body_length().unwrap_err().status,
+            req("Content-Length: 5, 6")
+                .body_length()
+                .unwrap_err()
+                .status,
+            400
+        );
+        assert_eq!(
+            req("Content-Length: -1").body_length().unwrap_err().status,
+            400
+        );
+        assert_eq!(
+            req("Transfer-Encoding: chunked")
+                .body_length()
+                .unwrap_err()
+                .status,
             501
         );
     }

@@ -47,7 +47,10 @@ mod tests {
             content_type(Path::new("pkg/dar.mjs")),
             "text/javascript; charset=utf-8"
         );
-        assert_eq!(content_type(Path::new("pkg/dar_bg.WASM")), "application/wasm");
+        assert_eq!(
+            content_type(Path::new("pkg/dar_bg.WASM")),
+            "application/wasm"
+        );
         assert_eq!(
             content_type(Path::new("_delta_log/00000000000000000000.json")),
             "application/json"
@@ -61,7 +64,13 @@ mod tests {
 
     #[test]
     fn unknown_or_missing_extension() {
-        assert_eq!(content_type(Path::new("LICENSE")), "application/octet-stream");
-        assert_eq!(content_type(Path::new("x.weird")), "application/octet-stream");
+        assert_eq!(
+            content_type(Path::new("LICENSE")),
+            "application/octet-stream"
+        );
+        assert_eq!(
+            content_type(Path::new("x.weird")),
+            "application/octet-stream"
+        );
     }
 }

@@ -43,8 +43,11 @@ pub(crate) struct RequestPath {
 pub(crate) fn raw_path(target: &str) -> &str {
     let mut path = target;
     for scheme in ["http://", "https://"] {
-        if path.len() >= scheme.len() && path[..scheme.len()].eq_ignore_ascii_case(scheme) {
-            let rest = &path[scheme.len()..];
+        let head = path.get(..scheme.len());
+        if let (Some(head), Some(rest)) = (head, path.get(scheme.len()..)) {
+            if !head.eq_ignore_ascii_case(scheme) {
+                continue;
+            }
             path = rest.find('/').map_or("/", |i| &rest[i..]);
             break;
         }
@@ -245,6 +248,9 @@ mod tests {
         assert_eq!(segs("").unwrap_err(), PathError::BadTarget);
         assert_eq!(segs("http://127.0.0.1:1/a/b?q").unwrap(), ["a", "b"]);
         assert_eq!(segs("HTTP://host").unwrap(), Vec::<String>::new());
+        // Multi-byte text where a scheme would be: no panic on a char boundary.
+        assert_eq!(raw_path("héllo://x"), "héllo://x");
+        assert_eq!(raw_path("ht"), "ht");
     }
 
     #[test]
@@ -280,6 +286,10 @@ mod tests {
 
     #[test]
     fn bad_mount_prefix() {
-        assert!(Resolver::new(PathBuf::from("/"), &[("/a/../b".into(), PathBuf::from("/x"))]).is_err());
+        assert!(Resolver::new(
+            PathBuf::from("/"),
+            &[("/a/../b".into(), PathBuf::from("/x"))]
+        )
+        .is_err());
     }
 }

@@ -50,7 +50,9 @@ impl Client {
             if let Some(i) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 break i + 4;
             }
-            self.fill().await.expect("connection closed before response head");
+            self.fill()
+                .await
+                .expect("connection closed before response head");
         };
         let head = String::from_utf8(self.buf[..end].to_vec()).unwrap();
         self.buf.drain(..end);
@@ -251,7 +253,11 @@ async fn unsatisfiable_range_is_416() {
 async fn if_range_mismatch_sends_whole_body() {
     let f = fixture();
     let s = serve(&f).await;
-    let etag = get(&s, "/digits.bin").await.header("etag").unwrap().to_string();
+    let etag = get(&s, "/digits.bin")
+        .await
+        .header("etag")
+        .unwrap()
+        .to_string();
     let extra = format!("Range: bytes=0-1\r\nIf-Range: {etag}\r\n");
     let r = request(&s, "GET", "/digits.bin", &extra).await;
     assert_eq!((r.status, r.body.as_slice()), (206, &b"01"[..]));
@@ -336,7 +342,10 @@ async fn options_preflight() {
         assert_eq!(r.status, 204, "{path}");
         assert_eq!(r.header("access-control-allow-origin"), Some("*"));
         let allow = r.header("access-control-allow-headers").unwrap();
-        assert!(allow.contains("Range") && allow.contains("x-custom"), "{allow}");
+        assert!(
+            allow.contains("Range") && allow.contains("x-custom"),
+            "{allow}"
+        );
         let methods = r.header("access-control-allow-methods").unwrap();
         assert!(methods.contains("GET") && methods.contains("HEAD"));
         assert_eq!(r.header("content-length"), None);
@@ -388,7 +397,10 @@ async fn path_traversal_is_refused() {
     ] {
         let r = get(&s, path).await;
         assert_eq!(r.status, 400, "{path}");
-        assert!(!String::from_utf8_lossy(&r.body).contains("SECRET"), "{path}");
+        assert!(
+            !String::from_utf8_lossy(&r.body).contains("SECRET"),
+            "{path}"
+        );
     }
     // Origin-form only (or absolute-form): a bare relative target is refused.
     assert_eq!(get(&s, "secret.txt").await.status, 400);
@@ -433,7 +445,8 @@ async fn other_methods_are_405() {
     let f = fixture();
     let s = serve(&f).await;
     let mut c = Client::connect(&s).await;
-    c.send("POST /digits.bin HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello").await;
+    c.send("POST /digits.bin HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
+        .await;
     let r = c.read(false).await;
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("GET, HEAD, OPTIONS"));
@@ -465,9 +478,19 @@ async fn malformed_requests_get_4xx_and_server_survives() {
     let mut c = Client::connect(&s).await;
     c.send(&format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)))
         .await;
+    assert_eq!(c.read(false).await.status, 414);
+    let mut c = Client::connect(&s).await;
+    c.send(&format!(
+        "GET / HTTP/1.1\r\nX: {}\r\n\r\n",
+        "a".repeat(20_000)
+    ))
+    .await;
     assert_eq!(c.read(false).await.status, 431);
     // Connections that vanish mid-request.
-    for partial in ["GET /digits.bin HT", "GET /digits.bin HTTP/1.1\r\nContent-Length: 9\r\n\r\nab"] {
+    for partial in [
+        "GET /digits.bin HT",
+        "GET /digits.bin HTTP/1.1\r\nContent-Length: 9\r\n\r\nab",
+    ] {
         let mut c = Client::connect(&s).await;
         c.send(partial).await;
         drop(c);
@@ -580,7 +603,11 @@ async fn latency_is_added_per_request() {
     c.read(false).await;
     c.send("HEAD /digits.bin HTTP/1.1\r\n\r\n").await;
     c.read(true).await;
-    assert!(t.elapsed() >= Duration::from_millis(300), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -601,7 +628,12 @@ async fn stats_count_requests_and_bytes() {
     assert_eq!(stats.count_path_suffix(".bin"), 4);
     let e = &stats.entries()[1];
     assert_eq!(
-        (e.method.as_str(), e.path.as_str(), e.range.as_deref(), e.status),
+        (
+            e.method.as_str(),
+            e.path.as_str(),
+            e.range.as_deref(),
+            e.status
+        ),
         ("GET", "/digits.bin", Some("bytes=0-3"), 206)
     );
     stats.reset();

@@ -1,0 +1,363 @@
+//! Tests of [`SnapshotLoader`] fed with bytes directly: no store, no async. Each scenario runs
+//! against a listing and against a store that cannot list (probing), and where the answers
+//! must agree, they are compared.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use serde_json::json;
+
+use super::*;
+use crate::fixture::TableWriter;
+use crate::io::RangeRead;
+use crate::log::path::commit_path;
+
+/// Objects of a table: path → (bytes, modification time).
+type Files = BTreeMap<String, (Bytes, i64)>;
+
+struct Run {
+    result: Result<LoadedLog>,
+    requests: usize,
+}
+
+/// Answers the loader's requests from `files` until it finishes.
+fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
+    let mut loader = SnapshotLoader::new("mem://t", target);
+    let mut requests = 0;
+    for _ in 0..1000 {
+        let step = match loader.poll() {
+            Ok(s) => s,
+            Err(e) => return Run { result: Err(e), requests },
+        };
+        let needs = match step {
+            LoadStep::Ready(done) => return Run { result: Ok(*done), requests },
+            LoadStep::Need(needs) => needs,
+        };
+        for need in needs {
+            requests += 1;
+            let pushed = match need {
+                LogRequest::List {
+                    prefix,
+                    start_after,
+                } => {
+                    let entries = can_list.then(|| {
+                        files
+                            .iter()
+                            .filter(|(p, _)| p.starts_with(&prefix))
+                            .filter(|(p, _)| start_after.as_ref().is_none_or(|s| p.as_str() > s.as_str()))
+                            .map(|(p, (b, t))| ListEntry {
+                                path: p.clone(),
+                                size: b.len() as u64,
+                                last_modified_ms: Some(*t),
+                            })
+                            .collect()
+                    });
+                    loader.push_listing(entries)
+                }
+                LogRequest::Get { path, optional } => match files.get(&path) {
+                    Some((b, _)) => loader.push_file(&path, Some(b.clone())),
+                    None if optional => loader.push_file(&path, None),
+                    None => {
+                        let e = DeltaError::NotFound {
+                            path,
+                            phase: crate::error::Phase::Load,
+                        };
+                        return Run { result: Err(e), requests };
+                    }
+                },
+            };
+            if let Err(e) = pushed {
+                return Run { result: Err(e), requests };
+            }
+        }
+    }
+    panic!("loader did not finish");
+}
+
+fn files_of(writer: &TableWriter) -> Files {
+    let store = writer.store();
+    store
+        .paths()
+        .into_iter()
+        .filter_map(|p| {
+            let data = futures::executor::block_on(store.get(&p)).ok()?;
+            Some((p, (data, 0)))
+        })
+        .enumerate()
+        .map(|(i, (p, (d, _)))| (p, (d, i as i64 * 1000)))
+        .collect()
+}
+
+fn schema() -> serde_json::Value {
+    json!({"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": true, "metadata": {}},
+    ]})
+}
+
+fn add(path: &str) -> serde_json::Value {
+    json!({"add": {"path": path, "partitionValues": {}, "size": 10,
+        "modificationTime": 0, "dataChange": true}})
+}
+
+fn remove(path: &str) -> serde_json::Value {
+    json!({"remove": {"path": path, "deletionTimestamp": 0, "dataChange": true}})
+}
+
+/// A table of `n` commits: commit 0 creates it and adds f0; commit k adds fk and removes
+/// f(k-1) when k is even.
+fn table(n: u64) -> TableWriter {
+    let mut w = TableWriter::new();
+    let mut create = TableWriter::create_actions(
+        &schema(),
+        &[],
+        json!({}),
+        json!({"minReaderVersion": 1, "minWriterVersion": 2}),
+    );
+    create.push(add("f0"));
+    w.commit("CREATE", create);
+    for k in 1..n {
+        let mut actions = vec![add(&format!("f{k}"))];
+        if k % 2 == 0 {
+            actions.push(remove(&format!("f{}", k - 1)));
+        }
+        w.commit("WRITE", actions);
+    }
+    w
+}
+
+fn active(log: &LoadedLog) -> Vec<String> {
+    let mut p: Vec<String> = log.reconciled.files.iter().map(|f| f.path.clone()).collect();
+    p.sort();
+    p
+}
+
+fn expected_active(n: u64) -> Vec<String> {
+    let mut p: Vec<String> = (0..n)
+        .filter(|k| !(k % 2 == 1 && k + 1 < n))
+        .map(|k| format!("f{k}"))
+        .collect();
+    p.sort();
+    p
+}
+
+#[test]
+fn listing_and_probing_agree_on_commits_only() {
+    for n in [1u64, 2, 7, 8, 9, 40] {
+        let files = files_of(&table(n));
+        let listed = drive(&files, true, VersionTarget::Latest);
+        let probed = drive(&files, false, VersionTarget::Latest);
+        let listed = listed.result.unwrap_or_else(|e| panic!("n={n}: {e}"));
+        let probed_log = probed.result.unwrap_or_else(|e| panic!("n={n}: {e}"));
+        assert_eq!(listed.reconciled.version, n - 1);
+        assert_eq!(probed_log.reconciled.version, n - 1);
+        assert_eq!(active(&listed), expected_active(n));
+        assert_eq!(active(&probed_log), expected_active(n));
+        assert_eq!(listed.discovery, Discovery::Listing);
+        assert_eq!(probed_log.discovery, Discovery::Probing);
+        // _last_checkpoint, the refused listing, then batches of 8, 16, 32, ... commits
+        // until one has a miss: at most 8 + 2n commit requests.
+        assert!(probed.requests as u64 <= 2 + 8 + 2 * n, "n={n}: {} requests", probed.requests);
+    }
+}
+
+#[test]
+fn probing_round_trips_are_logarithmic() {
+    let files = files_of(&table(100));
+    let probed = drive(&files, false, VersionTarget::Latest);
+    let log = probed.result.unwrap_or_else(|e| panic!("{e}"));
+    // _last_checkpoint, then probes of 8, 16, 32, 64 commits: 5 rounds, 1 more to list.
+    assert!(log.round_trips <= 6, "{} round trips", log.round_trips);
+}
+
+#[test]
+fn time_travel_by_version_both_ways() {
+    let files = files_of(&table(10));
+    for v in [0u64, 3, 9] {
+        for can_list in [true, false] {
+            let run = drive(&files, can_list, VersionTarget::Version(v));
+            let log = run.result.unwrap_or_else(|e| panic!("v={v}: {e}"));
+            assert_eq!(log.reconciled.version, v);
+            assert_eq!(active(&log), expected_active(v + 1));
+        }
+    }
+    for can_list in [true, false] {
+        let run = drive(&files, can_list, VersionTarget::Version(10));
+        assert_eq!(run.result.err().map(|e| e.code()), Some("version_not_found"));
+    }
+}
+
+#[test]
+fn time_travel_by_timestamp() {
+    // Commit k is written at 1_704_067_200_000 + k minutes (file time and commitInfo).
+    let w = table(6);
+    let mut files = files_of(&w);
+    let base = 1_704_067_200_000i64;
+    for (p, (_, t)) in files.iter_mut() {
+        if let Some(lp) = LogPath::parse(p) {
+            *t = base + lp.version as i64 * 60_000;
+        }
+    }
+    for (offset, want) in [(0, 0u64), (90_000, 1), (300_000, 5), (10_000_000, 5)] {
+        for can_list in [true, false] {
+            let run = drive(&files, can_list, VersionTarget::Timestamp(base + offset));
+            let log = run.result.unwrap_or_else(|e| panic!("{offset}: {e}"));
+            assert_eq!(log.reconciled.version, want, "offset {offset} listing {can_list}");
+        }
+    }
+    let run = drive(&files, true, VersionTarget::Timestamp(base - 1));
+    assert_eq!(run.result.err().map(|e| e.code()), Some("timestamp_not_found"));
+}
+
+#[test]
+fn gaps_in_versions_fail() {
+    let mut files = files_of(&table(6));
+    files.remove(&commit_path(3));
+    for can_list in [true, false] {
+        let run = drive(&files, can_list, VersionTarget::Latest);
+        let code = run.result.err().map(|e| e.code());
+        assert_eq!(code, Some("non_contiguous_log"), "listing {can_list}");
+    }
+}
+
+#[test]
+fn empty_location_is_not_a_table() {
+    for can_list in [true, false] {
+        let run = drive(&Files::new(), can_list, VersionTarget::Latest);
+        assert_eq!(run.result.err().map(|e| e.code()), Some("not_a_table"));
+    }
+}
+
+/// A v2 JSON checkpoint at version `v` holding the table's state, named in
+/// `_last_checkpoint`.
+fn add_v2_json_checkpoint(files: &mut Files, v: u64, live: &[String]) {
+    let name = format!("{v:020}.checkpoint.3a0d65cd-4056-49b8-937b-95f9e3ee90e5.json");
+    let mut lines = vec![
+        json!({"checkpointMetadata": {"version": v}}).to_string(),
+        json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+            "readerFeatures": ["v2Checkpoint"], "writerFeatures": ["v2Checkpoint"]}})
+        .to_string(),
+        json!({"metaData": {"id": "x", "format": {"provider": "parquet", "options": {}},
+            "schemaString": schema().to_string(), "partitionColumns": [],
+            "configuration": {}}})
+        .to_string(),
+    ];
+    lines.extend(live.iter().map(|p| add(p).to_string()));
+    files.insert(
+        format!("_delta_log/{name}"),
+        (Bytes::from(lines.join("\n")), 0),
+    );
+    let hint = json!({"version": v, "size": lines.len(),
+        "v2Checkpoint": {"path": name, "sizeInBytes": 1, "modificationTime": 0}});
+    files.insert(
+        "_delta_log/_last_checkpoint".into(),
+        (Bytes::from(hint.to_string()), 0),
+    );
+}
+
+#[test]
+fn v2_json_checkpoint_without_earlier_commits() {
+    let mut files = files_of(&table(12));
+    add_v2_json_checkpoint(&mut files, 9, &expected_active(10));
+    // History before the checkpoint is gone: only the checkpoint can rebuild version 9.
+    for v in 0..=9 {
+        files.remove(&commit_path(v));
+    }
+    for can_list in [true, false] {
+        let run = drive(&files, can_list, VersionTarget::Latest);
+        let log = run.result.unwrap_or_else(|e| panic!("listing {can_list}: {e}"));
+        assert_eq!(log.reconciled.version, 11);
+        assert_eq!(log.checkpoint_version, Some(9));
+        assert_eq!(active(&log), expected_active(12));
+        assert_eq!(log.reconciled.protocol.min_reader_version, 3);
+    }
+    // Before the checkpoint: the history is gone.
+    let run = drive(&files, true, VersionTarget::Version(5));
+    assert_eq!(run.result.err().map(|e| e.code()), Some("version_not_found"));
+}
+
+#[test]
+fn corrupt_or_stale_last_checkpoint_falls_back() {
+    let clean = files_of(&table(12));
+    let mut with_cp = clean.clone();
+    add_v2_json_checkpoint(&mut with_cp, 9, &expected_active(10));
+    let cases: Vec<(&str, Files)> = vec![
+        ("corrupt", {
+            let mut f = with_cp.clone();
+            f.insert("_delta_log/_last_checkpoint".into(), (Bytes::from("{\"vers"), 0));
+            f
+        }),
+        ("stale: names a checkpoint that does not exist", {
+            let mut f = clean.clone();
+            let hint = json!({"version": 4, "size": 3, "parts": 2});
+            f.insert("_delta_log/_last_checkpoint".into(), (Bytes::from(hint.to_string()), 0));
+            f
+        }),
+        ("hint newer than the table", {
+            let mut f = clean.clone();
+            let hint = json!({"version": 50, "size": 3});
+            f.insert("_delta_log/_last_checkpoint".into(), (Bytes::from(hint.to_string()), 0));
+            f
+        }),
+    ];
+    for (what, files) in cases {
+        for can_list in [true, false] {
+            let run = drive(&files, can_list, VersionTarget::Latest);
+            let log = run
+                .result
+                .unwrap_or_else(|e| panic!("{what}, listing {can_list}: {e}"));
+            assert_eq!(log.reconciled.version, 11, "{what}");
+            assert_eq!(active(&log), expected_active(12), "{what}");
+        }
+    }
+}
+
+/// Reads a corpus table's log into memory.
+fn corpus_log(name: &str) -> Option<Files> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/tables")
+        .join(name);
+    let mut files = Files::new();
+    let mut stack = vec![root.join("_delta_log")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
+            let data = std::fs::read(&path).ok()?;
+            files.insert(rel, (Bytes::from(data), 0));
+        }
+    }
+    Some(files)
+}
+
+#[test]
+fn corpus_multi_part_and_v2_checkpoints_both_ways() {
+    let cases = [
+        ("kernel__v1-multi-part-struct-stats-only", 5u64, 5usize),
+        ("kernel__v1-multi-part-partitioned-struct-stats-only", 5, 5),
+        ("kernel__v2-checkpoints-parquet-with-sidecars", 6, 101),
+        ("kernel__v2-checkpoints-json-with-sidecars", 6, 101),
+        ("kernel__v2-classic-checkpoint-parquet", 1, 4),
+        ("golden__v2-checkpoint-json", 2, 4),
+    ];
+    for (name, version, files_count) in cases {
+        let Some(files) = corpus_log(name) else {
+            panic!("corpus table {name} is missing");
+        };
+        let mut results = Vec::new();
+        for can_list in [true, false] {
+            let run = drive(&files, can_list, VersionTarget::Latest);
+            let log = run
+                .result
+                .unwrap_or_else(|e| panic!("{name}, listing {can_list}: {e}"));
+            assert_eq!(log.reconciled.version, version, "{name}");
+            assert_eq!(log.reconciled.files.len(), files_count, "{name}");
+            assert!(log.checkpoint_version.is_some(), "{name}: checkpoint used");
+            results.push(active(&log));
+        }
+        assert_eq!(results[0], results[1], "{name}: listing and probing differ");
+    }
+}

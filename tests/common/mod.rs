@@ -1,0 +1,165 @@
+//! Shared helpers for integration tests: the corpus location and its inventory.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// `../shared/corpus`, beside the project.
+pub fn corpus_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"))
+}
+
+/// The folder of one corpus table.
+pub fn table_dir(name: &str) -> PathBuf {
+    corpus_dir().join("tables").join(name)
+}
+
+/// One row of `INVENTORY.csv`.
+#[derive(Debug, Clone)]
+pub struct InventoryRow {
+    pub fields: HashMap<String, String>,
+}
+
+impl InventoryRow {
+    pub fn get(&self, key: &str) -> &str {
+        self.fields.get(key).map(String::as_str).unwrap_or("")
+    }
+    pub fn name(&self) -> &str {
+        self.get("name")
+    }
+    /// The newest version (`versions` column `a..b`), if any.
+    pub fn latest_version(&self) -> Option<u64> {
+        self.get("versions").split("..").nth(1)?.parse().ok()
+    }
+    /// The oldest version with a commit file.
+    pub fn first_version(&self) -> Option<u64> {
+        self.get("versions").split("..").next()?.parse().ok()
+    }
+    pub fn active_files(&self) -> Option<usize> {
+        self.get("active_files").trim().parse().ok()
+    }
+    pub fn reader_features(&self) -> Vec<String> {
+        self.get("readerFeatures")
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+    pub fn reader_version(&self) -> Option<i64> {
+        self.get("protocol").split('/').next()?.parse().ok()
+    }
+    /// Why a correct reader must refuse this table, if it must.
+    pub fn must_fail(&self, supported: &[&str]) -> Option<String> {
+        if self.get("kernel_rs_golden_status").starts_with("negative") {
+            return Some("inventory: negative (must error)".into());
+        }
+        if let Some(f) = self
+            .reader_features()
+            .into_iter()
+            .find(|f| !supported.contains(&f.as_str()))
+        {
+            return Some(format!("unsupported reader feature {f}"));
+        }
+        if self.reader_version().is_some_and(|v| v > 3) {
+            return Some("reader version above 3".into());
+        }
+        if let Some(gap) = commit_gap(self.name()) {
+            return Some(format!("commit {gap} is missing after the newest checkpoint"));
+        }
+        let notes = self.get("notes");
+        for marker in [
+            "no _delta_log",
+            "no metaData action",
+            "no protocol action",
+            "metaData without schemaString",
+        ] {
+            if notes.contains(marker) {
+                return Some(format!("broken log: {marker}"));
+            }
+        }
+        None
+    }
+}
+
+/// Parses `INVENTORY.csv` (RFC 4180 quoting).
+pub fn inventory() -> Vec<InventoryRow> {
+    let text = std::fs::read_to_string(corpus_dir().join("INVENTORY.csv"))
+        .unwrap_or_else(|e| panic!("cannot read the corpus inventory: {e}"));
+    let records = parse_csv(&text);
+    let Some((header, rows)) = records.split_first() else {
+        return Vec::new();
+    };
+    rows.iter()
+        .map(|r| InventoryRow {
+            fields: header.iter().cloned().zip(r.iter().cloned()).collect(),
+        })
+        .collect()
+}
+
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, '\r') => {}
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    records
+}
+
+/// The first missing commit version after the newest checkpoint of a table's log folder,
+/// judged from the file names alone.
+pub fn commit_gap(name: &str) -> Option<u64> {
+    let dir = table_dir(name).join("_delta_log");
+    let mut commits = Vec::new();
+    let mut checkpoint = None::<u64>;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some((v, rest)) = file.split_once('.') else { continue };
+        let Ok(v) = v.parse::<u64>() else { continue };
+        if v.to_string().len() > 20 || file.starts_with('.') {
+            continue;
+        }
+        if rest == "json" {
+            commits.push(v);
+        } else if rest.starts_with("checkpoint") {
+            checkpoint = Some(checkpoint.map_or(v, |c| c.max(v)));
+        }
+    }
+    commits.sort_unstable();
+    let after: Vec<u64> = commits
+        .into_iter()
+        .filter(|&v| checkpoint.is_none_or(|c| v > c))
+        .collect();
+    after.windows(2).find(|w| w[1] != w[0] + 1).map(|w| w[0] + 1)
+}
+
+/// Tables whose `active_files` in the inventory is known to be wrong, with the right count
+/// and why.
+pub const INVENTORY_FILE_COUNT_ERRATA: &[(&str, usize, &str)] = &[(
+    "golden__dv-partitioned-with-checkpoint",
+    15,
+    "the inventory applies the actions of one commit in file order; commits 14 and 15 each \
+     hold an add with a new deletion vector and a remove of the same path without one, and \
+     per the protocol the add stays active (reconciliation is by path and DV id)",
+)];

@@ -1,0 +1,152 @@
+//! Tables served over plain HTTP by a static server that cannot list (loopback, started
+//! here): the log is discovered from `_last_checkpoint` and by probing commit names, and the
+//! result equals what a local listing gives. Request counts are printed per table.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use delta_arrow_reader::log::{Discovery, SUPPORTED_READER_FEATURES};
+use delta_arrow_reader::serve::{ServeConfig, StaticServer};
+use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
+use serde_json::Value;
+
+fn file_set(t: &DeltaTable) -> BTreeSet<String> {
+    t.files()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}|{}|{:?}|{:?}",
+                f.path, f.size, f.partition_values, f.deletion_vector
+            )
+        })
+        .collect()
+}
+
+/// True when the local log has no `_last_checkpoint` and no commit 0: without listing there is
+/// no way to find where the log starts.
+fn undiscoverable_without_listing(name: &str) -> bool {
+    let log = common::table_dir(name).join("_delta_log");
+    !log.join("_last_checkpoint").exists() && !log.join(format!("{:020}.json", 0)).exists()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_loadable_table_reads_the_same_over_http() {
+    let server = StaticServer::start(ServeConfig::new(common::corpus_dir().join("tables")))
+        .await
+        .unwrap_or_else(|e| panic!("cannot start the static server: {e}"));
+    let mut failures = Vec::new();
+    let (mut passed, mut total_requests) = (0usize, 0u64);
+    for row in common::inventory() {
+        let name = row.name().to_string();
+        if row.must_fail(SUPPORTED_READER_FEATURES).is_some() {
+            continue;
+        }
+        let local = DeltaTableBuilder::new(common::table_dir(&name).to_string_lossy())
+            .load_table()
+            .await;
+        let Ok(local) = local else {
+            failures.push(format!("{name}: does not load locally"));
+            continue;
+        };
+        let url = server.url_for(&format!("{name}/"));
+        let before = server.stats().requests();
+        let remote = DeltaTableBuilder::new(url.clone()).load_table().await;
+        let requests = server.stats().requests() - before;
+        total_requests += requests;
+        match remote {
+            Ok(remote) => {
+                let same = remote.version() == local.version()
+                    && remote.schema() == local.schema()
+                    && file_set(&remote) == file_set(&local)
+                    && remote.protocol() == local.protocol();
+                if !same {
+                    failures.push(format!("{name}: HTTP snapshot differs from local"));
+                } else if remote.load_info().discovery != Discovery::Probing {
+                    failures.push(format!("{name}: HTTP load did not probe"));
+                } else {
+                    passed += 1;
+                    println!(
+                        "{name}: version {} in {requests} HTTP requests, {} round trips",
+                        remote.version(),
+                        remote.load_info().round_trips
+                    );
+                }
+            }
+            Err(e) if undiscoverable_without_listing(&name) => {
+                passed += 1;
+                println!("{name}: cannot be discovered without listing, as expected: {e}");
+            }
+            Err(e) => failures.push(format!("{name}: over HTTP [{}] {e}", e.code())),
+        }
+    }
+    server.shutdown().await;
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    println!("http probing: {passed} passed, {} failed ({total_requests} requests)", failures.len());
+    assert!(failures.is_empty());
+}
+
+fn dar(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_dar"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+    assert!(
+        out.status.success(),
+        "dar {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("dar {args:?}: not JSON: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dar_info_over_http_equals_local() {
+    let server = StaticServer::start(ServeConfig::new(common::corpus_dir().join("tables")))
+        .await
+        .unwrap_or_else(|e| panic!("cannot start the static server: {e}"));
+    let tables = [
+        "dat__basic_partitioned",
+        "deltars__simple_table_with_checkpoint",
+        "golden__dv-partitioned-with-checkpoint",
+        "kernel__v2-checkpoints-parquet-with-sidecars",
+        "kernel__v1-multi-part-struct-stats-only",
+        "golden__corrupted-last-checkpoint-kernel",
+        "golden__table-with-columnmapping-mode-name",
+    ];
+    for name in tables {
+        let local_path = common::table_dir(name).to_string_lossy().into_owned();
+        let url = server.url_for(&format!("{name}/"));
+        let before = server.stats().requests();
+        let (local, remote) = tokio::task::spawn_blocking(move || {
+            (dar(&["info", "--json", &local_path]), dar(&["info", "--json", &url]))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        let requests = server.stats().requests() - before;
+        for key in [
+            "version",
+            "protocol",
+            "partitionColumns",
+            "numFiles",
+            "sizeBytes",
+            "columnMapping",
+            "numColumns",
+        ] {
+            assert_eq!(local[key], remote[key], "{name}: {key}");
+        }
+        assert_eq!(remote["load"]["discovery"], "probing", "{name}");
+        assert_eq!(local["load"]["discovery"], "listing", "{name}");
+        println!(
+            "dar info {name}: version {} over HTTP in {requests} requests ({} log files)",
+            remote["version"], remote["load"]["logFilesRead"]
+        );
+        // The table's own facts: a probe costs one request per commit after the
+        // checkpoint, plus the doubling batches' misses (at most 8 + twice the commits).
+        assert!(requests > 0 && requests < 64, "{name}: {requests} requests");
+    }
+    server.shutdown().await;
+}
