@@ -218,7 +218,13 @@ impl DeltaError {
 
     /// Whether retrying the same operation may succeed (network trouble, throttling).
     pub fn is_transient(&self) -> bool {
-        matches!(self, DeltaError::Io { transient: true, .. })
+        matches!(
+            self,
+            DeltaError::Io {
+                transient: true,
+                ..
+            }
+        )
     }
 
     /// Shorthand for [`DeltaError::InvalidLog`].

@@ -16,6 +16,9 @@ pub mod error;
 pub mod fixture;
 pub mod io;
 pub mod log;
+pub mod plan;
+pub mod predicate;
+pub mod read;
 pub mod schema;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;

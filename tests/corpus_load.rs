@@ -17,10 +17,8 @@ async fn every_corpus_table_loads_or_fails_cleanly() {
         let name = row.name().to_string();
         let dir = common::table_dir(&name);
         let location = dir.to_string_lossy().into_owned();
-        let outcome = tokio::spawn(async move {
-            DeltaTableBuilder::new(location).load_table().await
-        })
-        .await;
+        let outcome =
+            tokio::spawn(async move { DeltaTableBuilder::new(location).load_table().await }).await;
         let result = match outcome {
             Ok(r) => r,
             Err(e) => {
@@ -71,5 +69,9 @@ async fn every_corpus_table_loads_or_fails_cleanly() {
         passed + refused,
         failures.len()
     );
-    assert!(failures.is_empty(), "{} corpus tables failed", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} corpus tables failed",
+        failures.len()
+    );
 }

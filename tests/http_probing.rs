@@ -86,7 +86,10 @@ async fn every_loadable_table_reads_the_same_over_http() {
     for f in &failures {
         println!("FAIL {f}");
     }
-    println!("http probing: {passed} passed, {} failed ({total_requests} requests)", failures.len());
+    println!(
+        "http probing: {passed} passed, {} failed ({total_requests} requests)",
+        failures.len()
+    );
     assert!(failures.is_empty());
 }
 
@@ -122,7 +125,10 @@ async fn dar_info_over_http_equals_local() {
         let url = server.url_for(&format!("{name}/"));
         let before = server.stats().requests();
         let (local, remote) = tokio::task::spawn_blocking(move || {
-            (dar(&["info", "--json", &local_path]), dar(&["info", "--json", &url]))
+            (
+                dar(&["info", "--json", &local_path]),
+                dar(&["info", "--json", &url]),
+            )
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));

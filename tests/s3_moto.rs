@@ -33,8 +33,8 @@ impl Drop for Moto {
 }
 
 fn moto_binary() -> PathBuf {
-    let venv = std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".cache/dar-venv/bin/moto_server"));
+    let venv =
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/dar-venv/bin/moto_server"));
     if let Some(v) = venv.filter(|v| v.exists()) {
         return v;
     }
@@ -123,7 +123,12 @@ async fn upload(store: &Arc<dyn ObjectStore>, dir: &Path, prefix: &str) {
 fn file_set(t: &DeltaTable) -> BTreeSet<String> {
     t.files()
         .iter()
-        .map(|f| format!("{}|{}|{:?}|{:?}", f.path, f.size, f.partition_values, f.deletion_vector))
+        .map(|f| {
+            format!(
+                "{}|{}|{:?}|{:?}",
+                f.path, f.size, f.partition_values, f.deletion_vector
+            )
+        })
         .collect()
 }
 
@@ -186,7 +191,9 @@ async fn reads_tables_from_s3_with_storage_options() {
         .with_storage_option("aws_no_such_option", "very-secret-value")
         .load_table()
         .await;
-    let err = bad.err().unwrap_or_else(|| panic!("an unknown option must fail"));
+    let err = bad
+        .err()
+        .unwrap_or_else(|| panic!("an unknown option must fail"));
     assert_eq!(err.code(), "invalid_storage_options");
     assert!(err.to_string().contains("aws_no_such_option"));
     assert!(!err.to_string().contains("very-secret-value"));

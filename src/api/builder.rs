@@ -71,6 +71,8 @@ impl DeltaTableBuilder {
     }
 
     /// Replays the log and returns the snapshot.
+    // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub async fn load_table(self) -> Result<DeltaTable> {
         let location = TableLocation::parse(&self.location)?;
         let inner = match self.store {

@@ -51,7 +51,16 @@ impl DeltaTable {
         let r = log.reconciled;
         let schema = parse_schema(&r.metadata.schema_string)?;
         let arrow_schema = Arc::new(schema.to_arrow()?);
-        let column_mapping = ColumnMappingMode::from_configuration(&r.metadata.configuration)?;
+        // Column mapping applies only where the protocol enables it: reader version 2, or 3
+        // with the `columnMapping` feature.
+        let protocol_allows_mapping = r.protocol.min_reader_version == 2
+            || (r.protocol.min_reader_version >= 3
+                && r.protocol.has_reader_feature("columnMapping"));
+        let column_mapping = if protocol_allows_mapping {
+            ColumnMappingMode::from_configuration(&r.metadata.configuration)?
+        } else {
+            ColumnMappingMode::None
+        };
         for column in &r.metadata.partition_columns {
             if schema.field(column).is_none() {
                 return Err(crate::DeltaError::invalid_schema(format!(

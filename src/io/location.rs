@@ -39,9 +39,11 @@ impl TableLocation {
                 reason: "the location is empty".into(),
             });
         }
-        let has_scheme = trimmed
-            .split_once("://")
-            .is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)));
+        let has_scheme = trimmed.split_once("://").is_some_and(|(s, _)| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        });
         let mut url = if has_scheme {
             Url::parse(trimmed).map_err(|e| DeltaError::InvalidLocation {
                 location: redact(trimmed),
@@ -76,10 +78,12 @@ impl TableLocation {
 
     /// The URL of a path relative to the table root.
     pub fn join(&self, relative: &str) -> Result<Url> {
-        self.url.join(relative).map_err(|e| DeltaError::InvalidLocation {
-            location: redact(relative),
-            reason: e.to_string(),
-        })
+        self.url
+            .join(relative)
+            .map_err(|e| DeltaError::InvalidLocation {
+                location: redact(relative),
+                reason: e.to_string(),
+            })
     }
 }
 
@@ -125,8 +129,13 @@ mod tests {
         assert_eq!(l.ok().as_deref(), Some("s3://bucket/tables/t/"));
         let l = TableLocation::parse("https://h.example/t/?sig=secret");
         let l = l.ok();
-        assert_eq!(l.as_ref().map(|l| l.to_string()).as_deref(), Some("https://h.example/t/"));
-        let joined = l.and_then(|l| l.join("_delta_log/x.json").ok()).map(|u| u.path().to_string());
+        assert_eq!(
+            l.as_ref().map(|l| l.to_string()).as_deref(),
+            Some("https://h.example/t/")
+        );
+        let joined = l
+            .and_then(|l| l.join("_delta_log/x.json").ok())
+            .map(|u| u.path().to_string());
         assert_eq!(joined.as_deref(), Some("/t/_delta_log/x.json"));
         assert!(TableLocation::parse("").is_err());
     }

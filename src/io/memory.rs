@@ -168,7 +168,9 @@ mod tests {
         assert_eq!(err, Some("not_found"));
         let listed = block_on(store.list("_delta_log/", None)).ok().flatten();
         assert_eq!(listed.map(|l| l.len()), Some(1));
-        let after = block_on(store.list("", Some("_delta_log/0.json"))).ok().flatten();
+        let after = block_on(store.list("", Some("_delta_log/0.json")))
+            .ok()
+            .flatten();
         assert_eq!(after.map(|l| l.len()), Some(1));
         let no_list = store.without_listing();
         assert_eq!(block_on(no_list.list("", None)).ok(), Some(None));

@@ -29,7 +29,7 @@ pub use memory::MemoryStore;
 pub use metered::{IoCounters, MeteredStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use object_store::ObjectStoreRange;
-pub use platform::{BoxFuture, MaybeSend, MaybeSync};
+pub use platform::{BoxFuture, BoxStream, BoxedStream, MaybeSend, MaybeSync};
 
 /// One object found by [`RangeRead::list`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -86,7 +86,11 @@ impl ObjectStoreRange {
     fn relative(&self, path: &Path) -> Option<String> {
         let parts: Vec<String> = path
             .prefix_match(&self.root)?
-            .map(|p| percent_decode_str(p.as_ref()).decode_utf8_lossy().into_owned())
+            .map(|p| {
+                percent_decode_str(p.as_ref())
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
             .collect();
         Some(parts.join("/"))
     }
@@ -103,7 +107,10 @@ fn refuse_options(options: &HashMap<String, String>, kind: &str) -> Result<()> {
 
 fn store_config_error(location: &TableLocation, e: object_store::Error) -> DeltaError {
     DeltaError::InvalidStorageOptions {
-        reason: format!("cannot configure the store for {location}: {}", redact(&e.to_string())),
+        reason: format!(
+            "cannot configure the store for {location}: {}",
+            redact(&e.to_string())
+        ),
     }
 }
 
@@ -129,9 +136,10 @@ fn s3_store(
             other => (other, value.as_str()),
         };
         let config: AmazonS3ConfigKey =
-            name.parse().map_err(|_| DeltaError::InvalidStorageOptions {
-                reason: format!("unknown S3 storage option '{key}'"),
-            })?;
+            name.parse()
+                .map_err(|_| DeltaError::InvalidStorageOptions {
+                    reason: format!("unknown S3 storage option '{key}'"),
+                })?;
         builder = builder.with_config(config, value);
     }
     builder.build().map_err(|e| store_config_error(location, e))
@@ -174,7 +182,11 @@ impl RangeRead for ObjectStoreRange {
         let full = self.full_path(path);
         let path = path.to_string();
         Box::pin(async move {
-            let result = self.store.get(&full).await.map_err(|e| map_error(&path, e))?;
+            let result = self
+                .store
+                .get(&full)
+                .await
+                .map_err(|e| map_error(&path, e))?;
             result.bytes().await.map_err(|e| map_error(&path, e))
         })
     }
@@ -183,7 +195,11 @@ impl RangeRead for ObjectStoreRange {
         let full = self.full_path(path);
         let path = path.to_string();
         Box::pin(async move {
-            let meta = self.store.head(&full).await.map_err(|e| map_error(&path, e))?;
+            let meta = self
+                .store
+                .head(&full)
+                .await
+                .map_err(|e| map_error(&path, e))?;
             Ok(Some(meta.size))
         })
     }

@@ -36,3 +36,31 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A boxed future, `Send` natively.
 #[cfg(target_arch = "wasm32")]
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// A boxed stream, `Send` natively.
+#[cfg(not(target_arch = "wasm32"))]
+pub type BoxStream<'a, T> = Pin<Box<dyn futures::Stream<Item = T> + Send + 'a>>;
+
+/// A boxed stream, `Send` natively.
+#[cfg(target_arch = "wasm32")]
+pub type BoxStream<'a, T> = Pin<Box<dyn futures::Stream<Item = T> + 'a>>;
+
+/// `boxed()` natively, `boxed_local()` on wasm32.
+pub trait BoxedStream<'a, T>: futures::Stream<Item = T> + Sized + 'a {
+    /// Boxes the stream: `Send` natively, local on wasm32.
+    fn boxed_local_or_send(self) -> BoxStream<'a, T>;
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<'a, T, S: futures::Stream<Item = T> + Send + 'a> BoxedStream<'a, T> for S {
+    fn boxed_local_or_send(self) -> BoxStream<'a, T> {
+        Box::pin(self)
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<'a, T, S: futures::Stream<Item = T> + 'a> BoxedStream<'a, T> for S {
+    fn boxed_local_or_send(self) -> BoxStream<'a, T> {
+        Box::pin(self)
+    }
+}

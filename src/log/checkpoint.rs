@@ -12,6 +12,7 @@
 //!
 //! Both are pure: no I/O, no clock, no async.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
@@ -343,6 +344,8 @@ struct AddCols<'a> {
     data_change: BoolCol<'a>,
     stats: StrCol<'a>,
     stats_parsed: Option<StatsNode<'a>>,
+    /// Length of the last statistics JSON rebuilt from `stats_parsed`.
+    stats_len: Cell<usize>,
     deletion_vector: Option<DvCols<'a>>,
     base_row_id: IntCol<'a>,
     default_row_commit_version: IntCol<'a>,
@@ -359,6 +362,7 @@ impl<'a> AddCols<'a> {
             data_change: BoolCol::new(s.child("dataChange"), "add.dataChange")?,
             stats: StrCol::new(s.child("stats"), "add.stats")?,
             stats_parsed: s.child("stats_parsed").map(StatsNode::build),
+            stats_len: Cell::new(64),
             deletion_vector: DvCols::new(s, "add.deletionVector")?,
             base_row_id: IntCol::new(s.child("baseRowId"), "add.baseRowId")?,
             default_row_commit_version: IntCol::new(
@@ -375,7 +379,16 @@ impl<'a> AddCols<'a> {
         })?;
         let stats = match self.stats.get(i)? {
             Some(s) => Some(s.to_owned()),
-            None => self.stats_parsed.as_ref().and_then(|n| n.json(i)),
+            None => {
+                let json = self
+                    .stats_parsed
+                    .as_ref()
+                    .and_then(|n| n.json(i, self.stats_len.get()));
+                if let Some(j) = &json {
+                    self.stats_len.set(j.len());
+                }
+                json
+            }
         };
         Ok(Add {
             path: required(self.path.get(i)?, "add.path")?.to_owned(),

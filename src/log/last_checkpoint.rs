@@ -83,7 +83,9 @@ mod tests {
         );
         assert_eq!(
             h.map(|h| h.checkpoint_paths()),
-            Some(vec!["_delta_log/00000000000000000002.checkpoint.x.json".to_string()])
+            Some(vec![
+                "_delta_log/00000000000000000002.checkpoint.x.json".to_string()
+            ])
         );
     }
 }

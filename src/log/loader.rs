@@ -433,7 +433,9 @@ impl SnapshotLoader {
             }
         }
         let next = match probe.next() {
-            Err(DeltaError::VersionNotFound { .. }) if hint.is_none() && probe.commit(0).is_none() => {
+            Err(DeltaError::VersionNotFound { .. })
+                if hint.is_none() && probe.commit(0).is_none() =>
+            {
                 return Err(self.not_a_table_or(probe.start()))
             }
             other => other?,
@@ -500,7 +502,9 @@ impl SnapshotLoader {
             SearchNext::Found(version) => {
                 let segment = match &listing {
                     Some(paths) => segment_from_listing(paths, Some(version), &self.location)?,
-                    None => probed_segment(hint.as_ref().filter(|h| h.version <= version), 0, version),
+                    None => {
+                        probed_segment(hint.as_ref().filter(|h| h.version <= version), 0, version)
+                    }
                 };
                 let discovery = if listing.is_some() {
                     Discovery::Listing

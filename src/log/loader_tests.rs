@@ -27,10 +27,20 @@ fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
     for _ in 0..1000 {
         let step = match loader.poll() {
             Ok(s) => s,
-            Err(e) => return Run { result: Err(e), requests },
+            Err(e) => {
+                return Run {
+                    result: Err(e),
+                    requests,
+                }
+            }
         };
         let needs = match step {
-            LoadStep::Ready(done) => return Run { result: Ok(*done), requests },
+            LoadStep::Ready(done) => {
+                return Run {
+                    result: Ok(*done),
+                    requests,
+                }
+            }
             LoadStep::Need(needs) => needs,
         };
         for need in needs {
@@ -44,7 +54,9 @@ fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
                         files
                             .iter()
                             .filter(|(p, _)| p.starts_with(&prefix))
-                            .filter(|(p, _)| start_after.as_ref().is_none_or(|s| p.as_str() > s.as_str()))
+                            .filter(|(p, _)| {
+                                start_after.as_ref().is_none_or(|s| p.as_str() > s.as_str())
+                            })
                             .map(|(p, (b, t))| ListEntry {
                                 path: p.clone(),
                                 size: b.len() as u64,
@@ -62,12 +74,18 @@ fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
                             path,
                             phase: crate::error::Phase::Load,
                         };
-                        return Run { result: Err(e), requests };
+                        return Run {
+                            result: Err(e),
+                            requests,
+                        };
                     }
                 },
             };
             if let Err(e) = pushed {
-                return Run { result: Err(e), requests };
+                return Run {
+                    result: Err(e),
+                    requests,
+                };
             }
         }
     }
@@ -126,7 +144,12 @@ fn table(n: u64) -> TableWriter {
 }
 
 fn active(log: &LoadedLog) -> Vec<String> {
-    let mut p: Vec<String> = log.reconciled.files.iter().map(|f| f.path.clone()).collect();
+    let mut p: Vec<String> = log
+        .reconciled
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
     p.sort();
     p
 }
@@ -156,7 +179,11 @@ fn listing_and_probing_agree_on_commits_only() {
         assert_eq!(probed_log.discovery, Discovery::Probing);
         // _last_checkpoint, the refused listing, then batches of 8, 16, 32, ... commits
         // until one has a miss: at most 8 + 2n commit requests.
-        assert!(probed.requests as u64 <= 2 + 8 + 2 * n, "n={n}: {} requests", probed.requests);
+        assert!(
+            probed.requests as u64 <= 2 + 8 + 2 * n,
+            "n={n}: {} requests",
+            probed.requests
+        );
     }
 }
 
@@ -182,7 +209,10 @@ fn time_travel_by_version_both_ways() {
     }
     for can_list in [true, false] {
         let run = drive(&files, can_list, VersionTarget::Version(10));
-        assert_eq!(run.result.err().map(|e| e.code()), Some("version_not_found"));
+        assert_eq!(
+            run.result.err().map(|e| e.code()),
+            Some("version_not_found")
+        );
     }
 }
 
@@ -201,11 +231,17 @@ fn time_travel_by_timestamp() {
         for can_list in [true, false] {
             let run = drive(&files, can_list, VersionTarget::Timestamp(base + offset));
             let log = run.result.unwrap_or_else(|e| panic!("{offset}: {e}"));
-            assert_eq!(log.reconciled.version, want, "offset {offset} listing {can_list}");
+            assert_eq!(
+                log.reconciled.version, want,
+                "offset {offset} listing {can_list}"
+            );
         }
     }
     let run = drive(&files, true, VersionTarget::Timestamp(base - 1));
-    assert_eq!(run.result.err().map(|e| e.code()), Some("timestamp_not_found"));
+    assert_eq!(
+        run.result.err().map(|e| e.code()),
+        Some("timestamp_not_found")
+    );
 }
 
 #[test]
@@ -264,7 +300,9 @@ fn v2_json_checkpoint_without_earlier_commits() {
     }
     for can_list in [true, false] {
         let run = drive(&files, can_list, VersionTarget::Latest);
-        let log = run.result.unwrap_or_else(|e| panic!("listing {can_list}: {e}"));
+        let log = run
+            .result
+            .unwrap_or_else(|e| panic!("listing {can_list}: {e}"));
         assert_eq!(log.reconciled.version, 11);
         assert_eq!(log.checkpoint_version, Some(9));
         assert_eq!(active(&log), expected_active(12));
@@ -272,7 +310,10 @@ fn v2_json_checkpoint_without_earlier_commits() {
     }
     // Before the checkpoint: the history is gone.
     let run = drive(&files, true, VersionTarget::Version(5));
-    assert_eq!(run.result.err().map(|e| e.code()), Some("version_not_found"));
+    assert_eq!(
+        run.result.err().map(|e| e.code()),
+        Some("version_not_found")
+    );
 }
 
 #[test]
@@ -283,19 +324,28 @@ fn corrupt_or_stale_last_checkpoint_falls_back() {
     let cases: Vec<(&str, Files)> = vec![
         ("corrupt", {
             let mut f = with_cp.clone();
-            f.insert("_delta_log/_last_checkpoint".into(), (Bytes::from("{\"vers"), 0));
+            f.insert(
+                "_delta_log/_last_checkpoint".into(),
+                (Bytes::from("{\"vers"), 0),
+            );
             f
         }),
         ("stale: names a checkpoint that does not exist", {
             let mut f = clean.clone();
             let hint = json!({"version": 4, "size": 3, "parts": 2});
-            f.insert("_delta_log/_last_checkpoint".into(), (Bytes::from(hint.to_string()), 0));
+            f.insert(
+                "_delta_log/_last_checkpoint".into(),
+                (Bytes::from(hint.to_string()), 0),
+            );
             f
         }),
         ("hint newer than the table", {
             let mut f = clean.clone();
             let hint = json!({"version": 50, "size": 3});
-            f.insert("_delta_log/_last_checkpoint".into(), (Bytes::from(hint.to_string()), 0));
+            f.insert(
+                "_delta_log/_last_checkpoint".into(),
+                (Bytes::from(hint.to_string()), 0),
+            );
             f
         }),
     ];
@@ -325,7 +375,11 @@ fn corpus_log(name: &str) -> Option<Files> {
                 stack.push(path);
                 continue;
             }
-            let rel = path.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(&root)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
             let data = std::fs::read(&path).ok()?;
             files.insert(rel, (Bytes::from(data), 0));
         }

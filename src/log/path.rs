@@ -165,19 +165,31 @@ mod tests {
     #[test]
     fn parses_every_kind() {
         let c = LogPath::parse("_delta_log/00000000000000000010.json");
-        assert_eq!(c.map(|p| (p.version, p.kind)), Some((10, LogFileKind::Commit)));
-        let k = LogPath::parse("_delta_log/00000000000000000010.checkpoint.parquet").map(|p| p.kind);
+        assert_eq!(
+            c.map(|p| (p.version, p.kind)),
+            Some((10, LogFileKind::Commit))
+        );
+        let k =
+            LogPath::parse("_delta_log/00000000000000000010.checkpoint.parquet").map(|p| p.kind);
         assert_eq!(k, Some(LogFileKind::ClassicCheckpoint));
         let k = LogPath::parse(
             "_delta_log/00000000000000000010.checkpoint.0000000002.0000000003.parquet",
         )
         .map(|p| p.kind);
-        assert_eq!(k, Some(LogFileKind::MultiPartCheckpoint { part: 2, parts: 3 }));
+        assert_eq!(
+            k,
+            Some(LogFileKind::MultiPartCheckpoint { part: 2, parts: 3 })
+        );
         let k = LogPath::parse(
             "_delta_log/00000000000000000002.checkpoint.3a0d65cd-4056-49b8-937b-95f9e3ee90e5.json",
         )
         .map(|p| p.kind);
-        assert_eq!(k, Some(LogFileKind::V2Checkpoint { format: V2Format::Json }));
+        assert_eq!(
+            k,
+            Some(LogFileKind::V2Checkpoint {
+                format: V2Format::Json
+            })
+        );
     }
 
     #[test]

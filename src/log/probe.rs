@@ -116,7 +116,9 @@ impl CommitProbe {
             self.batch = self.batch.saturating_mul(2);
             self.batch
         };
-        Ok(ProbeNext::Fetch((expected..expected.saturating_add(batch)).collect()))
+        Ok(ProbeNext::Fetch(
+            (expected..expected.saturating_add(batch)).collect(),
+        ))
     }
 }
 

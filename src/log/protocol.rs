@@ -57,10 +57,16 @@ mod tests {
         assert!(validate_reader_protocol(&protocol(2, None)).is_ok());
         assert!(validate_reader_protocol(&protocol(3, Some(&["deletionVectors"]))).is_ok());
         let e = validate_reader_protocol(&protocol(3, Some(&["deletionVectors", "catalogOwned"])));
-        assert!(matches!(e, Err(DeltaError::UnsupportedFeature { feature }) if feature == "catalogOwned"));
-        let e = validate_reader_protocol(&protocol(99, None)).err().map(|e| e.code());
+        assert!(
+            matches!(e, Err(DeltaError::UnsupportedFeature { feature }) if feature == "catalogOwned")
+        );
+        let e = validate_reader_protocol(&protocol(99, None))
+            .err()
+            .map(|e| e.code());
         assert_eq!(e, Some("unsupported_reader_version"));
-        let e = validate_reader_protocol(&protocol(0, None)).err().map(|e| e.code());
+        let e = validate_reader_protocol(&protocol(0, None))
+            .err()
+            .map(|e| e.code());
         assert_eq!(e, Some("unsupported_reader_version"));
     }
 }

@@ -55,7 +55,10 @@ impl Replay {
         for action in actions {
             match action {
                 Action::Add(add) => {
-                    let k = key(&add.path, add.deletion_vector.as_ref().map(|d| d.unique_id()));
+                    let k = key(
+                        &add.path,
+                        add.deletion_vector.as_ref().map(|d| d.unique_id()),
+                    );
                     if !self.seen.contains(&k) {
                         keys.push(k);
                         adds.push(add);
@@ -80,7 +83,10 @@ impl Replay {
         for action in actions {
             match action {
                 Action::Add(add) => {
-                    let k = key(&add.path, add.deletion_vector.as_ref().map(|d| d.unique_id()));
+                    let k = key(
+                        &add.path,
+                        add.deletion_vector.as_ref().map(|d| d.unique_id()),
+                    );
                     if !self.seen.contains(&k) {
                         self.checkpoint_adds.push(add);
                     }
@@ -195,7 +201,11 @@ mod tests {
     fn newest_action_wins_per_path_and_dv() {
         let mut r = Replay::new();
         // v2: a gets a deletion vector (remove old, add new); c removed.
-        r.push_commit(vec![remove("a", None), add("a", Some("x")), remove("c", None)]);
+        r.push_commit(vec![
+            remove("a", None),
+            add("a", Some("x")),
+            remove("c", None),
+        ]);
         // v1: add c
         r.push_commit(vec![add("c", None)]);
         // checkpoint at v0: a, b
@@ -223,9 +233,15 @@ mod tests {
     fn missing_protocol_or_metadata_fails() {
         let mut r = Replay::new();
         r.push_commit(vec![add("a", None)]);
-        assert_eq!(r.finish(0).err().map(|e| e.code()), Some("missing_protocol"));
+        assert_eq!(
+            r.finish(0).err().map(|e| e.code()),
+            Some("missing_protocol")
+        );
         let mut r = Replay::new();
         r.push_commit(vec![table_actions().remove(0)]);
-        assert_eq!(r.finish(0).err().map(|e| e.code()), Some("missing_metadata"));
+        assert_eq!(
+            r.finish(0).err().map(|e| e.code()),
+            Some("missing_metadata")
+        );
     }
 }

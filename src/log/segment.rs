@@ -99,7 +99,10 @@ pub fn segment_from_listing(
 /// The files of the newest complete checkpoint at or before `version`.
 fn best_checkpoint(entries: &[LogPath], version: u64) -> Vec<LogPath> {
     let mut by_version: BTreeMap<u64, Vec<&LogPath>> = BTreeMap::new();
-    for e in entries.iter().filter(|e| e.is_checkpoint() && e.version <= version) {
+    for e in entries
+        .iter()
+        .filter(|e| e.is_checkpoint() && e.version <= version)
+    {
         by_version.entry(e.version).or_default().push(e);
     }
     for (_, files) in by_version.into_iter().rev() {
@@ -164,7 +167,9 @@ mod tests {
         assert_eq!(s.map(|s| s.commits.len()), Some(3));
         let s = segment_from_listing(&l, Some(1), "t").ok();
         assert_eq!(s.map(|s| s.commits.len()), Some(2));
-        let e = segment_from_listing(&l, Some(5), "t").err().map(|e| e.code());
+        let e = segment_from_listing(&l, Some(5), "t")
+            .err()
+            .map(|e| e.code());
         assert_eq!(e, Some("version_not_found"));
     }
 
@@ -178,7 +183,10 @@ mod tests {
         let s = segment_from_listing(&l, None, "t");
         let s = s.as_ref().ok();
         assert_eq!(s.and_then(|s| s.checkpoint_version), Some(5));
-        assert_eq!(s.map(|s| s.commits.first().map(|c| c.version)), Some(Some(6)));
+        assert_eq!(
+            s.map(|s| s.commits.first().map(|c| c.version)),
+            Some(Some(6))
+        );
         paths.push(multi_part_checkpoint_path(10, 2, 2));
         let l = listing(&paths);
         let s = segment_from_listing(&l, None, "t").ok();
@@ -186,7 +194,10 @@ mod tests {
         assert_eq!(s.map(|s| s.checkpoint.len()), Some(2));
         // Time travel before the checkpoint replays from 0.
         let s = segment_from_listing(&l, Some(4), "t").ok();
-        assert_eq!(s.map(|s| (s.checkpoint_version, s.commits.len())), Some((None, 5)));
+        assert_eq!(
+            s.map(|s| (s.checkpoint_version, s.commits.len())),
+            Some((None, 5))
+        );
     }
 
     #[test]
@@ -202,6 +213,9 @@ mod tests {
         // A checkpoint with cleaned-up commits before it is fine.
         let l = listing(&[classic_checkpoint_path(3), commit_path(3), commit_path(4)]);
         let s = segment_from_listing(&l, None, "t").ok();
-        assert_eq!(s.map(|s| (s.checkpoint_version, s.commits.len())), Some((Some(3), 1)));
+        assert_eq!(
+            s.map(|s| (s.checkpoint_version, s.commits.len())),
+            Some((Some(3), 1))
+        );
     }
 }

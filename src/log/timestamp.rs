@@ -144,7 +144,9 @@ mod tests {
     use super::*;
 
     fn commit(ict: Option<i64>, ts: i64) -> Bytes {
-        let ict = ict.map(|t| format!(",\"inCommitTimestamp\":{t}")).unwrap_or_default();
+        let ict = ict
+            .map(|t| format!(",\"inCommitTimestamp\":{t}"))
+            .unwrap_or_default();
         Bytes::from(format!("{{\"commitInfo\":{{\"timestamp\":{ts}{ict}}}}}\n"))
     }
 
@@ -185,8 +187,9 @@ mod tests {
     #[test]
     fn by_in_commit_timestamps() {
         // File times say nothing useful (all equal); in-commit timestamps are 1000 * v.
-        let files: HashMap<u64, Bytes> =
-            (0..64).map(|v| (v, commit(Some(v as i64 * 1000), 7))).collect();
+        let files: HashMap<u64, Bytes> = (0..64)
+            .map(|v| (v, commit(Some(v as i64 * 1000), 7)))
+            .collect();
         let commits: Vec<(u64, Option<i64>)> = (0..64).map(|v| (v, Some(5))).collect();
         let mut s = TimestampSearch::new(40_500, commits).unwrap_or_else(|e| panic!("{e}"));
         let (v, reads) = run(&mut s, &files);

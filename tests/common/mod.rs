@@ -64,7 +64,9 @@ impl InventoryRow {
             return Some("reader version above 3".into());
         }
         if let Some(gap) = commit_gap(self.name()) {
-            return Some(format!("commit {gap} is missing after the newest checkpoint"));
+            return Some(format!(
+                "commit {gap} is missing after the newest checkpoint"
+            ));
         }
         let notes = self.get("notes");
         for marker in [
@@ -135,7 +137,9 @@ pub fn commit_gap(name: &str) -> Option<u64> {
     let mut checkpoint = None::<u64>;
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
-        let Some((v, rest)) = file.split_once('.') else { continue };
+        let Some((v, rest)) = file.split_once('.') else {
+            continue;
+        };
         let Ok(v) = v.parse::<u64>() else { continue };
         if v.to_string().len() > 20 || file.starts_with('.') {
             continue;
@@ -151,7 +155,10 @@ pub fn commit_gap(name: &str) -> Option<u64> {
         .into_iter()
         .filter(|&v| checkpoint.is_none_or(|c| v > c))
         .collect();
-    after.windows(2).find(|w| w[1] != w[0] + 1).map(|w| w[0] + 1)
+    after
+        .windows(2)
+        .find(|w| w[1] != w[0] + 1)
+        .map(|w| w[0] + 1)
 }
 
 /// Tables whose `active_files` in the inventory is known to be wrong, with the right count

@@ -105,8 +105,7 @@ pub fn print_info(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         human_bytes(table.size_bytes()),
         table.size_bytes(),
         load.discovery,
-        load
-            .checkpoint_version
+        load.checkpoint_version
             .map_or("none".to_string(), |v| v.to_string()),
         load.log_files_read,
     );
@@ -132,7 +131,9 @@ pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
                 })
             })
             .collect();
-        return emit(&pretty(&json!({ "version": table.version(), "fields": fields }))?);
+        return emit(&pretty(
+            &json!({ "version": table.version(), "fields": fields }),
+        )?);
     }
     let width = schema
         .fields()

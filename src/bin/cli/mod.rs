@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch of the `dar` commands.
 
+mod head;
 mod info;
 
 use std::collections::HashMap;
@@ -18,6 +19,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The first rows of the table as a readable grid (the default command).
+    Head(head::HeadArgs),
     /// Version, protocol, partition columns, file count and size.
     Info(TableArgs),
     /// The table schema (Delta and Arrow types).
@@ -61,7 +64,7 @@ pub fn main() -> ExitCode {
     };
     let command = cli
         .command
-        .unwrap_or_else(|| Command::Info(TableArgs::default()));
+        .unwrap_or_else(|| Command::Head(head::HeadArgs::default()));
     match runtime.block_on(run(command)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -73,6 +76,10 @@ pub fn main() -> ExitCode {
 
 async fn run(command: Command) -> Result<(), DeltaError> {
     match command {
+        Command::Head(args) => {
+            let table = open(&args.table).await?;
+            head::print_head(&table, &args).await
+        }
         Command::Info(args) => {
             let table = open(&args).await?;
             info::print_info(&table, args.json)
@@ -88,7 +95,7 @@ async fn run(command: Command) -> Result<(), DeltaError> {
     }
 }
 
-async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
+pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
     let location = match &args.table {
         Some(t) => t.clone(),
         None => delta_arrow_reader::fixture::demo_table_dir()?
@@ -97,9 +104,11 @@ async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
     };
     let mut options = HashMap::new();
     for o in &args.options {
-        let (k, v) = o.split_once('=').ok_or_else(|| DeltaError::InvalidArgument {
-            reason: format!("storage option '{o}' is not KEY=VALUE"),
-        })?;
+        let (k, v) = o
+            .split_once('=')
+            .ok_or_else(|| DeltaError::InvalidArgument {
+                reason: format!("storage option '{o}' is not KEY=VALUE"),
+            })?;
         options.insert(k.to_string(), v.to_string());
     }
     let mut builder = DeltaTableBuilder::new(location).with_storage_options(options);

@@ -1,0 +1,211 @@
+//! Scans: [`DeltaScanBuilder`] → [`DeltaScan`] → [`DeltaBatchStream`].
+//!
+//! A scan reads the snapshot's files into record batches of the requested columns, in log
+//! order, one file after another with the next file's footer and first ranges fetched while
+//! the current one is consumed.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::stream::{self, Stream, StreamExt};
+
+use super::table::DeltaTable;
+use crate::error::{DeltaError, Result};
+use crate::io::{BoxStream, BoxedStream};
+use crate::plan::{plan_columns, plan_tasks, ScanColumns, ScanRequest, TableFacts};
+use crate::read::{read_file, FileTask, ReadContext};
+
+/// Default rows per batch.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+
+/// Configures a scan of one snapshot.
+#[derive(Debug, Clone)]
+pub struct DeltaScanBuilder {
+    table: DeltaTable,
+    projection: Option<Vec<String>>,
+    limit: Option<usize>,
+    batch_size: usize,
+}
+
+impl DeltaScanBuilder {
+    pub(crate) fn new(table: DeltaTable) -> Self {
+        DeltaScanBuilder {
+            table,
+            projection: None,
+            limit: None,
+            batch_size: DEFAULT_BATCH_SIZE,
+        }
+    }
+
+    /// Output only these columns (top-level logical names), in this order.
+    pub fn with_projection<S: Into<String>>(
+        mut self,
+        columns: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.projection = Some(columns.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Stop after `n` rows.
+    pub fn with_limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Rows per output batch (at most).
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n;
+        self
+    }
+
+    /// Plans the scan.
+    pub fn build(self) -> Result<DeltaScan> {
+        if self.batch_size == 0 {
+            return Err(DeltaError::InvalidArgument {
+                reason: "the batch size must be at least 1".into(),
+            });
+        }
+        let table = &self.table;
+        let facts = TableFacts {
+            location: table.location(),
+            schema: table.delta_schema(),
+            partition_columns: table.partition_columns(),
+            mode: table.column_mapping_mode(),
+        };
+        let request = ScanRequest {
+            projection: self.projection.clone(),
+            predicate_columns: Vec::new(),
+            limit: self.limit,
+        };
+        let columns = plan_columns(facts, &request)?;
+        let tasks = if self.limit == Some(0) {
+            Vec::new()
+        } else {
+            plan_tasks(facts, &columns.columns, table.files(), self.limit)?
+        };
+        Ok(DeltaScan {
+            table: self.table.clone(),
+            columns,
+            tasks,
+            limit: self.limit,
+            batch_size: self.batch_size,
+        })
+    }
+}
+
+/// A planned scan; consumed by [`DeltaScan::into_stream`].
+#[derive(Debug)]
+pub struct DeltaScan {
+    table: DeltaTable,
+    columns: ScanColumns,
+    tasks: Vec<FileTask>,
+    limit: Option<usize>,
+    batch_size: usize,
+}
+
+impl DeltaScan {
+    /// The output schema.
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.columns.output_schema)
+    }
+
+    /// The files the scan will read.
+    pub fn tasks(&self) -> &[FileTask] {
+        &self.tasks
+    }
+
+    /// Starts reading.
+    pub fn into_stream(self) -> DeltaBatchStream {
+        let ctx = ReadContext {
+            store: Arc::clone(self.table.store()),
+            columns: Arc::clone(&self.columns.columns),
+            read_schema: Arc::clone(&self.columns.read_schema),
+            output_indices: Arc::clone(&self.columns.output_indices),
+            output_schema: Arc::clone(&self.columns.output_schema),
+            mode: self.table.column_mapping_mode(),
+            batch_size: self.batch_size,
+            predicate: None,
+        };
+        let schema = Arc::clone(&self.columns.output_schema);
+        let files = stream::iter(self.tasks)
+            .map(move |task| read_file(ctx.clone(), task))
+            .flatten();
+        let limited = limit_rows(files, self.limit);
+        DeltaBatchStream {
+            schema,
+            inner: limited.boxed_local_or_send(),
+        }
+    }
+}
+
+/// Truncates a batch stream after `limit` rows.
+fn limit_rows<S>(inner: S, limit: Option<usize>) -> impl Stream<Item = Result<RecordBatch>>
+where
+    S: Stream<Item = Result<RecordBatch>>,
+{
+    let mut left = limit.unwrap_or(usize::MAX);
+    inner
+        .take_while(move |_| {
+            let go = left > 0;
+            futures::future::ready(go)
+        })
+        .map(move |item| {
+            item.map(|batch| {
+                let keep = batch.num_rows().min(left);
+                left -= keep;
+                if keep < batch.num_rows() {
+                    batch.slice(0, keep)
+                } else {
+                    batch
+                }
+            })
+        })
+}
+
+/// The record batches of a scan.
+pub struct DeltaBatchStream {
+    schema: SchemaRef,
+    inner: BoxStream<'static, Result<RecordBatch>>,
+}
+
+impl std::fmt::Debug for DeltaBatchStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaBatchStream")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeltaBatchStream {
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    /// Reads every remaining batch.
+    pub async fn collect_batches(mut self) -> Result<Vec<RecordBatch>> {
+        let mut out = Vec::new();
+        while let Some(b) = self.next().await {
+            out.push(b?);
+        }
+        Ok(out)
+    }
+}
+
+impl Stream for DeltaBatchStream {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+impl DeltaTable {
+    /// Starts configuring a scan of this snapshot.
+    pub fn scan(&self) -> DeltaScanBuilder {
+        DeltaScanBuilder::new(self.clone())
+    }
+}

@@ -1,0 +1,60 @@
+//! `dar head`: the first rows of a table, printed as a grid.
+
+use clap::Args;
+use delta_arrow_reader::{DeltaError, DeltaTable};
+
+use super::TableArgs;
+
+/// Arguments of `dar head`.
+#[derive(Debug, Args, Default)]
+pub struct HeadArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// Number of rows to show.
+    #[arg(short = 'n', long = "rows", default_value_t = 20)]
+    pub rows: usize,
+    /// Comma-separated columns to show (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+}
+
+/// Reads the first rows and prints them.
+pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), DeltaError> {
+    let mut scan = table.scan().with_limit(args.rows);
+    if !args.columns.is_empty() {
+        scan = scan.with_projection(args.columns.iter().map(|c| c.trim().to_string()));
+    }
+    let batches = scan.build()?.into_stream().collect_batches().await?;
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(|source| {
+        DeltaError::Arrow {
+            phase: delta_arrow_reader::Phase::Read,
+            source,
+        }
+    })?;
+    let total: i64 = table
+        .files()
+        .iter()
+        .filter_map(|f| f.stats.as_deref())
+        .filter_map(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+        .filter_map(|v| v.get("numRecords").and_then(|n| n.as_i64()))
+        .sum();
+    let text = format!(
+        "{}\n{}\n{rows} row{} shown; version {}, {} files{}\n",
+        table.location(),
+        grid,
+        if rows == 1 { "" } else { "s" },
+        table.version(),
+        table.files().len(),
+        if total > 0 {
+            format!(", about {total} rows in the table")
+        } else {
+            String::new()
+        }
+    );
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    Ok(())
+}

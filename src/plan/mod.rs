@@ -1,0 +1,179 @@
+//! Scan planning, pure: which columns to read, which files to read, and how.
+//!
+//! From a snapshot (schema, partition columns, active files) and a scan request (projection,
+//! predicate, limit) it builds the read columns (output columns plus those only the predicate
+//! needs), the output schema, and one [`FileTask`] per file that may hold matching rows, with
+//! its partition values parsed to their types.
+
+mod path;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_array::ArrayRef;
+use arrow_schema::{Schema, SchemaRef};
+
+use crate::error::{DeltaError, Result};
+use crate::io::TableLocation;
+use crate::log::Add;
+use crate::read::{FileTask, ReadColumn};
+use crate::schema::{parse_partition_value, ColumnMappingMode, StructType};
+
+pub use path::data_file_path;
+
+/// What a scan asks for.
+#[derive(Debug, Clone, Default)]
+pub struct ScanRequest {
+    /// Output columns by logical name (top-level), in order; `None` for all.
+    pub projection: Option<Vec<String>>,
+    /// Columns the row predicate reads (top-level logical names).
+    pub predicate_columns: Vec<String>,
+    /// Stop after this many rows.
+    pub limit: Option<usize>,
+}
+
+/// The facts of a snapshot planning needs.
+#[derive(Debug, Clone, Copy)]
+pub struct TableFacts<'a> {
+    /// Table root.
+    pub location: &'a TableLocation,
+    /// Logical schema.
+    pub schema: &'a StructType,
+    /// Partition columns (logical names).
+    pub partition_columns: &'a [String],
+    /// Column mapping mode.
+    pub mode: ColumnMappingMode,
+}
+
+/// The read columns and output of a scan.
+#[derive(Debug, Clone)]
+pub struct ScanColumns {
+    /// Columns read from every file.
+    pub columns: Arc<Vec<ReadColumn>>,
+    /// Their schema.
+    pub read_schema: SchemaRef,
+    /// Which read columns are output, in output order.
+    pub output_indices: Arc<Vec<usize>>,
+    /// The output schema.
+    pub output_schema: SchemaRef,
+}
+
+fn resolve<'a>(schema: &'a StructType, name: &str) -> Result<&'a crate::schema::StructField> {
+    schema.field(name).ok_or_else(|| {
+        let known: Vec<&str> = schema.field_names().collect();
+        DeltaError::InvalidArgument {
+            reason: format!(
+                "unknown column '{name}'; the table has: {}",
+                known.join(", ")
+            ),
+        }
+    })
+}
+
+/// Resolves the projection and predicate columns.
+pub fn plan_columns(facts: TableFacts<'_>, request: &ScanRequest) -> Result<ScanColumns> {
+    let output_names: Vec<String> = match &request.projection {
+        Some(p) => {
+            let mut seen = HashSet::new();
+            let mut names = Vec::with_capacity(p.len());
+            for n in p {
+                let f = resolve(facts.schema, n)?;
+                if !seen.insert(f.name.clone()) {
+                    return Err(DeltaError::InvalidArgument {
+                        reason: format!("column '{n}' is projected twice"),
+                    });
+                }
+                names.push(f.name.clone());
+            }
+            names
+        }
+        None => facts.schema.field_names().map(str::to_string).collect(),
+    };
+    let mut read_names = output_names.clone();
+    for n in &request.predicate_columns {
+        let f = resolve(facts.schema, n)?;
+        if !read_names.contains(&f.name) {
+            read_names.push(f.name.clone());
+        }
+    }
+    let mut columns = Vec::with_capacity(read_names.len());
+    for name in &read_names {
+        let field = resolve(facts.schema, name)?.clone();
+        let arrow = Arc::new(field.to_arrow()?);
+        let partition = facts.partition_columns.iter().any(|p| p == name);
+        columns.push(ReadColumn {
+            field,
+            arrow,
+            partition,
+        });
+    }
+    let read_schema = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|c| Arc::clone(&c.arrow))
+            .collect::<Vec<_>>(),
+    ));
+    let output_indices: Vec<usize> = (0..output_names.len()).collect();
+    let output_schema = Arc::new(Schema::new(
+        output_indices
+            .iter()
+            .map(|&i| Arc::clone(&columns[i].arrow))
+            .collect::<Vec<_>>(),
+    ));
+    Ok(ScanColumns {
+        columns: Arc::new(columns),
+        read_schema,
+        output_indices: Arc::new(output_indices),
+        output_schema,
+    })
+}
+
+/// The parsed partition values of `add` for the read columns (`None` for data columns).
+pub fn partition_values(
+    facts: TableFacts<'_>,
+    columns: &[ReadColumn],
+    add: &Add,
+) -> Result<Vec<Option<ArrayRef>>> {
+    columns
+        .iter()
+        .map(|c| {
+            if !c.partition {
+                return Ok(None);
+            }
+            let physical = crate::read::physical_name(&c.field, facts.mode);
+            let raw = add
+                .partition_values
+                .get(physical)
+                .or_else(|| add.partition_values.get(&c.field.name))
+                .and_then(|v| v.as_deref());
+            let ty = c.field.data_type.as_primitive().ok_or_else(|| {
+                DeltaError::invalid_schema(format!(
+                    "partition column '{}' is not of a primitive type",
+                    c.field.name
+                ))
+            })?;
+            parse_partition_value(raw, ty).map(Some)
+        })
+        .collect()
+}
+
+/// One task per file, in log order.
+pub fn plan_tasks(
+    facts: TableFacts<'_>,
+    columns: &[ReadColumn],
+    files: &[Add],
+    limit: Option<usize>,
+) -> Result<Vec<FileTask>> {
+    files
+        .iter()
+        .map(|add| {
+            Ok(FileTask {
+                path: data_file_path(facts.location, &add.path)?,
+                size: u64::try_from(add.size).unwrap_or(0),
+                partition_values: partition_values(facts, columns, add)?,
+                deletion_vector: add.deletion_vector.clone(),
+                limit,
+            })
+        })
+        .collect()
+}

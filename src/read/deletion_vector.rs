@@ -1,0 +1,1337 @@
+//! Deletion vectors: which rows of a data file are logically deleted.
+//!
+//! A `deletionVector` descriptor in an `add` action says where the vector is
+//! ([`dv_source`]): inline in the log (`storageType` `i`, Z85 text), in a file next to the
+//! data named by a UUID (`u`: `<prefix><20 Z85 characters>` becomes
+//! `<prefix>/deletion_vector_<uuid>.bin`), or in a file at an absolute path (`p`). The caller
+//! fetches the byte range a file-based vector asks for and hands it to [`decode_file_range`];
+//! inline vectors decode at once with [`decode_inline`]. Nothing here does I/O.
+//!
+//! Formats (Delta protocol, "Deletion Vector Format" and "Deletion Vector File Storage
+//! Format"):
+//!
+//! - A DV file is one version byte (`1`), then for each vector at its `offset`: a 4-byte
+//!   big-endian `dataSize`, `dataSize` bytes of serialized bitmap, and a 4-byte big-endian
+//!   CRC-32 of those bytes. `dataSize` equals the descriptor's `sizeInBytes`.
+//! - The serialized bitmap is a 4-byte little-endian magic number 1681511377 followed by a
+//!   64-bit Roaring bitmap in the portable format: an 8-byte little-endian count of buckets,
+//!   then per bucket, in ascending key order, a 4-byte little-endian key (the high 32 bits of
+//!   its row indexes, most significant bit 0) and a standard 32-bit Roaring bitmap.
+//! - An inline vector is that same serialized bitmap, Z85-encoded after padding to a multiple
+//!   of 4 bytes; `sizeInBytes` is the length before padding.
+//!
+//! The result is a [`DeletionVector`]: the set of deleted row indexes (0-based positions in the
+//! data file), which turns into a Parquet [`RowSelection`] or a keep mask.
+
+use arrow_array::BooleanArray;
+use arrow_buffer::BooleanBufferBuilder;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use crate::error::{redact, DeltaError, Result};
+use crate::log::DeletionVectorDescriptor;
+
+// Z85 is private to deletion vectors; the file sits beside this one.
+#[path = "z85.rs"]
+mod z85;
+
+/// Magic number of the portable serialization of a 64-bit Roaring bitmap, as Delta writes it.
+const PORTABLE_MAGIC: u32 = 1_681_511_377;
+
+/// Magic number of Delta's older "native" `RoaringBitmapArray` serialization, which the
+/// protocol does not define; recognised only to name it in the error.
+const NATIVE_MAGIC: u32 = 1_681_511_376;
+
+/// Length of the Z85-encoded UUID at the end of a `u` descriptor's `pathOrInlineDv`.
+const ENCODED_UUID_LEN: usize = 20;
+
+/// Where a `u` or `p` vector starts in its file when the descriptor has no `offset`: just after
+/// the version byte.
+const DEFAULT_OFFSET: u64 = 1;
+
+/// Bytes around a vector's bitmap in a DV file: the 4-byte size before, the 4-byte CRC after.
+const FRAME_BYTES: u64 = 8;
+
+/// Smallest serialized bucket: a 4-byte key, a 4-byte cookie and a 4-byte container count.
+const MIN_BUCKET_BYTES: usize = 12;
+
+/// Where the bytes of a deletion vector are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DvSource {
+    /// Stored inline in the log: the serialized bitmap, already Z85-decoded and cut to
+    /// `sizeInBytes` (decode it with [`decode_inline`]).
+    Inline(Vec<u8>),
+    /// Stored in a file: fetch `size` bytes at `offset` and pass them to [`decode_file_range`].
+    File {
+        /// For `storageType` `u`: the file's store path relative to the table root, not
+        /// percent-encoded (`deletion_vector_<uuid>.bin`, or `<prefix>/deletion_vector_<uuid>.bin`).
+        /// For `p`: the absolute URI exactly as in the log, in the same form as an `add.path`
+        /// that is an absolute URI (map it to a store path the same way).
+        path: String,
+        /// Where the vector's 4-byte size prefix starts (the descriptor's `offset`, 1 when
+        /// absent).
+        offset: u64,
+        /// Bytes to fetch: the 4-byte size, `sizeInBytes` bytes of bitmap, the 4-byte CRC-32.
+        size: u64,
+    },
+}
+
+/// Where a descriptor's vector is stored. Checks the descriptor (storage type, sizes, the
+/// encoded UUID) but fetches nothing.
+pub fn dv_source(descriptor: &DeletionVectorDescriptor) -> Result<DvSource> {
+    let size = size_in_bytes(descriptor)?;
+    check_cardinality(descriptor)?;
+    match descriptor.storage_type.as_str() {
+        "i" => Ok(DvSource::Inline(inline_bytes(descriptor, size)?)),
+        "u" | "p" => {
+            let path = match descriptor.storage_type.as_str() {
+                "u" => uuid_relative_path(&descriptor.path_or_inline_dv)?,
+                _ => absolute_path(&descriptor.path_or_inline_dv)?,
+            };
+            let offset = match descriptor.offset {
+                None => DEFAULT_OFFSET,
+                Some(o) => u64::try_from(o).map_err(|_| {
+                    DeltaError::invalid_log(
+                        label(descriptor),
+                        format!("deletion vector offset {o} is negative"),
+                    )
+                })?,
+            };
+            Ok(DvSource::File {
+                path,
+                offset,
+                size: FRAME_BYTES + size as u64,
+            })
+        }
+        other => Err(DeltaError::invalid_log(
+            label(descriptor),
+            format!(
+                "unknown deletion vector storageType {other:?} (expected \"u\", \"i\" or \"p\")"
+            ),
+        )),
+    }
+}
+
+/// Decodes an inline (`storageType` `i`) deletion vector.
+pub fn decode_inline(descriptor: &DeletionVectorDescriptor) -> Result<DeletionVector> {
+    if descriptor.storage_type != "i" {
+        return Err(DeltaError::invalid_log(
+            label(descriptor),
+            format!(
+                "storageType {:?} is not an inline deletion vector",
+                descriptor.storage_type
+            ),
+        ));
+    }
+    let size = size_in_bytes(descriptor)?;
+    let expected = check_cardinality(descriptor)?;
+    let bytes = inline_bytes(descriptor, size)?;
+    let dv = DeletionVector::from_serialized(&bytes, INLINE_LABEL)?;
+    dv.check_cardinality(expected, INLINE_LABEL)?;
+    Ok(dv)
+}
+
+/// Decodes a file-based (`u` or `p`) deletion vector from the bytes [`DvSource::File`] asked
+/// for (`path` names the file in errors). Verifies the size prefix against `sizeInBytes`, the
+/// CRC-32 checksum, the magic number, the bitmap's structure and the cardinality.
+pub fn decode_file_range(
+    descriptor: &DeletionVectorDescriptor,
+    path: &str,
+    bytes: &[u8],
+) -> Result<DeletionVector> {
+    let shown = redact(path);
+    let corrupt = |reason: String| DeltaError::invalid_log(shown.as_str(), reason);
+    if !matches!(descriptor.storage_type.as_str(), "u" | "p") {
+        return Err(corrupt(format!(
+            "storageType {:?} is not a file-based deletion vector",
+            descriptor.storage_type
+        )));
+    }
+    let size = size_in_bytes(descriptor)?;
+    let expected = check_cardinality(descriptor)?;
+    let wanted = size + FRAME_BYTES as usize;
+    if bytes.len() != wanted {
+        return Err(corrupt(format!(
+            "deletion vector range is {} bytes, expected {wanted} (4-byte size, {size} bytes \
+             of bitmap, 4-byte checksum); the file may be truncated",
+            bytes.len()
+        )));
+    }
+    let stored_size = read_u32_be(bytes, 0).unwrap_or(0);
+    if stored_size as usize != size {
+        return Err(corrupt(format!(
+            "deletion vector size in the file is {stored_size} bytes, the log says {size} \
+             (wrong offset or corrupt file)"
+        )));
+    }
+    let data = &bytes[4..4 + size];
+    let stored_crc = read_u32_be(bytes, 4 + size).unwrap_or(0);
+    let crc = crc32fast::hash(data);
+    if crc != stored_crc {
+        return Err(corrupt(format!(
+            "deletion vector checksum mismatch: the file stores CRC-32 {stored_crc:#010x}, \
+             the data has {crc:#010x}"
+        )));
+    }
+    let dv = DeletionVector::from_serialized(data, &shown)?;
+    dv.check_cardinality(expected, &shown)?;
+    Ok(dv)
+}
+
+/// The rows of one data file that a deletion vector deletes: 0-based row indexes in the file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeletionVector {
+    rows: RoaringTreemap,
+}
+
+impl DeletionVector {
+    /// A vector deleting the given row indexes.
+    pub fn from_rows(rows: impl IntoIterator<Item = u64>) -> Self {
+        DeletionVector {
+            rows: rows.into_iter().collect(),
+        }
+    }
+
+    /// The deleted rows as a Roaring bitmap.
+    pub fn as_treemap(&self) -> &RoaringTreemap {
+        &self.rows
+    }
+
+    /// Number of deleted rows.
+    pub fn cardinality(&self) -> u64 {
+        self.rows.len()
+    }
+
+    /// Whether no row is deleted.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether row `row` (0-based index in the file) is deleted.
+    pub fn contains(&self, row: u64) -> bool {
+        self.rows.contains(row)
+    }
+
+    /// The deleted row indexes, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.rows.iter()
+    }
+
+    /// The largest deleted row index (a vector is only valid for a file with more rows).
+    pub fn max_row(&self) -> Option<u64> {
+        self.rows.max()
+    }
+
+    /// Number of deleted rows among `num_rows` rows starting at `first_row`.
+    pub fn deleted_in(&self, first_row: u64, num_rows: u64) -> u64 {
+        match first_row.checked_add(num_rows) {
+            Some(end) => self.rows.range_cardinality(first_row..end),
+            None => self.rows.range_cardinality(first_row..),
+        }
+    }
+
+    /// A Parquet row selection that keeps the rows this vector does not delete.
+    ///
+    /// `row_groups` lists the row groups to be read, in the order the reader reads them, each as
+    /// `(index of its first row in the file, number of rows)`; the selection covers exactly
+    /// those rows, as the Parquet reader expects when it reads a subset of row groups. Deleted
+    /// indexes outside the listed groups are ignored.
+    ///
+    /// Row counts beyond `usize::MAX` (possible only on 32-bit targets, where the Parquet reader
+    /// cannot address them either) are clamped rather than panicking.
+    pub fn row_selection(&self, row_groups: &[(u64, u64)]) -> RowSelection {
+        let mut selectors: Vec<RowSelector> = Vec::new();
+        for &(first, num_rows) in row_groups {
+            let end = first.saturating_add(num_rows);
+            let mut cursor = first;
+            let mut deleted = self.rows.iter();
+            deleted.advance_to(first);
+            for row in deleted.take_while(|&row| row < end) {
+                push_run(&mut selectors, false, row - cursor);
+                push_run(&mut selectors, true, 1);
+                cursor = row + 1;
+            }
+            push_run(&mut selectors, false, end - cursor);
+        }
+        // The selectors alternate and none is empty, so this conversion merges nothing.
+        RowSelection::from(selectors)
+    }
+
+    /// A keep mask for `len` consecutive rows starting at row `start_row`: `true` where the row
+    /// is kept, `false` where it is deleted.
+    pub fn keep_mask(&self, start_row: u64, len: usize) -> BooleanArray {
+        let mut mask = BooleanBufferBuilder::new(len);
+        mask.append_n(len, true);
+        let end = start_row.saturating_add(len as u64);
+        let mut deleted = self.rows.iter();
+        deleted.advance_to(start_row);
+        for row in deleted.take_while(|&row| row < end) {
+            // `row - start_row < len`, which is a usize.
+            mask.set_bit((row - start_row) as usize, false);
+        }
+        BooleanArray::new(mask.finish(), None)
+    }
+
+    /// Decodes a serialized bitmap: the magic number, then the portable 64-bit Roaring format.
+    /// `label` names the vector in errors.
+    fn from_serialized(bytes: &[u8], label: &str) -> Result<Self> {
+        let corrupt = |reason: String| DeltaError::invalid_log(label, reason);
+        let magic = read_u32_le(bytes, 0).ok_or_else(|| {
+            corrupt(format!(
+                "deletion vector of {} bytes is too short for its 4-byte magic number",
+                bytes.len()
+            ))
+        })?;
+        match magic {
+            PORTABLE_MAGIC => {}
+            NATIVE_MAGIC => {
+                return Err(corrupt(format!(
+                    "deletion vector uses the native RoaringBitmapArray format (magic \
+                     {NATIVE_MAGIC}), which the Delta protocol does not define; only the \
+                     portable format (magic {PORTABLE_MAGIC}) is supported"
+                )))
+            }
+            other => {
+                return Err(corrupt(format!(
+                    "deletion vector has magic number {other}, expected {PORTABLE_MAGIC}"
+                )))
+            }
+        }
+        let mut rest = &bytes[4..];
+        let count = match read_u64_le(rest, 0) {
+            Some(c) => c,
+            None => {
+                return Err(corrupt(
+                    "deletion vector is truncated: no bucket count after the magic number".into(),
+                ))
+            }
+        };
+        rest = &rest[8..];
+        if count > (rest.len() / MIN_BUCKET_BYTES) as u64 {
+            return Err(corrupt(format!(
+                "deletion vector claims {count} buckets but only {} bytes follow",
+                rest.len()
+            )));
+        }
+        let mut buckets: Vec<(u32, RoaringBitmap)> = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            let key = read_u32_le(rest, 0).ok_or_else(|| {
+                corrupt(format!(
+                    "deletion vector is truncated in the key of bucket {i}"
+                ))
+            })?;
+            rest = &rest[4..];
+            if key & 0x8000_0000 != 0 {
+                return Err(corrupt(format!(
+                    "deletion vector bucket key {key:#x} has its most significant bit set"
+                )));
+            }
+            if let Some(&(previous, _)) = buckets.last() {
+                if key <= previous {
+                    return Err(corrupt(format!(
+                        "deletion vector bucket keys are not ascending ({previous} then {key})"
+                    )));
+                }
+            }
+            // `Read for &[u8]` advances `rest` past what the bitmap consumed.
+            let bitmap = RoaringBitmap::deserialize_from(&mut rest).map_err(|e| {
+                corrupt(format!(
+                    "deletion vector bucket {i} (key {key}) is not a valid Roaring bitmap: {e}"
+                ))
+            })?;
+            buckets.push((key, bitmap));
+        }
+        if !rest.is_empty() {
+            return Err(corrupt(format!(
+                "deletion vector has {} unexpected bytes after its last bucket",
+                rest.len()
+            )));
+        }
+        Ok(DeletionVector {
+            rows: RoaringTreemap::from_bitmaps(buckets),
+        })
+    }
+
+    /// Checks that the decoded vector deletes as many rows as the descriptor says.
+    fn check_cardinality(&self, expected: u64, label: &str) -> Result<()> {
+        let actual = self.cardinality();
+        if actual == expected {
+            Ok(())
+        } else {
+            Err(DeltaError::invalid_log(
+                label,
+                format!(
+                    "deletion vector deletes {actual} rows but its descriptor's cardinality is \
+                     {expected}"
+                ),
+            ))
+        }
+    }
+}
+
+impl From<RoaringTreemap> for DeletionVector {
+    fn from(rows: RoaringTreemap) -> Self {
+        DeletionVector { rows }
+    }
+}
+
+/// How errors name an inline vector.
+const INLINE_LABEL: &str = "inline deletion vector";
+
+/// How errors name the vector of a descriptor, before its bytes are read.
+fn label(descriptor: &DeletionVectorDescriptor) -> String {
+    match descriptor.storage_type.as_str() {
+        "i" => INLINE_LABEL.to_string(),
+        "p" => redact(&descriptor.path_or_inline_dv),
+        _ => format!("deletion vector {}", descriptor.path_or_inline_dv),
+    }
+}
+
+/// `sizeInBytes` as a length, refusing negative values.
+fn size_in_bytes(descriptor: &DeletionVectorDescriptor) -> Result<usize> {
+    usize::try_from(descriptor.size_in_bytes).map_err(|_| {
+        DeltaError::invalid_log(
+            label(descriptor),
+            format!(
+                "deletion vector sizeInBytes {} is negative",
+                descriptor.size_in_bytes
+            ),
+        )
+    })
+}
+
+/// `cardinality` as a count, refusing negative values.
+fn check_cardinality(descriptor: &DeletionVectorDescriptor) -> Result<u64> {
+    u64::try_from(descriptor.cardinality).map_err(|_| {
+        DeltaError::invalid_log(
+            label(descriptor),
+            format!(
+                "deletion vector cardinality {} is negative",
+                descriptor.cardinality
+            ),
+        )
+    })
+}
+
+/// The serialized bitmap of an inline vector: Z85-decoded, padding removed.
+fn inline_bytes(descriptor: &DeletionVectorDescriptor, size: usize) -> Result<Vec<u8>> {
+    let corrupt = |reason: String| DeltaError::invalid_log(INLINE_LABEL, reason);
+    let mut bytes = z85::decode(&descriptor.path_or_inline_dv)
+        .map_err(|e| corrupt(format!("inline deletion vector is not valid Z85: {e}")))?;
+    // Writers pad to a multiple of 4 bytes before encoding; anything more is a mismatch.
+    if bytes.len() < size || bytes.len() - size > 3 {
+        return Err(corrupt(format!(
+            "inline deletion vector decodes to {} bytes but sizeInBytes is {size}",
+            bytes.len()
+        )));
+    }
+    bytes.truncate(size);
+    Ok(bytes)
+}
+
+/// The table-relative path of a `u` vector: `<prefix>/deletion_vector_<uuid>.bin`, or
+/// `deletion_vector_<uuid>.bin` without a prefix.
+fn uuid_relative_path(encoded: &str) -> Result<String> {
+    let invalid =
+        |reason: String| DeltaError::invalid_log(format!("deletion vector {encoded}"), reason);
+    let split = encoded
+        .len()
+        .checked_sub(ENCODED_UUID_LEN)
+        .filter(|&at| encoded.is_char_boundary(at))
+        .ok_or_else(|| {
+            invalid(format!(
+                "pathOrInlineDv {encoded:?} must end with a {ENCODED_UUID_LEN}-character \
+                 Z85-encoded UUID"
+            ))
+        })?;
+    let (prefix, uuid_text) = encoded.split_at(split);
+    let uuid = z85::decode(uuid_text)
+        .map_err(|e| invalid(format!("the UUID in pathOrInlineDv is not valid Z85: {e}")))?;
+    let uuid: [u8; 16] = uuid
+        .try_into()
+        .map_err(|_| invalid("the UUID in pathOrInlineDv is not 16 bytes".into()))?;
+    let file = format!("deletion_vector_{}.bin", format_uuid(&uuid));
+    if prefix.is_empty() {
+        return Ok(file);
+    }
+    // The prefix names a folder under the table root (stores take decoded paths, so it stays
+    // as written); it must not climb out of the table.
+    let escapes = prefix.starts_with('/')
+        || prefix.contains('\\')
+        || prefix.split('/').any(|segment| segment == "..");
+    if escapes {
+        return Err(invalid(format!(
+            "the random prefix {prefix:?} of pathOrInlineDv is not a folder inside the table"
+        )));
+    }
+    Ok(format!("{prefix}/{file}"))
+}
+
+/// The absolute URI of a `p` vector, checked to be absolute.
+fn absolute_path(path: &str) -> Result<String> {
+    match url::Url::parse(path) {
+        Ok(_) => Ok(path.to_string()),
+        Err(e) => Err(DeltaError::invalid_log(
+            redact(path),
+            format!("deletion vector path with storageType \"p\" is not an absolute URI: {e}"),
+        )),
+    }
+}
+
+/// A UUID in canonical text form: lowercase hex, 8-4-4-4-12.
+fn format_uuid(bytes: &[u8; 16]) -> String {
+    let mut out = String::with_capacity(36);
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// Appends a run of `n` rows (skipped or selected), merging with the previous run of the same
+/// kind and clamping at `usize::MAX`.
+fn push_run(selectors: &mut Vec<RowSelector>, skip: bool, n: u64) {
+    if n == 0 {
+        return;
+    }
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    match selectors.last_mut() {
+        Some(last) if last.skip == skip => last.row_count = last.row_count.saturating_add(n),
+        _ => selectors.push(if skip {
+            RowSelector::skip(n)
+        } else {
+            RowSelector::select(n)
+        }),
+    }
+}
+
+fn read_u32_be(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at.checked_add(4)?)?;
+    Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn read_u32_le(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn read_u64_le(bytes: &[u8], at: usize) -> Option<u64> {
+    let b = bytes.get(at..at.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    Some(u64::from_le_bytes(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn descriptor(
+        storage_type: &str,
+        path_or_inline_dv: &str,
+        offset: Option<i32>,
+        size_in_bytes: i32,
+        cardinality: i64,
+    ) -> DeletionVectorDescriptor {
+        DeletionVectorDescriptor {
+            storage_type: storage_type.to_string(),
+            path_or_inline_dv: path_or_inline_dv.to_string(),
+            offset,
+            size_in_bytes,
+            cardinality,
+        }
+    }
+
+    /// The serialized bitmap of `rows`: magic number, then the portable 64-bit format.
+    fn serialize(rows: &[u64]) -> Vec<u8> {
+        let map: RoaringTreemap = rows.iter().copied().collect();
+        let mut out = PORTABLE_MAGIC.to_le_bytes().to_vec();
+        map.serialize_into(&mut out).unwrap();
+        out
+    }
+
+    /// What a DV file holds for one vector: size, bitmap, CRC-32.
+    fn frame(bitmap: &[u8]) -> Vec<u8> {
+        let mut out = (bitmap.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(bitmap);
+        out.extend_from_slice(&crc32fast::hash(bitmap).to_be_bytes());
+        out
+    }
+
+    fn file_descriptor(bitmap: &[u8], cardinality: i64) -> DeletionVectorDescriptor {
+        descriptor(
+            "u",
+            "vBn[lx{q8@P<9BNH/isA",
+            Some(1),
+            bitmap.len() as i32,
+            cardinality,
+        )
+    }
+
+    fn rows(dv: &DeletionVector) -> Vec<u64> {
+        dv.iter().collect()
+    }
+
+    fn selectors(selection: RowSelection) -> Vec<(bool, usize)> {
+        Vec::<RowSelector>::from(selection)
+            .into_iter()
+            .map(|s| (s.skip, s.row_count))
+            .collect()
+    }
+
+    fn mask(array: &BooleanArray) -> Vec<bool> {
+        array.iter().map(|v| v.unwrap_or(false)).collect()
+    }
+
+    // ---- where a vector is -------------------------------------------------------------
+
+    #[test]
+    fn uuid_relative_paths() {
+        // PROTOCOL.md, JSON Example 1: prefix "ab", UUID d2c639aa-8816-431a-aaf6-d3fe2512ff61.
+        let d = descriptor("u", "ab^-aqEH.-t@S}K{vb[*k^", Some(4), 40, 6);
+        assert_eq!(
+            dv_source(&d).unwrap(),
+            DvSource::File {
+                path: "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin".into(),
+                offset: 4,
+                size: 48,
+            }
+        );
+        // No prefix: the file is at the table root. kernel__table-with-dv-small's file is
+        // named deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin.
+        let d = descriptor("u", "vBn[lx{q8@P<9BNH/isA", None, 36, 2);
+        assert_eq!(
+            dv_source(&d).unwrap(),
+            DvSource::File {
+                path: "deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin".into(),
+                offset: 1,
+                size: 44,
+            }
+        );
+        assert_eq!(
+            format_uuid(&[0xAB; 16]),
+            "abababab-abab-abab-abab-abababababab"
+        );
+    }
+
+    #[test]
+    fn absolute_paths() {
+        // PROTOCOL.md, JSON Example 2.
+        let path = "s3://mytable/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin";
+        let d = descriptor("p", path, Some(4), 40, 6);
+        assert_eq!(
+            dv_source(&d).unwrap(),
+            DvSource::File {
+                path: path.into(),
+                offset: 4,
+                size: 48,
+            }
+        );
+        let d = descriptor("p", "relative/deletion_vector.bin", None, 40, 6);
+        let err = dv_source(&d).unwrap_err();
+        assert_eq!(err.code(), "invalid_log");
+        assert!(err.to_string().contains("absolute URI"), "{err}");
+    }
+
+    #[test]
+    fn bad_descriptors_are_errors() {
+        let bad = [
+            descriptor("u", "short", None, 36, 2),
+            descriptor("u", "", None, 36, 2),
+            descriptor("u", "vBn[lx{q8@P<9BNH/is ", None, 36, 2),
+            descriptor("u", "vBn[lx{q8@P<9BNH/isé", None, 36, 2),
+            descriptor("u", "ééééééééééééééééééééé", None, 36, 2),
+            descriptor("u", "%nSc1vBn[lx{q8@P<9BNH", None, 36, 2),
+            descriptor("u", "../vBn[lx{q8@P<9BNH/isA", None, 36, 2),
+            descriptor("u", "/vBn[lx{q8@P<9BNH/isA", None, 36, 2),
+            descriptor("u", "vBn[lx{q8@P<9BNH/isA", Some(-1), 36, 2),
+            descriptor("u", "vBn[lx{q8@P<9BNH/isA", Some(1), -36, 2),
+            descriptor("u", "vBn[lx{q8@P<9BNH/isA", Some(1), 36, -2),
+            descriptor("x", "vBn[lx{q8@P<9BNH/isA", Some(1), 36, 2),
+            descriptor("", "vBn[lx{q8@P<9BNH/isA", Some(1), 36, 2),
+            descriptor("i", "HelloWorl", None, 8, 2),
+            descriptor("i", "HelloWorld", None, 12, 2),
+            descriptor("i", "HelloWorld", None, 4, 2),
+        ];
+        for d in bad {
+            let err = dv_source(&d).expect_err(&format!("{d:?}"));
+            assert_eq!(err.code(), "invalid_log", "{d:?}");
+        }
+        // The error names what is wrong.
+        let err = dv_source(&descriptor("u", "vBn[lx{q8@P<9BNH/is ", None, 36, 2)).unwrap_err();
+        assert!(
+            err.to_string().contains("invalid Z85 character ' '"),
+            "{err}"
+        );
+        let err = dv_source(&descriptor("x", "abc", None, 36, 2)).unwrap_err();
+        assert!(err.to_string().contains("storageType \"x\""), "{err}");
+    }
+
+    // ---- inline vectors ----------------------------------------------------------------
+
+    /// PROTOCOL.md, JSON Example 3 (deletes rows 3, 4, 7, 11, 18, 29).
+    const SPEC_INLINE: &str = "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L";
+
+    #[test]
+    fn the_protocol_inline_example() {
+        // The example's header is not the format the protocol's appendix defines: its first
+        // 4 bytes are 1681511376 in big-endian order (Delta's older "native" layout: bucket
+        // count and bitmap size follow as big-endian 32-bit numbers). It decodes as Z85 to the
+        // 40 bytes `sizeInBytes` announces, and is refused with a clear error.
+        let bytes = z85::decode(SPEC_INLINE).unwrap();
+        assert_eq!(bytes.len(), 40);
+        assert_eq!(bytes[..4], NATIVE_MAGIC.to_be_bytes());
+        assert_eq!(bytes[4..8], 1u32.to_be_bytes());
+        assert_eq!(bytes[8..12], 28u32.to_be_bytes());
+        let err = decode_inline(&descriptor("i", SPEC_INLINE, None, 40, 6)).unwrap_err();
+        assert!(err.to_string().contains("magic number"), "{err}");
+
+        // The example's 32-bit bitmap (its last 28 bytes, the last 35 characters), framed the
+        // way the appendix says: little-endian magic, 8-byte little-endian bucket count 1,
+        // bucket key 0.
+        let mut header = PORTABLE_MAGIC.to_le_bytes().to_vec();
+        header.extend_from_slice(&1u64.to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        let text = format!("{}{}", z85::encode(&header).unwrap(), &SPEC_INLINE[15..]);
+        assert!(text.starts_with("^Bg9^"), "{text}");
+        let d = descriptor("i", &text, None, 44, 6);
+        let dv = decode_inline(&d).unwrap();
+        assert_eq!(rows(&dv), [3, 4, 7, 11, 18, 29]);
+        assert_eq!(dv.cardinality(), 6);
+        assert_eq!(
+            dv_source(&d).unwrap(),
+            DvSource::Inline(z85::decode(&text).unwrap())
+        );
+        // A wrong cardinality is an error.
+        let err = decode_inline(&descriptor("i", &text, None, 44, 5)).unwrap_err();
+        assert!(err.to_string().contains("cardinality is 5"), "{err}");
+    }
+
+    #[test]
+    fn inline_with_a_short_final_group() {
+        // kernel__cdf-table-with-dv: 34 bytes, the last two written as the `z85` crate's short
+        // group "##093" (bytes 0x03 0x00: row 3 of a 10-row file).
+        let d = descriptor(
+            "i",
+            "^Bg9^0rr910000000000iXQKl0rr91000005c8Xg##093",
+            None,
+            34,
+            1,
+        );
+        match dv_source(&d).unwrap() {
+            DvSource::Inline(bytes) => assert_eq!(bytes.len(), 34),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rows(&decode_inline(&d).unwrap()), [3]);
+        // The same text with another sizeInBytes is refused.
+        for size in [33, 36] {
+            let wrong = descriptor("i", &d.path_or_inline_dv, None, size, 1);
+            let err = decode_inline(&wrong).unwrap_err();
+            assert!(err.to_string().contains("decodes to 34 bytes"), "{err}");
+        }
+    }
+
+    #[test]
+    fn inline_zero_padding_is_cut_to_size_in_bytes() {
+        // Delta's reference writer pads with zero bytes to a multiple of 4.
+        let bitmap = serialize(&[3]);
+        assert_eq!(bitmap.len(), 34);
+        let mut padded = bitmap.clone();
+        padded.extend_from_slice(&[0, 0]);
+        let text = z85::encode(&padded).unwrap();
+        let d = descriptor("i", &text, None, 34, 1);
+        assert_eq!(rows(&decode_inline(&d).unwrap()), [3]);
+        // Without the cut, the two padding bytes would trail the bitmap.
+        let err = decode_inline(&descriptor("i", &text, None, 36, 1)).unwrap_err();
+        assert!(err.to_string().contains("unexpected bytes"), "{err}");
+    }
+
+    #[test]
+    fn inline_round_trip_with_padding() {
+        for rows_in in [
+            vec![],
+            vec![0],
+            vec![5, 6, 7, 100_000],
+            vec![0, 1 << 32, (1 << 32) + 7, 3 << 33],
+        ] {
+            let bitmap = serialize(&rows_in);
+            let mut padded = bitmap.clone();
+            padded.resize(bitmap.len().div_ceil(4) * 4, 0);
+            let text = z85::encode(&padded).unwrap();
+            let d = descriptor("i", &text, None, bitmap.len() as i32, rows_in.len() as i64);
+            let dv = decode_inline(&d).unwrap();
+            assert_eq!(rows(&dv), rows_in);
+        }
+    }
+
+    #[test]
+    fn decode_inline_refuses_file_descriptors() {
+        let d = descriptor("u", "vBn[lx{q8@P<9BNH/isA", Some(1), 36, 2);
+        assert!(decode_inline(&d).is_err());
+        let bitmap = serialize(&[1]);
+        let i = descriptor("i", "HelloWorld", None, 8, 1);
+        assert!(decode_file_range(&i, "x.bin", &frame(&bitmap)).is_err());
+    }
+
+    // ---- file vectors ------------------------------------------------------------------
+
+    #[test]
+    fn file_range_round_trip() {
+        let rows_in = [2, 3, 4, 65_536, 1 << 32, (5 << 32) + 1];
+        let bitmap = serialize(&rows_in);
+        let d = file_descriptor(&bitmap, 6);
+        let dv = decode_file_range(&d, "dv.bin", &frame(&bitmap)).unwrap();
+        assert_eq!(rows(&dv), rows_in);
+        assert_eq!(dv.max_row(), Some((5 << 32) + 1));
+        assert!(dv.contains(1 << 32) && !dv.contains(1));
+        assert_eq!(dv.deleted_in(0, 5), 3);
+        assert_eq!(dv.deleted_in(1 << 32, u64::MAX), 2);
+    }
+
+    #[test]
+    fn corrupt_files_are_clear_errors() {
+        let bitmap = serialize(&[0, 9]);
+        let d = file_descriptor(&bitmap, 2);
+        let good = frame(&bitmap);
+        assert!(decode_file_range(&d, "dv.bin", &good).is_ok());
+
+        // A flipped bit in the bitmap: the checksum catches it, and the message names the file.
+        let mut bad = good.clone();
+        bad[10] ^= 0x01;
+        let err = decode_file_range(&d, "t/deletion_vector_x.bin", &bad).unwrap_err();
+        assert_eq!(err.code(), "invalid_log");
+        let msg = err.to_string();
+        assert!(msg.contains("t/deletion_vector_x.bin"), "{msg}");
+        assert!(msg.contains("checksum mismatch"), "{msg}");
+
+        // A flipped bit in the checksum itself.
+        let mut bad = good.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 0x80;
+        let err = decode_file_range(&d, "dv.bin", &bad).unwrap_err();
+        assert!(err.to_string().contains("checksum mismatch"), "{err}");
+
+        // The size prefix disagrees with sizeInBytes.
+        let mut bad = good.clone();
+        bad[3] += 1;
+        let err = decode_file_range(&d, "dv.bin", &bad).unwrap_err();
+        assert!(err.to_string().contains("the log says"), "{err}");
+
+        // The wrong cardinality in the log.
+        let err = decode_file_range(&file_descriptor(&bitmap, 3), "dv.bin", &good).unwrap_err();
+        assert!(err.to_string().contains("deletes 2 rows"), "{err}");
+
+        // The wrong magic number, with a valid checksum.
+        let mut other = bitmap.clone();
+        other[0] ^= 0x01;
+        let err = decode_file_range(&d, "dv.bin", &frame(&other)).unwrap_err();
+        assert!(err.to_string().contains("magic number"), "{err}");
+
+        // Truncated or overlong input, at every length: errors, never panics.
+        for len in 0..good.len() {
+            let err = decode_file_range(&d, "dv.bin", &good[..len]).unwrap_err();
+            assert!(err.to_string().contains("truncated"), "{len}: {err}");
+        }
+        let mut long = good.clone();
+        long.push(0);
+        assert!(decode_file_range(&d, "dv.bin", &long).is_err());
+    }
+
+    #[test]
+    fn malformed_bitmaps_never_panic() {
+        let bitmap = serialize(&[1, 2, 3, 1000, 70_000, 1 << 32]);
+        // Every truncation of the bitmap, framed with a correct checksum.
+        for len in 0..bitmap.len() {
+            let cut = &bitmap[..len];
+            let d = file_descriptor(cut, 6);
+            assert!(
+                decode_file_range(&d, "dv.bin", &frame(cut)).is_err(),
+                "{len}"
+            );
+        }
+        // Every byte altered, with a correct checksum: decoding may succeed or fail, but never
+        // panics, and a success always matches the cardinality.
+        for at in 0..bitmap.len() {
+            for x in [0x01, 0x80, 0xFF] {
+                let mut b = bitmap.clone();
+                b[at] ^= x;
+                let d = file_descriptor(&b, 6);
+                if let Ok(dv) = decode_file_range(&d, "dv.bin", &frame(&b)) {
+                    assert_eq!(dv.cardinality(), 6);
+                }
+            }
+        }
+        // A bucket count far beyond the data.
+        let mut huge = PORTABLE_MAGIC.to_le_bytes().to_vec();
+        huge.extend_from_slice(&u64::MAX.to_le_bytes());
+        let err = decode_file_range(&file_descriptor(&huge, 0), "dv.bin", &frame(&huge));
+        assert!(err.unwrap_err().to_string().contains("claims"));
+    }
+
+    #[test]
+    fn bucket_keys_must_ascend_and_stay_positive() {
+        let one = |key: u32| {
+            let mut b = key.to_le_bytes().to_vec();
+            let bitmap: RoaringBitmap = [7u32].into_iter().collect();
+            bitmap.serialize_into(&mut b).unwrap();
+            b
+        };
+        let build = |keys: &[u32]| {
+            let mut out = PORTABLE_MAGIC.to_le_bytes().to_vec();
+            out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+            for &k in keys {
+                out.extend(one(k));
+            }
+            out
+        };
+        let ok = build(&[0, 3]);
+        let dv = decode_file_range(&file_descriptor(&ok, 2), "dv.bin", &frame(&ok)).unwrap();
+        assert_eq!(rows(&dv), [7, (3 << 32) + 7]);
+        for keys in [&[3, 0][..], &[2, 2][..], &[0x8000_0000][..]] {
+            let b = build(keys);
+            let err = decode_file_range(&file_descriptor(&b, 2), "dv.bin", &frame(&b));
+            assert!(err.is_err(), "{keys:?}");
+        }
+        let native = [NATIVE_MAGIC.to_le_bytes(), [0; 4]].concat();
+        let err = decode_file_range(&file_descriptor(&native, 0), "dv.bin", &frame(&native));
+        assert!(err.unwrap_err().to_string().contains("native"));
+    }
+
+    // ---- selections and masks ----------------------------------------------------------
+
+    #[test]
+    fn row_selection_keeps_exactly_the_live_rows() {
+        let dv = DeletionVector::from_rows([1, 2, 5, 9]);
+        // Row groups of 4, 4 and 2 rows.
+        let all = [(0, 4), (4, 4), (8, 2)];
+        assert_eq!(
+            selectors(dv.row_selection(&all)),
+            [
+                (false, 1),
+                (true, 2),
+                (false, 2),
+                (true, 1),
+                (false, 2),
+                (true, 1),
+                (false, 1)
+            ]
+        );
+        // Only the second and third groups: rows 4..10.
+        assert_eq!(
+            selectors(dv.row_selection(&all[1..])),
+            [(false, 1), (true, 1), (false, 2), (true, 1), (false, 1)]
+        );
+        // Only the first and last groups, rows 0..4 then 8..10.
+        assert_eq!(
+            selectors(dv.row_selection(&[all[0], all[2]])),
+            [(false, 1), (true, 2), (false, 1), (true, 1), (false, 1)]
+        );
+        // No deletions in a group: one select of the whole group.
+        assert_eq!(
+            selectors(DeletionVector::default().row_selection(&all)),
+            [(false, 10)]
+        );
+        // Everything deleted.
+        let everything = DeletionVector::from_rows(0..10);
+        assert_eq!(selectors(everything.row_selection(&all)), [(true, 10)]);
+        assert!(!everything.row_selection(&all).selects_any());
+        // Empty groups and no groups.
+        assert_eq!(selectors(dv.row_selection(&[(0, 0)])), []);
+        assert_eq!(selectors(dv.row_selection(&[])), []);
+        // Row indexes beyond 2^32.
+        let far = DeletionVector::from_rows([(1 << 32) + 1]);
+        assert_eq!(
+            selectors(far.row_selection(&[((1 << 32) - 2, 5)])),
+            [(false, 3), (true, 1), (false, 1)]
+        );
+        // A group that would run past u64::MAX is clamped, not a panic.
+        let _ = far.row_selection(&[(u64::MAX - 1, 5)]);
+    }
+
+    #[test]
+    fn keep_masks() {
+        let dv = DeletionVector::from_rows([1, 2, 5, 9]);
+        assert_eq!(
+            mask(&dv.keep_mask(0, 10)),
+            [true, false, false, true, true, false, true, true, true, false]
+        );
+        assert_eq!(mask(&dv.keep_mask(4, 4)), [true, false, true, true]);
+        assert_eq!(mask(&dv.keep_mask(10, 3)), [true, true, true]);
+        assert_eq!(dv.keep_mask(3, 0).len(), 0);
+        assert_eq!(arrow_array::Array::null_count(&dv.keep_mask(0, 10)), 0);
+        let far = DeletionVector::from_rows([(1 << 32) + 1]);
+        assert_eq!(mask(&far.keep_mask(1 << 32, 3)), [true, false, true]);
+        assert_eq!(mask(&far.keep_mask(u64::MAX - 1, 2)), [true, true]);
+    }
+
+    /// The Parquet reader, given the selection, returns exactly the rows not deleted, also
+    /// when it reads a subset of the row groups.
+    #[test]
+    fn parquet_reads_exactly_the_live_rows() {
+        use arrow_array::{Array, Int64Array, RecordBatch};
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+        use std::sync::Arc;
+
+        let ids = Int64Array::from_iter_values(0..10);
+        let batch = RecordBatch::try_from_iter([("id", Arc::new(ids) as _)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(4))
+            .build();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let data = bytes::Bytes::from(buf);
+
+        let dv = DeletionVector::from_rows([1, 2, 5, 9]);
+        let read = |groups: Vec<usize>| -> Vec<i64> {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(data.clone()).unwrap();
+            let meta = builder.metadata().clone();
+            assert_eq!(meta.num_row_groups(), 3);
+            let mut first = 0u64;
+            let mut starts = Vec::new();
+            for rg in meta.row_groups() {
+                starts.push((first, rg.num_rows() as u64));
+                first += rg.num_rows() as u64;
+            }
+            let wanted: Vec<(u64, u64)> = groups.iter().map(|&g| starts[g]).collect();
+            let reader = builder
+                .with_row_groups(groups)
+                .with_row_selection(dv.row_selection(&wanted))
+                .build()
+                .unwrap();
+            let mut out = Vec::new();
+            for b in reader {
+                let b = b.unwrap();
+                let col = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                assert_eq!(col.null_count(), 0);
+                out.extend(col.values().iter().copied());
+            }
+            out
+        };
+        assert_eq!(read(vec![0, 1, 2]), [0, 3, 4, 6, 7, 8]);
+        assert_eq!(read(vec![1, 2]), [4, 6, 7, 8]);
+        assert_eq!(read(vec![0, 2]), [0, 3, 8]);
+        assert_eq!(read(vec![2]), [8]);
+    }
+
+    // ---- the shared corpus -------------------------------------------------------------
+
+    #[cfg(not(target_arch = "wasm32"))]
+    mod corpus {
+        use super::*;
+        use arrow_array::RecordBatch;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use std::collections::{BTreeMap, HashMap};
+        use std::path::{Path, PathBuf};
+
+        fn table(name: &str) -> Option<PathBuf> {
+            let dir = Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../shared/corpus/tables"
+            ))
+            .join(name);
+            if !dir.is_dir() {
+                eprintln!("corpus table {name} not found: skipped");
+            }
+            dir.is_dir().then_some(dir)
+        }
+
+        /// The log's actions, commit by commit.
+        fn commits(table: &Path) -> Vec<Vec<serde_json::Value>> {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(table.join("_delta_log"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    let name = p.file_name().unwrap().to_string_lossy();
+                    name.ends_with(".json") && !name.starts_with("._") && name.len() == 25
+                })
+                .collect();
+            files.sort();
+            files
+                .iter()
+                .map(|f| {
+                    std::fs::read_to_string(f)
+                        .unwrap()
+                        .lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(|l| serde_json::from_str(l).unwrap())
+                        .collect()
+                })
+                .collect()
+        }
+
+        /// Every (data file path, numRecords, descriptor) of `add` and `remove` actions.
+        fn descriptors(table: &Path) -> Vec<(String, Option<u64>, DeletionVectorDescriptor)> {
+            let mut out = Vec::new();
+            for action in commits(table).into_iter().flatten() {
+                for kind in ["add", "remove"] {
+                    let Some(file) = action.get(kind) else {
+                        continue;
+                    };
+                    let Some(dv) = file.get("deletionVector").filter(|d| !d.is_null()) else {
+                        continue;
+                    };
+                    let dv: DeletionVectorDescriptor = serde_json::from_value(dv.clone()).unwrap();
+                    let records = file
+                        .get("stats")
+                        .and_then(|s| s.as_str())
+                        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+                        .and_then(|s| s.get("numRecords").and_then(|n| n.as_u64()));
+                    let path = file["path"].as_str().unwrap().to_string();
+                    out.push((path, records, dv));
+                }
+            }
+            out
+        }
+
+        /// Loads a descriptor's vector the way the reader does: through `dv_source`, reading
+        /// only the range it asks for.
+        fn load(table: &Path, d: &DeletionVectorDescriptor) -> Result<DeletionVector> {
+            match dv_source(d)? {
+                DvSource::Inline(_) => decode_inline(d),
+                DvSource::File { path, offset, size } => {
+                    let bytes = std::fs::read(table.join(&path)).unwrap();
+                    assert_eq!(bytes[0], 1, "{path}: DV file format version");
+                    let range = &bytes[offset as usize..(offset + size) as usize];
+                    decode_file_range(d, &path, range)
+                }
+            }
+        }
+
+        fn load_one(table_name: &str, encoded: &str) -> Option<DeletionVector> {
+            let t = table(table_name)?;
+            let (_, _, d) = descriptors(&t)
+                .into_iter()
+                .find(|(_, _, d)| d.path_or_inline_dv == encoded)
+                .unwrap();
+            Some(load(&t, &d).unwrap())
+        }
+
+        #[test]
+        fn every_corpus_vector_decodes() {
+            let names = [
+                "golden__dv-partitioned-with-checkpoint",
+                "kernel__table-with-dv-small",
+                "kernel__with-short-dv",
+                "kernel__cdf-table-with-dv",
+                "kernel__cdf-table-with-cdc-and-dvs",
+                "kernel__compacted-log-files-table",
+                "deltars__table_with_deletion_logs",
+            ];
+            let mut decoded = 0;
+            let mut inline = 0;
+            let mut shared_file = 0;
+            for name in names {
+                let Some(t) = table(name) else {
+                    return;
+                };
+                for (path, records, d) in descriptors(&t) {
+                    let dv = load(&t, &d).unwrap_or_else(|e| panic!("{name} {d:?}: {e}"));
+                    assert_eq!(dv.cardinality() as i64, d.cardinality, "{name} {d:?}");
+                    if let (Some(n), Some(max)) = (records, dv.max_row()) {
+                        assert!(max < n, "{name} {path}: row {max} of {n}");
+                    }
+                    decoded += 1;
+                    inline += usize::from(d.storage_type == "i");
+                    shared_file += usize::from(d.offset.is_some_and(|o| o > 1));
+                }
+            }
+            assert!(decoded >= 70, "{decoded}");
+            assert!(inline >= 6, "{inline}");
+            assert!(shared_file >= 2, "{shared_file}");
+        }
+
+        #[test]
+        fn known_deleted_rows() {
+            // Values 0..=9, DELETE of rows 0 and 9 (delta-kernel-rs test data).
+            if let Some(dv) = load_one("kernel__table-with-dv-small", "vBn[lx{q8@P<9BNH/isA") {
+                assert_eq!(rows(&dv), [0, 9]);
+            }
+            // A run container.
+            if let Some(dv) = load_one("kernel__with-short-dv", "U5OWRz5k%CFT.Td}yCPW") {
+                assert_eq!(rows(&dv), [0, 1, 2]);
+            }
+            if let Some(dv) = load_one("deltars__table_with_deletion_logs", "J.Dy=B})x<YARTP5LcO1")
+            {
+                assert_eq!(rows(&dv), [2]);
+            }
+            if let Some(dv) = load_one("deltars__table_with_deletion_logs", "Q6Kt3y1b)0MgZSWwPunr")
+            {
+                assert_eq!(rows(&dv), [2, 79]);
+            }
+            // Inline, padded from 34 to 36 bytes.
+            if let Some(dv) = load_one(
+                "kernel__cdf-table-with-dv",
+                "^Bg9^0rr910000000000iXQKl0rr91000005c8Xg##093",
+            ) {
+                assert_eq!(dv.cardinality(), 1);
+            }
+        }
+
+        #[test]
+        fn corpus_file_corruption() {
+            let Some(t) = table("kernel__table-with-dv-small") else {
+                return;
+            };
+            let (_, _, d) = descriptors(&t).pop().unwrap();
+            let DvSource::File { path, offset, size } = dv_source(&d).unwrap() else {
+                panic!("not a file vector");
+            };
+            let bytes = std::fs::read(t.join(&path)).unwrap();
+            let range = bytes[offset as usize..(offset + size) as usize].to_vec();
+            for at in 4..range.len() {
+                let mut bad = range.clone();
+                bad[at] ^= 0x10;
+                let err = decode_file_range(&d, &path, &bad).unwrap_err();
+                assert!(err.to_string().contains("checksum mismatch"), "{at}: {err}");
+                assert!(err.to_string().contains(&path), "{err}");
+            }
+            let mut wrong = d.clone();
+            wrong.cardinality = 3;
+            let err = decode_file_range(&wrong, &path, &range).unwrap_err();
+            assert!(err.to_string().contains("cardinality is 3"), "{err}");
+            for len in 0..range.len() {
+                assert!(decode_file_range(&d, &path, &range[..len]).is_err());
+            }
+        }
+
+        fn read_parquet(path: &Path, selection: Option<RowSelection>) -> Vec<RecordBatch> {
+            let data = bytes::Bytes::from(std::fs::read(path).unwrap());
+            let mut builder = ParquetRecordBatchReaderBuilder::try_new(data).unwrap();
+            if let Some(s) = selection {
+                builder = builder.with_row_selection(s);
+            }
+            builder.build().unwrap().map(|b| b.unwrap()).collect()
+        }
+
+        /// A data file's row groups as `(first row, rows)`.
+        fn row_groups(path: &Path) -> Vec<(u64, u64)> {
+            let data = bytes::Bytes::from(std::fs::read(path).unwrap());
+            let builder = ParquetRecordBatchReaderBuilder::try_new(data).unwrap();
+            let mut first = 0;
+            let mut out = Vec::new();
+            for rg in builder.metadata().row_groups() {
+                out.push((first, rg.num_rows() as u64));
+                first += rg.num_rows() as u64;
+            }
+            out
+        }
+
+        /// Rows as text, `|`-separated, in the given column order.
+        fn row_strings(batches: &[RecordBatch], columns: &[&str], extra: &str) -> Vec<String> {
+            let mut out = Vec::new();
+            for b in batches {
+                for i in 0..b.num_rows() {
+                    let mut cells = vec![extra.to_string()];
+                    for c in columns {
+                        let col = b.column_by_name(c).unwrap();
+                        cells.push(arrow_cast::display::array_value_to_string(col, i).unwrap());
+                    }
+                    out.push(cells.join("|"));
+                }
+            }
+            out
+        }
+
+        #[test]
+        fn small_tables_read_through_the_selection() {
+            if let Some(t) = table("kernel__table-with-dv-small") {
+                let (path, _, d) = descriptors(&t).pop().unwrap();
+                let dv = load(&t, &d).unwrap();
+                let file = t.join(&path);
+                let batches = read_parquet(&file, Some(dv.row_selection(&row_groups(&file))));
+                let values = row_strings(&batches, &["value"], "");
+                let expected: Vec<String> = (1..=8).map(|v| format!("|{v}")).collect();
+                assert_eq!(values, expected);
+            }
+            if let Some(t) = table("kernel__with-short-dv") {
+                let (path, _, d) = descriptors(&t).pop().unwrap();
+                let dv = load(&t, &d).unwrap();
+                let file = t.join(&path);
+                let all = row_strings(&read_parquet(&file, None), &["id"], "");
+                assert_eq!(all, ["|0", "|1", "|2", "|3", "|4"]);
+                let batches = read_parquet(&file, Some(dv.row_selection(&row_groups(&file))));
+                assert_eq!(row_strings(&batches, &["id"], ""), ["|3", "|4"]);
+                // The keep mask agrees with the selection.
+                let full = read_parquet(&file, None);
+                let kept = arrow_select::filter::filter_record_batch(
+                    &full[0],
+                    &dv.keep_mask(0, full[0].num_rows()),
+                )
+                .unwrap();
+                assert_eq!(row_strings(&[kept], &["id"], ""), ["|3", "|4"]);
+            }
+        }
+
+        /// golden__dv-partitioned-with-checkpoint: replay the JSON commits, read every live
+        /// file through its vector, and compare with Spark's expected rows.
+        #[test]
+        fn golden_partitioned_table_matches_spark() {
+            let name = "golden__dv-partitioned-with-checkpoint";
+            let Some(t) = table(name) else {
+                return;
+            };
+            // path -> (partition value, descriptor)
+            let mut live: BTreeMap<String, (String, Option<DeletionVectorDescriptor>)> =
+                BTreeMap::new();
+            for commit in commits(&t) {
+                for a in commit.iter().filter_map(|a| a.get("remove")) {
+                    live.remove(a["path"].as_str().unwrap());
+                }
+                for a in commit.iter().filter_map(|a| a.get("add")) {
+                    let dv = a
+                        .get("deletionVector")
+                        .filter(|d| !d.is_null())
+                        .map(|d| serde_json::from_value(d.clone()).unwrap());
+                    let part = a["partitionValues"]["part"].as_str().unwrap().to_string();
+                    live.insert(a["path"].as_str().unwrap().to_string(), (part, dv));
+                }
+            }
+            let with_dv = live.values().filter(|(_, d)| d.is_some()).count();
+            assert!(with_dv >= 2, "{with_dv}");
+
+            let mut actual = Vec::new();
+            for (path, (part, dv)) in &live {
+                let file = t.join(path);
+                let selection = match dv {
+                    Some(d) => Some(load(&t, d).unwrap().row_selection(&row_groups(&file))),
+                    None => None,
+                };
+                let batches = read_parquet(&file, selection);
+                actual.extend(row_strings(&batches, &["col1", "col2"], part));
+            }
+            let expected_dir = t.join(format!("../../expected/{name}"));
+            let mut expected = Vec::new();
+            for f in std::fs::read_dir(&expected_dir).unwrap() {
+                let f = f.unwrap().path();
+                if f.extension().is_some_and(|e| e == "parquet") {
+                    let batches = read_parquet(&f, None);
+                    for b in &batches {
+                        let parts = b.column_by_name("part").unwrap();
+                        for i in 0..b.num_rows() {
+                            let one = b.slice(i, 1);
+                            let part =
+                                arrow_cast::display::array_value_to_string(parts, i).unwrap();
+                            expected.extend(row_strings(&[one], &["col1", "col2"], &part));
+                        }
+                    }
+                }
+            }
+            let count = |v: &[String]| {
+                let mut m: HashMap<String, usize> = HashMap::new();
+                for s in v {
+                    *m.entry(s.clone()).or_default() += 1;
+                }
+                m
+            };
+            assert!(!expected.is_empty());
+            assert_eq!(actual.len(), expected.len());
+            assert_eq!(count(&actual), count(&expected));
+        }
+    }
+}

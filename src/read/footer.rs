@@ -1,0 +1,66 @@
+//! Reading a Parquet footer over a [`RangeRead`](crate::io::RangeRead): one ranged read of the
+//! file's tail (its size is known from `add.size`, so there is no HEAD and no suffix range),
+//! more only if the footer or the page index is larger than the first guess.
+
+use std::sync::Arc;
+
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
+use parquet::DecodeResult;
+
+use crate::error::{DeltaError, Phase, Result};
+use crate::io::RangeRead;
+
+/// Bytes read from the end of a file in the first request.
+pub const FOOTER_HINT: u64 = 64 * 1024;
+
+fn parquet_error(path: &str, source: parquet::errors::ParquetError) -> DeltaError {
+    DeltaError::Parquet {
+        path: path.to_string(),
+        phase: Phase::Read,
+        source,
+    }
+}
+
+/// Reads and decodes the footer (and page index, when present) of the file at `path` of
+/// `size` bytes.
+pub async fn read_metadata(
+    store: &dyn RangeRead,
+    path: &str,
+    size: u64,
+) -> Result<Arc<ParquetMetaData>> {
+    if size < 12 {
+        return Err(DeltaError::Parquet {
+            path: path.to_string(),
+            phase: Phase::Read,
+            source: parquet::errors::ParquetError::General(format!(
+                "file of {size} bytes is too small to be Parquet"
+            )),
+        });
+    }
+    let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
+        .map_err(|e| parquet_error(path, e))?
+        .with_page_index_policy(PageIndexPolicy::Optional);
+    let start = size.saturating_sub(FOOTER_HINT);
+    let tail = store.get_range(path, start..size).await?;
+    decoder
+        .push_range(start..size, tail)
+        .map_err(|e| parquet_error(path, e))?;
+    loop {
+        match decoder.try_decode().map_err(|e| parquet_error(path, e))? {
+            DecodeResult::Data(metadata) => return Ok(Arc::new(metadata)),
+            DecodeResult::NeedsData(ranges) => {
+                let fetches = ranges.iter().map(|r| store.get_range(path, r.clone()));
+                let data = futures::future::try_join_all(fetches).await?;
+                decoder
+                    .push_ranges(ranges, data)
+                    .map_err(|e| parquet_error(path, e))?;
+            }
+            DecodeResult::Finished => {
+                return Err(parquet_error(
+                    path,
+                    parquet::errors::ParquetError::General("no footer decoded".into()),
+                ))
+            }
+        }
+    }
+}

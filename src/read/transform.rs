@@ -1,0 +1,336 @@
+//! From what a data file holds to what the table's logical schema says, batch by batch.
+//!
+//! A data file stores columns under their physical names (column mapping), possibly with
+//! older or narrower types (schema evolution, type widening), timestamps in any unit (INT96,
+//! milliseconds, nanoseconds), and without the partition columns. [`FileTransform`] is
+//! computed once per file from the file's Arrow schema and applied to every batch:
+//! it selects each logical column by physical name (or Parquet field id in id mode), renames
+//! nested fields to their logical names, casts to the logical Arrow type, fills columns the
+//! file lacks with nulls, and materialises partition columns as constants.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    new_null_array, Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatchOptions,
+    StructArray,
+};
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+
+use crate::error::{DeltaError, Phase, Result};
+use crate::schema::{ColumnMappingMode, DataType as DeltaType, StructField, PARQUET_FIELD_ID_KEY};
+
+/// Where an output column comes from.
+#[derive(Debug, Clone)]
+pub enum ColumnSource {
+    /// Column `index` of the file batch, converted to the output field.
+    File {
+        /// Index in the projected file schema.
+        index: usize,
+    },
+    /// A partition column: the same value on every row (a length-1 array).
+    Constant(ArrayRef),
+    /// The file does not have the column: nulls.
+    Missing,
+}
+
+/// How to turn one file's batches into output batches.
+#[derive(Debug, Clone)]
+pub struct FileTransform {
+    output: SchemaRef,
+    sources: Vec<ColumnSource>,
+}
+
+/// One logical column to read.
+#[derive(Debug, Clone)]
+pub struct ReadColumn {
+    /// The logical Delta field.
+    pub field: StructField,
+    /// The Arrow field it is read as (logical name and type).
+    pub arrow: FieldRef,
+    /// Whether it is a partition column (its values come from the log, not the file).
+    pub partition: bool,
+}
+
+/// The name under which `field` is stored in data files.
+pub fn physical_name(field: &StructField, mode: ColumnMappingMode) -> &str {
+    match mode {
+        ColumnMappingMode::None => &field.name,
+        _ => field
+            .metadata
+            .get("delta.columnMapping.physicalName")
+            .and_then(|v| v.as_str())
+            .unwrap_or(&field.name),
+    }
+}
+
+fn field_id(field: &StructField) -> Option<i64> {
+    field
+        .metadata
+        .get("delta.columnMapping.id")
+        .and_then(|v| v.as_i64())
+}
+
+fn arrow_field_id(field: &Field) -> Option<i64> {
+    field
+        .metadata()
+        .get(PARQUET_FIELD_ID_KEY)
+        .and_then(|v| v.parse().ok())
+}
+
+/// Finds the file field for a logical field: by physical name, and in id mode by field id.
+fn find_in_file(file: &Fields, field: &StructField, mode: ColumnMappingMode) -> Option<usize> {
+    if mode == ColumnMappingMode::Id {
+        if let Some(id) = field_id(field) {
+            if let Some(i) = file.iter().position(|f| arrow_field_id(f) == Some(id)) {
+                return Some(i);
+            }
+        }
+    }
+    let name = physical_name(field, mode);
+    file.iter().position(|f| f.name() == name).or_else(|| {
+        file.iter()
+            .position(|f| f.name().eq_ignore_ascii_case(name))
+    })
+}
+
+/// The top-level file columns the logical columns need, in file order (for the projection
+/// mask), given the file's Arrow schema.
+pub fn needed_file_columns(
+    file: &Schema,
+    columns: &[ReadColumn],
+    mode: ColumnMappingMode,
+) -> Vec<usize> {
+    let mut idx: Vec<usize> = columns
+        .iter()
+        .filter(|c| !c.partition)
+        .filter_map(|c| find_in_file(file.fields(), &c.field, mode))
+        .collect();
+    idx.sort_unstable();
+    idx.dedup();
+    idx
+}
+
+impl FileTransform {
+    /// Plans the transform for a file whose projected batches have schema `projected` (the
+    /// file columns listed by [`needed_file_columns`], in file order). `partition_values`
+    /// holds, for each partition column of `columns`, its value in this file (a length-1
+    /// array of the column's Arrow type).
+    pub fn new(
+        output: SchemaRef,
+        columns: &[ReadColumn],
+        partition_values: &[Option<ArrayRef>],
+        projected: &Schema,
+        mode: ColumnMappingMode,
+    ) -> Self {
+        let sources = columns
+            .iter()
+            .zip(partition_values.iter().chain(std::iter::repeat(&None)))
+            .map(|(c, value)| match (c.partition, value) {
+                (true, Some(v)) => ColumnSource::Constant(Arc::clone(v)),
+                (true, None) => ColumnSource::Missing,
+                (false, _) => match find_in_file(projected.fields(), &c.field, mode) {
+                    Some(index) => ColumnSource::File { index },
+                    None => ColumnSource::Missing,
+                },
+            })
+            .collect();
+        FileTransform { output, sources }
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.output
+    }
+
+    /// Converts one file batch.
+    pub fn apply(&self, batch: &RecordBatch, columns: &[ReadColumn]) -> Result<RecordBatch> {
+        let rows = batch.num_rows();
+        let mut arrays = Vec::with_capacity(self.sources.len());
+        for ((source, col), out) in self
+            .sources
+            .iter()
+            .zip(columns)
+            .zip(self.output.fields().iter())
+        {
+            let array = match source {
+                ColumnSource::File { index } => {
+                    let data = batch.column(*index);
+                    conform(data, &col.field.data_type, out.data_type())?
+                }
+                ColumnSource::Constant(value) => repeat(value, rows)?,
+                ColumnSource::Missing => new_null_array(out.data_type(), rows),
+            };
+            arrays.push(array);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(Arc::clone(&self.output), arrays, &options)
+            .map_err(arrow_error)
+    }
+}
+
+fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
+    DeltaError::Arrow {
+        phase: Phase::Read,
+        source,
+    }
+}
+
+/// Repeats a length-1 array `rows` times.
+fn repeat(value: &ArrayRef, rows: usize) -> Result<ArrayRef> {
+    if value.is_null(0) {
+        return Ok(new_null_array(value.data_type(), rows));
+    }
+    let indices = arrow_array::UInt32Array::from(vec![0u32; rows]);
+    arrow_select::take::take(value.as_ref(), &indices, None).map_err(arrow_error)
+}
+
+/// Converts a file array to the output type: nested fields are matched by (physical) name
+/// and renamed, missing nested fields become nulls, leaves are cast.
+fn conform(data: &ArrayRef, delta: &DeltaType, target: &DataType) -> Result<ArrayRef> {
+    if data.data_type() == target {
+        return Ok(Arc::clone(data));
+    }
+    match (delta, target) {
+        (DeltaType::Struct(st), DataType::Struct(out_fields)) => {
+            let Some(file_struct) = data.as_any().downcast_ref::<StructArray>() else {
+                return cast(data, target);
+            };
+            let file_fields = file_struct.fields().clone();
+            let mut children = Vec::with_capacity(out_fields.len());
+            for (sub, out) in st.fields.iter().zip(out_fields.iter()) {
+                let child = match find_nested(&file_fields, sub) {
+                    Some(i) => conform(file_struct.column(i), &sub.data_type, out.data_type())?,
+                    None => new_null_array(out.data_type(), file_struct.len()),
+                };
+                children.push(child);
+            }
+            let nulls = file_struct.nulls().cloned();
+            let out =
+                StructArray::try_new(out_fields.clone(), children, nulls).map_err(arrow_error)?;
+            Ok(Arc::new(out))
+        }
+        (DeltaType::Array(at), DataType::List(out_item)) => {
+            let Some(list) = data.as_any().downcast_ref::<ListArray>() else {
+                return cast(data, target);
+            };
+            let values = conform(list.values(), &at.element_type, out_item.data_type())?;
+            let out = ListArray::try_new(
+                Arc::clone(out_item),
+                list.offsets().clone(),
+                values,
+                list.nulls().cloned(),
+            )
+            .map_err(arrow_error)?;
+            Ok(Arc::new(out))
+        }
+        (DeltaType::Map(mt), DataType::Map(out_entries, sorted)) => {
+            let Some(map) = data.as_any().downcast_ref::<MapArray>() else {
+                return cast(data, target);
+            };
+            let DataType::Struct(kv) = out_entries.data_type() else {
+                return cast(data, target);
+            };
+            let (Some(kf), Some(vf)) = (kv.first(), kv.get(1)) else {
+                return cast(data, target);
+            };
+            let keys = conform(map.keys(), &mt.key_type, kf.data_type())?;
+            let values = conform(map.values(), &mt.value_type, vf.data_type())?;
+            let entries =
+                StructArray::try_new(kv.clone(), vec![keys, values], None).map_err(arrow_error)?;
+            let out = MapArray::try_new(
+                Arc::clone(out_entries),
+                map.offsets().clone(),
+                entries,
+                map.nulls().cloned(),
+                *sorted,
+            )
+            .map_err(arrow_error)?;
+            Ok(Arc::new(out))
+        }
+        _ => cast(data, target),
+    }
+}
+
+/// Finds a nested field by physical name (any mode: a nested field without a physical name
+/// is stored under its logical name).
+fn find_nested(file: &Fields, field: &StructField) -> Option<usize> {
+    let physical = field
+        .metadata
+        .get("delta.columnMapping.physicalName")
+        .and_then(|v| v.as_str());
+    if let Some(id) = field_id(field) {
+        if let Some(i) = file.iter().position(|f| arrow_field_id(f) == Some(id)) {
+            return Some(i);
+        }
+    }
+    physical
+        .and_then(|p| file.iter().position(|f| f.name() == p))
+        .or_else(|| file.iter().position(|f| f.name() == &field.name))
+        .or_else(|| {
+            file.iter()
+                .position(|f| f.name().eq_ignore_ascii_case(&field.name))
+        })
+}
+
+fn cast(data: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    // Timestamps: change the unit without a zone, then label the zone. Stored values are UTC
+    // instants (or zone-less for timestamp_ntz) either way, and labelling needs no time zone
+    // database.
+    if let (DataType::Timestamp(_, from_tz), DataType::Timestamp(unit, to_tz)) =
+        (data.data_type(), target)
+    {
+        if from_tz != to_tz {
+            let unzoned = DataType::Timestamp(*unit, None);
+            let plain = match from_tz {
+                Some(_) => relabel(data, None)?,
+                None => Arc::clone(data),
+            };
+            let plain = cast(&plain, &unzoned)?;
+            return relabel(&plain, to_tz.clone());
+        }
+    }
+    let options = arrow_cast::CastOptions {
+        safe: false,
+        format_options: Default::default(),
+    };
+    arrow_cast::cast_with_options(data.as_ref(), target, &options).map_err(|e| DeltaError::Arrow {
+        phase: Phase::Read,
+        source: arrow_schema::ArrowError::CastError(format!(
+            "cannot convert column data from {} to {target}: {e}",
+            data.data_type()
+        )),
+    })
+}
+
+/// The same timestamp values with another time zone label.
+fn relabel(data: &ArrayRef, tz: Option<Arc<str>>) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+        TimestampSecondType,
+    };
+    let out: ArrayRef = match data.data_type() {
+        DataType::Timestamp(arrow_schema::TimeUnit::Second, _) => Arc::new(
+            data.as_primitive::<TimestampSecondType>()
+                .clone()
+                .with_timezone_opt(tz),
+        ),
+        DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, _) => Arc::new(
+            data.as_primitive::<TimestampMillisecondType>()
+                .clone()
+                .with_timezone_opt(tz),
+        ),
+        DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, _) => Arc::new(
+            data.as_primitive::<TimestampMicrosecondType>()
+                .clone()
+                .with_timezone_opt(tz),
+        ),
+        DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, _) => Arc::new(
+            data.as_primitive::<TimestampNanosecondType>()
+                .clone()
+                .with_timezone_opt(tz),
+        ),
+        _ => Arc::clone(data),
+    };
+    Ok(out)
+}
