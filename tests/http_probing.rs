@@ -32,6 +32,24 @@ fn undiscoverable_without_listing(name: &str) -> bool {
     !log.join("_last_checkpoint").exists() && !log.join(format!("{:020}.json", 0)).exists()
 }
 
+/// The newest version a reader that cannot list can find, judged from the folder: from the
+/// checkpoint `_last_checkpoint` names (when it exists) or from version 0, the last commit
+/// before the first missing one. Versions past a gap (`deltars__err-logs-table_g` has a lone
+/// checkpoint and commit at 9999) are visible to a listing only.
+fn probe_reachable_version(name: &str) -> Option<u64> {
+    let log = common::table_dir(name).join("_delta_log");
+    let hinted = std::fs::read_to_string(log.join("_last_checkpoint"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v["version"].as_u64())
+        .filter(|v| log.join(format!("{v:020}.checkpoint.parquet")).exists());
+    let mut next = hinted.map_or(0, |v| v + 1);
+    while log.join(format!("{next:020}.json")).exists() {
+        next += 1;
+    }
+    next.checked_sub(1).or(hinted)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_loadable_table_reads_the_same_over_http() {
     let server = StaticServer::start(ServeConfig::new(common::corpus_dir().join("tables")))
@@ -57,6 +75,17 @@ async fn every_loadable_table_reads_the_same_over_http() {
         let requests = server.stats().requests() - before;
         total_requests += requests;
         match remote {
+            Ok(remote)
+                if probe_reachable_version(&name)
+                    .is_some_and(|r| r < local.version() && r == remote.version()) =>
+            {
+                passed += 1;
+                println!(
+                    "{name}: version {} over HTTP; version {} is visible to a listing only",
+                    remote.version(),
+                    local.version()
+                );
+            }
             Ok(remote) => {
                 let same = remote.version() == local.version()
                     && remote.schema() == local.schema()

@@ -43,7 +43,13 @@ impl ObjectStoreRange {
         options: &HashMap<String, String>,
     ) -> Result<Self> {
         let url = location.url();
-        let root = Path::from_url_path(url.path()).map_err(|e| DeltaError::InvalidLocation {
+        // Object names are used as they are: `Path::parse` keeps a literal `%` (Spark writes
+        // partition folders such as `ts=2020-01-01 08%3A09%3A10`), where building a path
+        // part by part would escape it to `%25` and miss the object.
+        let decoded = percent_decode_str(url.path())
+            .decode_utf8_lossy()
+            .into_owned();
+        let root = Path::parse(&decoded).map_err(|e| DeltaError::InvalidLocation {
             location: location.to_string(),
             reason: e.to_string(),
         })?;
@@ -77,10 +83,18 @@ impl ObjectStoreRange {
     }
 
     fn full_path(&self, relative: &str) -> Path {
-        relative
-            .split('/')
-            .filter(|p| !p.is_empty())
-            .fold(self.root.clone(), |path, part| path.join(part))
+        let relative = relative.trim_matches('/');
+        let joined = if self.root.as_ref().is_empty() {
+            relative.to_string()
+        } else {
+            format!("{}/{relative}", self.root.as_ref())
+        };
+        Path::parse(&joined).unwrap_or_else(|_| {
+            relative
+                .split('/')
+                .filter(|p| !p.is_empty())
+                .fold(self.root.clone(), |path, part| path.join(part))
+        })
     }
 
     fn relative(&self, path: &Path) -> Option<String> {

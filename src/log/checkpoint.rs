@@ -102,7 +102,11 @@ pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Res
     for batch in reader {
         let batch = batch.map_err(|e| parquet_err(e.into()))?;
         decode_batch(&batch, want, &mut out).map_err(|(row, reason)| {
-            DeltaError::invalid_log(path, format!("row {}: {reason}", row_base + row))
+            let reason = match row {
+                Some(row) => format!("row {}: {reason}", row_base + row),
+                None => reason,
+            };
+            DeltaError::invalid_log(path, reason)
         })?;
         row_base += batch.num_rows();
     }
@@ -197,8 +201,9 @@ fn wanted_leaves(
     leaves
 }
 
-/// A decoding failure inside a batch: the row (within the batch) and what is wrong.
-type RowError = (usize, String);
+/// A decoding failure inside a batch: the row (within the batch) when it is about one row, and
+/// what is wrong.
+type RowError = (Option<usize>, String);
 
 /// The top-level struct column `name` of `batch`, if `want` asks for `kind` and it exists.
 fn action_col<'a>(
@@ -210,7 +215,7 @@ fn action_col<'a>(
     if !want.contains(kind) {
         return Ok(None);
     }
-    StructCol::new(batch.column_by_name(name).map(|c| c.as_ref()), name).map_err(|e| (0, e))
+    StructCol::new(batch.column_by_name(name).map(|c| c.as_ref()), name).map_err(|e| (None, e))
 }
 
 /// Appends the actions of one batch to `out`, row by row.
@@ -219,27 +224,27 @@ fn decode_batch(
     want: ActionKinds,
     out: &mut Vec<Action>,
 ) -> std::result::Result<(), RowError> {
-    let at0 = |e: String| (0, e);
+    let whole = |e: String| (None, e);
     let protocol = action_col(batch, want, ActionKinds::PROTOCOL, "protocol")?
         .map(ProtocolCols::new)
         .transpose()
-        .map_err(at0)?;
+        .map_err(whole)?;
     let metadata = action_col(batch, want, ActionKinds::METADATA, "metaData")?
         .map(MetadataCols::new)
         .transpose()
-        .map_err(at0)?;
+        .map_err(whole)?;
     let add = action_col(batch, want, ActionKinds::ADD, "add")?
         .map(AddCols::new)
         .transpose()
-        .map_err(at0)?;
+        .map_err(whole)?;
     let remove = action_col(batch, want, ActionKinds::REMOVE, "remove")?
         .map(RemoveCols::new)
         .transpose()
-        .map_err(at0)?;
+        .map_err(whole)?;
     let sidecar = action_col(batch, want, ActionKinds::SIDECAR, "sidecar")?
         .map(SidecarCols::new)
         .transpose()
-        .map_err(at0)?;
+        .map_err(whole)?;
     let checkpoint_metadata = action_col(
         batch,
         want,
@@ -248,9 +253,9 @@ fn decode_batch(
     )?
     .map(CheckpointMetadataCols::new)
     .transpose()
-    .map_err(at0)?;
+    .map_err(whole)?;
     for i in 0..batch.num_rows() {
-        let at = |e: String| (i, e);
+        let at = |e: String| (Some(i), e);
         if let Some(c) = protocol.as_ref().filter(|c| c.s.valid(i)) {
             out.push(Action::Protocol(c.get(i).map_err(at)?));
         }

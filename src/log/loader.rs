@@ -142,6 +142,9 @@ pub struct SnapshotLoader {
     files: HashMap<String, Option<Bytes>>,
     files_read: u64,
     round_trips: u64,
+    /// A version `_last_checkpoint` vouches for although its checkpoint was not found:
+    /// probing that ends below it would silently return a stale snapshot.
+    stale_hint: Option<u64>,
 }
 
 impl SnapshotLoader {
@@ -156,6 +159,7 @@ impl SnapshotLoader {
             files: HashMap::new(),
             files_read: 0,
             round_trips: 0,
+            stale_hint: None,
         }
     }
 
@@ -429,6 +433,7 @@ impl SnapshotLoader {
                     VersionTarget::Version(v) => Some(v),
                     _ => None,
                 };
+                self.stale_hint = Some(h.version);
                 return self.continue_probing(None, CommitProbe::new(0, target));
             }
         }
@@ -448,6 +453,19 @@ impl SnapshotLoader {
                 self.state = State::Probing { hint, probe };
             }
             ProbeNext::Done { last } => {
+                if let Some(hinted) = self.stale_hint {
+                    if last.is_none_or(|l| l < hinted) && self.target == VersionTarget::Latest {
+                        return Err(DeltaError::InvalidLog {
+                            path: LAST_CHECKPOINT.to_string(),
+                            reason: format!(
+                                "it names a checkpoint at version {hinted} that does not exist, \
+                                 and commits are found only up to {}; the store cannot list, so \
+                                 the newest version cannot be determined",
+                                last.map_or("none".to_string(), |l| l.to_string())
+                            ),
+                        });
+                    }
+                }
                 let checkpoint_version = hint.as_ref().map(|h| h.version);
                 let version = match (last, checkpoint_version) {
                     (Some(l), _) => l,

@@ -1,12 +1,42 @@
-//! Filter predicates: the expression type, the text filter syntax, binding to a table schema,
-//! file skipping with partition values and statistics, and exact row evaluation.
+//! Filter predicates: the expression type, the text filter syntax, binding to a table
+//! schema, file skipping with partition values and statistics, and exact row evaluation.
+//!
+//! Everything here is pure: no I/O, no async, no clock. The path of a filter:
+//!
+//! ```text
+//! text ──parse_filter──► Expr ──bind(schema)──► BoundExpr ─┬─ may_match_file(partition values, FileStats) ─► keep file?
+//!  (or built in code: col("a").gt(lit(3)))                 └─ evaluate(RecordBatch) ─► BooleanArray (rows)
+//! ```
+//!
+//! - [`expr`](Expr): [`Expr`], [`Scalar`] and the builders [`col`], [`column`], [`lit`].
+//! - [`parse_filter`]: the text syntax (`country = 'NL' and amount >= 10.5`).
+//! - [`bind`]: column resolution and literal coercion against the logical schema.
+//! - [`FileStats`] and [`StatsColumns`]: `add.stats` JSON read once per file.
+//! - [`may_match_file`]: conservative file skipping; [`partition_scalars`] types a file's
+//!   partition values for it.
+//! - [`evaluate`]: exact row selection with Arrow kernels; [`BoundExpr::columns`] lists the
+//!   columns a predicate reads.
 
+mod bind;
+mod coerce;
+mod eval;
 mod expr;
 mod lexer;
 mod literal_text;
 mod parse;
 mod scalar;
+mod skipping;
+mod stats;
 
+#[cfg(test)]
+mod eval_tests;
+#[cfg(test)]
+mod skipping_tests;
+
+pub use bind::{bind, BoundColumn, BoundExpr, BoundLiteral};
+pub use eval::evaluate;
 pub use expr::{col, column, lit, CompareOp, Expr};
 pub use parse::parse_filter;
 pub use scalar::Scalar;
+pub use skipping::{may_match_file, partition_scalars};
+pub use stats::{ColumnStats, FileStats, StatsColumns};

@@ -22,7 +22,7 @@
 //! (`10.5`) an exact decimal, others a `long` (or a decimal when too large). Errors name the
 //! character position and what was expected there.
 
-use super::expr::{CompareOp, Expr};
+use super::expr::Expr;
 use super::lexer::{syntax_error, tokenize, Token, TokenKind};
 use super::literal_text::{parse_date, parse_timestamp};
 use super::scalar::Scalar;

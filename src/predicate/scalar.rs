@@ -165,7 +165,7 @@ impl Scalar {
                 array.data_type()
             ))
         })?;
-        if array.is_null(row) {
+        if array.logical_nulls().is_some_and(|n| n.is_null(row)) {
             return Ok(Scalar::Null(ty));
         }
         let scalar = match array.data_type() {

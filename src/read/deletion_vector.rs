@@ -17,8 +17,9 @@
 //!   64-bit Roaring bitmap in the portable format: an 8-byte little-endian count of buckets,
 //!   then per bucket, in ascending key order, a 4-byte little-endian key (the high 32 bits of
 //!   its row indexes, most significant bit 0) and a standard 32-bit Roaring bitmap.
-//! - An inline vector is that same serialized bitmap, Z85-encoded after padding to a multiple
-//!   of 4 bytes; `sizeInBytes` is the length before padding.
+//! - An inline vector is that same serialized bitmap, Z85-encoded after padding with zeros to
+//!   a multiple of 4 bytes; `sizeInBytes` is the length before padding. (Vectors written with
+//!   the `z85` Rust crate end in a short group instead of padding; both decode.)
 //!
 //! The result is a [`DeletionVector`]: the set of deleted row indexes (0-based positions in the
 //! data file), which turns into a Parquet [`RowSelection`] or a keep mask.
@@ -46,7 +47,8 @@ const NATIVE_MAGIC: u32 = 1_681_511_376;
 const ENCODED_UUID_LEN: usize = 20;
 
 /// Where a `u` or `p` vector starts in its file when the descriptor has no `offset`: just after
-/// the version byte.
+/// the version byte. (The protocol's descriptor table says "interpret as 0", but byte 0 is the
+/// version byte; delta-kernel-rs reads from 1, and writers always write the offset.)
 const DEFAULT_OFFSET: u64 = 1;
 
 /// Bytes around a vector's bitmap in a DV file: the 4-byte size before, the 4-byte CRC after.
@@ -418,8 +420,9 @@ fn inline_bytes(descriptor: &DeletionVectorDescriptor, size: usize) -> Result<Ve
     let corrupt = |reason: String| DeltaError::invalid_log(INLINE_LABEL, reason);
     let mut bytes = z85::decode(&descriptor.path_or_inline_dv)
         .map_err(|e| corrupt(format!("inline deletion vector is not valid Z85: {e}")))?;
-    // Writers pad to a multiple of 4 bytes before encoding; anything more is a mismatch.
-    if bytes.len() < size || bytes.len() - size > 3 {
+    // The reference writer pads with zeros to a multiple of 4 bytes before encoding; a short
+    // final group (see `z85`) decodes to exactly `sizeInBytes`.
+    if bytes.len() != size && bytes.len() != size.div_ceil(4) * 4 {
         return Err(corrupt(format!(
             "inline deletion vector decodes to {} bytes but sizeInBytes is {size}",
             bytes.len()
@@ -643,7 +646,8 @@ mod tests {
             descriptor("u", "vBn[lx{q8@P<9BNH/is ", None, 36, 2),
             descriptor("u", "vBn[lx{q8@P<9BNH/isé", None, 36, 2),
             descriptor("u", "ééééééééééééééééééééé", None, 36, 2),
-            descriptor("u", "%nSc1vBn[lx{q8@P<9BNH", None, 36, 2),
+            descriptor("u", "vBn[lx{q8@P<9BNH%nSc1", None, 36, 2),
+            descriptor("u", "Bn[lx{q8@P<9BNH##093", None, 36, 2),
             descriptor("u", "../vBn[lx{q8@P<9BNH/isA", None, 36, 2),
             descriptor("u", "/vBn[lx{q8@P<9BNH/isA", None, 36, 2),
             descriptor("u", "vBn[lx{q8@P<9BNH/isA", Some(-1), 36, 2),
@@ -825,7 +829,7 @@ mod tests {
 
         // The wrong magic number, with a valid checksum.
         let mut other = bitmap.clone();
-        other[0] ^= 0x01;
+        other[0] ^= 0x02;
         let err = decode_file_range(&d, "dv.bin", &frame(&other)).unwrap_err();
         assert!(err.to_string().contains("magic number"), "{err}");
 
@@ -913,20 +917,19 @@ mod tests {
                 (true, 2),
                 (false, 2),
                 (true, 1),
-                (false, 2),
-                (true, 1),
-                (false, 1)
+                (false, 3),
+                (true, 1)
             ]
         );
         // Only the second and third groups: rows 4..10.
         assert_eq!(
             selectors(dv.row_selection(&all[1..])),
-            [(false, 1), (true, 1), (false, 2), (true, 1), (false, 1)]
+            [(false, 1), (true, 1), (false, 3), (true, 1)]
         );
         // Only the first and last groups, rows 0..4 then 8..10.
         assert_eq!(
             selectors(dv.row_selection(&[all[0], all[2]])),
-            [(false, 1), (true, 2), (false, 1), (true, 1), (false, 1)]
+            [(false, 1), (true, 2), (false, 2), (true, 1)]
         );
         // No deletions in a group: one select of the whole group.
         assert_eq!(
@@ -1141,7 +1144,7 @@ mod tests {
                     shared_file += usize::from(d.offset.is_some_and(|o| o > 1));
                 }
             }
-            assert!(decoded >= 70, "{decoded}");
+            assert!(decoded >= 60, "{decoded}");
             assert!(inline >= 6, "{inline}");
             assert!(shared_file >= 2, "{shared_file}");
         }
@@ -1298,10 +1301,9 @@ mod tests {
             let mut actual = Vec::new();
             for (path, (part, dv)) in &live {
                 let file = t.join(path);
-                let selection = match dv {
-                    Some(d) => Some(load(&t, d).unwrap().row_selection(&row_groups(&file))),
-                    None => None,
-                };
+                let selection = dv
+                    .as_ref()
+                    .map(|d| load(&t, d).unwrap().row_selection(&row_groups(&file)));
                 let batches = read_parquet(&file, selection);
                 actual.extend(row_strings(&batches, &["col1", "col2"], part));
             }

@@ -96,7 +96,7 @@ pub(crate) fn decode(text: &str) -> Result<Vec<u8>, Z85Error> {
         }
         digits.push(digit);
     }
-    if digits.len() % 5 != 0 {
+    if !digits.len().is_multiple_of(5) {
         return Err(Z85Error::BadLength(digits.len()));
     }
     let mut out = Vec::with_capacity(digits.len() / 5 * 4);
@@ -129,7 +129,7 @@ pub(crate) fn decode(text: &str) -> Result<Vec<u8>, Z85Error> {
 /// Encodes bytes as Z85 text (only tests need it: the reader never writes).
 #[cfg(test)]
 pub(crate) fn encode(bytes: &[u8]) -> Result<String, Z85Error> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(Z85Error::BadInputLength(bytes.len()));
     }
     let mut out = String::with_capacity(bytes.len() / 4 * 5);

@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch of the `dar` commands.
 
+mod export;
 mod head;
 mod info;
 
@@ -21,6 +22,8 @@ struct Cli {
 enum Command {
     /// The first rows of the table as a readable grid (the default command).
     Head(head::HeadArgs),
+    /// Write the whole result to a file (parquet, ipc, csv, json).
+    Export(export::ExportArgs),
     /// Version, protocol, partition columns, file count and size.
     Info(TableArgs),
     /// The table schema (Delta and Arrow types).
@@ -79,6 +82,10 @@ async fn run(command: Command) -> Result<(), DeltaError> {
         Command::Head(args) => {
             let table = open(&args.table).await?;
             head::print_head(&table, &args).await
+        }
+        Command::Export(args) => {
+            let table = open(&args.table).await?;
+            export::export(&table, &args).await
         }
         Command::Info(args) => {
             let table = open(&args).await?;

@@ -1,0 +1,245 @@
+//! Exact row evaluation of a bound predicate on a [`RecordBatch`] with Arrow kernels, and the
+//! list of columns a predicate reads.
+//!
+//! Columns are found by logical path (exact name, then ignoring case) and cast to the type
+//! the predicate was bound with when the batch has another representation (string views,
+//! dictionaries, another time zone name, an older type before widening). Comparisons use
+//! SQL's three-valued logic (Kleene `and`/`or`); a row whose result is null is not selected.
+//! Floats are compared as SQL does: `-0.0` equals `0.0`, and NaN equals NaN and is greater
+//! than every number.
+
+use std::sync::Arc;
+
+use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type};
+use arrow_array::{Array, ArrayRef, BooleanArray, Datum, RecordBatch, StructArray};
+use arrow_schema::{ArrowError, DataType as ArrowDataType};
+use arrow_select::filter::prep_null_mask_filter;
+
+use super::bind::{BoundColumn, BoundExpr};
+use super::expr::CompareOp;
+use super::scalar::{normal_f32, normal_f64};
+use crate::error::{DeltaError, Phase, Result};
+
+/// Evaluates `predicate` on every row of `batch`: `true` for the rows it selects, `false` for
+/// the others (including rows where it is null). The result has no nulls, ready for
+/// `arrow_select::filter::filter_record_batch`.
+pub fn evaluate(predicate: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
+    let result = eval(predicate, batch)?;
+    Ok(if result.null_count() == 0 {
+        result
+    } else {
+        prep_null_mask_filter(&result)
+    })
+}
+
+impl BoundExpr {
+    /// The column paths (logical names, as in the schema) the predicate reads, each once, in
+    /// order of first use.
+    pub fn columns(&self) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::new();
+        self.visit_columns(&mut |c| {
+            if !out.contains(&c.path) {
+                out.push(c.path.clone());
+            }
+        });
+        out
+    }
+
+    fn visit_columns(&self, f: &mut impl FnMut(&BoundColumn)) {
+        match self {
+            BoundExpr::Const(_) => {}
+            BoundExpr::Compare { column, .. }
+            | BoundExpr::In { column, .. }
+            | BoundExpr::IsNull(column)
+            | BoundExpr::IsNotNull(column) => f(column),
+            BoundExpr::CompareColumns { left, right, .. } => {
+                f(left);
+                f(right);
+            }
+            BoundExpr::And(list) | BoundExpr::Or(list) => {
+                for e in list {
+                    e.visit_columns(f);
+                }
+            }
+            BoundExpr::Not(inner) => inner.visit_columns(f),
+        }
+    }
+}
+
+/// The three-valued result of `e` on each row.
+fn eval(e: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
+    let rows = batch.num_rows();
+    Ok(match e {
+        BoundExpr::Const(Some(b)) => BooleanArray::from(vec![*b; rows]),
+        BoundExpr::Const(None) => BooleanArray::new_null(rows),
+        BoundExpr::Compare { column, op, value } => {
+            let want = column_arrow_type(column)?;
+            let array = column_array(batch, column, Some(&want))?;
+            compare(
+                *op,
+                &array,
+                &arrow_array::Scalar::new(Arc::clone(&value.array)),
+            )?
+        }
+        BoundExpr::CompareColumns {
+            left,
+            op,
+            right,
+            common,
+        } => {
+            let want = common.to_arrow();
+            let l = column_array(batch, left, Some(&want))?;
+            let r = column_array(batch, right, Some(&want))?;
+            compare(*op, &l, &r)?
+        }
+        BoundExpr::In {
+            column,
+            values,
+            has_null,
+            negated,
+        } => {
+            let want = column_arrow_type(column)?;
+            let array = column_array(batch, column, Some(&want))?;
+            let mut acc = if *has_null {
+                BooleanArray::new_null(rows)
+            } else {
+                BooleanArray::from(vec![false; rows])
+            };
+            for value in values {
+                let hit = compare(
+                    CompareOp::Eq,
+                    &array,
+                    &arrow_array::Scalar::new(Arc::clone(&value.array)),
+                )?;
+                acc = or_kleene(&acc, &hit).map_err(arrow)?;
+            }
+            if *negated {
+                not(&acc).map_err(arrow)?
+            } else {
+                acc
+            }
+        }
+        BoundExpr::IsNull(column) => is_null(&column_array(batch, column, None)?).map_err(arrow)?,
+        BoundExpr::IsNotNull(column) => {
+            is_not_null(&column_array(batch, column, None)?).map_err(arrow)?
+        }
+        BoundExpr::And(list) => {
+            let mut acc = BooleanArray::from(vec![true; rows]);
+            for item in list {
+                acc = and_kleene(&acc, &eval(item, batch)?).map_err(arrow)?;
+            }
+            acc
+        }
+        BoundExpr::Or(list) => {
+            let mut acc = BooleanArray::from(vec![false; rows]);
+            for item in list {
+                acc = or_kleene(&acc, &eval(item, batch)?).map_err(arrow)?;
+            }
+            acc
+        }
+        BoundExpr::Not(inner) => not(&eval(inner, batch)?).map_err(arrow)?,
+    })
+}
+
+fn compare(op: CompareOp, left: &dyn Datum, right: &dyn Datum) -> Result<BooleanArray> {
+    use arrow_ord::cmp;
+    let result = match op {
+        CompareOp::Eq => cmp::eq(left, right),
+        CompareOp::NotEq => cmp::neq(left, right),
+        CompareOp::Lt => cmp::lt(left, right),
+        CompareOp::LtEq => cmp::lt_eq(left, right),
+        CompareOp::Gt => cmp::gt(left, right),
+        CompareOp::GtEq => cmp::gt_eq(left, right),
+    };
+    result.map_err(arrow)
+}
+
+fn column_arrow_type(column: &BoundColumn) -> Result<ArrowDataType> {
+    column.data_type.to_arrow()
+}
+
+/// The values of `column` in `batch` (null where a struct on its path is null), cast to
+/// `want` when given, with floats normalized.
+fn column_array(
+    batch: &RecordBatch,
+    column: &BoundColumn,
+    want: Option<&ArrowDataType>,
+) -> Result<ArrayRef> {
+    let missing = || DeltaError::InvalidArgument {
+        reason: format!(
+            "the filter column {} is not in the data being filtered",
+            column.display_path()
+        ),
+    };
+    let (first, rest) = column.path.split_first().ok_or_else(missing)?;
+    let schema = batch.schema();
+    let index = schema
+        .index_of(first)
+        .ok()
+        .or_else(|| {
+            schema
+                .fields()
+                .iter()
+                .position(|f| f.name().eq_ignore_ascii_case(first))
+        })
+        .ok_or_else(missing)?;
+    let mut array = Arc::clone(batch.column(index));
+    for name in rest {
+        let parent: &StructArray = array.as_struct_opt().ok_or_else(missing)?;
+        let child = parent
+            .column_by_name(name)
+            .or_else(|| {
+                parent
+                    .column_names()
+                    .iter()
+                    .position(|n| n.eq_ignore_ascii_case(name))
+                    .map(|i| parent.column(i))
+            })
+            .ok_or_else(missing)?;
+        let child = Arc::clone(child);
+        array = if parent.null_count() > 0 {
+            // A field of a null struct is null.
+            arrow_select::nullif::nullif(&child, &is_null(parent).map_err(arrow)?).map_err(arrow)?
+        } else {
+            child
+        };
+    }
+    if let Some(want) = want {
+        if array.data_type() != want {
+            array = arrow_cast::cast(&array, want).map_err(arrow)?;
+        }
+    }
+    Ok(normalize_floats(array))
+}
+
+/// `-0.0` as `0.0` and every NaN as the positive quiet NaN, matching the bound literals.
+fn normalize_floats(array: ArrayRef) -> ArrayRef {
+    match array.data_type() {
+        ArrowDataType::Float64 => {
+            let values = array.as_primitive::<Float64Type>();
+            if values.values().iter().any(|v| v.is_nan() || *v == 0.0) {
+                Arc::new(values.unary::<_, Float64Type>(normal_f64))
+            } else {
+                array
+            }
+        }
+        ArrowDataType::Float32 => {
+            let values = array.as_primitive::<Float32Type>();
+            if values.values().iter().any(|v| v.is_nan() || *v == 0.0) {
+                Arc::new(values.unary::<_, Float32Type>(normal_f32))
+            } else {
+                array
+            }
+        }
+        _ => array,
+    }
+}
+
+fn arrow(source: ArrowError) -> DeltaError {
+    DeltaError::Arrow {
+        phase: Phase::Read,
+        source,
+    }
+}

@@ -1,0 +1,228 @@
+//! Tests of row evaluation ([`super::evaluate`]) on small batches with nulls, NaN, nested
+//! structs and representations other than the bound ones.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    StringViewArray, StructArray, TimestampMillisecondArray,
+};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType as ArrowDataType, Field, Fields};
+
+use super::*;
+use crate::error::Result;
+use crate::schema::{PrimitiveType, StructField, StructType};
+
+fn schema() -> Result<StructType> {
+    Ok(StructType::new([
+        StructField::new("id", PrimitiveType::Long, true),
+        StructField::new("name", PrimitiveType::String, true),
+        StructField::new("score", PrimitiveType::Double, true),
+        StructField::new("small", PrimitiveType::Integer, true),
+        StructField::new(
+            "s",
+            StructType::new([StructField::new("inner", PrimitiveType::Long, true)]),
+            true,
+        ),
+        StructField::new("ts", PrimitiveType::Timestamp, true),
+        StructField::new("view", PrimitiveType::String, true),
+    ]))
+}
+
+/// Four rows; row 1 has a null struct `s` whose child slot still holds 5.
+fn batch() -> Result<RecordBatch> {
+    let inner: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(5), None, Some(4)]));
+    let s = StructArray::try_new(
+        Fields::from(vec![Field::new("inner", ArrowDataType::Int64, true)]),
+        vec![inner],
+        Some(NullBuffer::from(vec![true, false, true, true])),
+    )
+    .map_err(arrow)?;
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        (
+            "id",
+            Arc::new(Int64Array::from(vec![Some(1), Some(2), None, Some(4)])),
+        ),
+        (
+            "NAME",
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                None,
+                Some("c"),
+                Some("abc"),
+            ])),
+        ),
+        (
+            "score",
+            Arc::new(Float64Array::from(vec![
+                Some(1.0),
+                Some(-f64::NAN),
+                Some(-0.0),
+                None,
+            ])),
+        ),
+        (
+            "small",
+            Arc::new(Int32Array::from(vec![Some(1), Some(3), Some(3), None])),
+        ),
+        ("s", Arc::new(s)),
+        (
+            "ts",
+            Arc::new(
+                TimestampMillisecondArray::from(vec![Some(0), Some(1), Some(2), None])
+                    .with_timezone("+00:00"),
+            ),
+        ),
+        (
+            "view",
+            Arc::new(StringViewArray::from(vec![
+                Some("x"),
+                Some("y"),
+                None,
+                Some("x"),
+            ])),
+        ),
+    ];
+    RecordBatch::try_from_iter(columns).map_err(arrow)
+}
+
+fn arrow(source: arrow_schema::ArrowError) -> crate::error::DeltaError {
+    crate::error::DeltaError::Arrow {
+        phase: crate::error::Phase::Read,
+        source,
+    }
+}
+
+fn rows(filter: &str) -> Result<Vec<bool>> {
+    let bound = parse_filter(filter)?.bind(&schema()?)?;
+    let result = evaluate(&bound, &batch()?)?;
+    assert_eq!(result.null_count(), 0, "{filter}");
+    Ok(result.iter().map(|v| v.unwrap_or(false)).collect())
+}
+
+fn expect(cases: &[(&str, [bool; 4])]) -> Result<()> {
+    for (filter, expected) in cases {
+        assert_eq!(rows(filter)?, expected.to_vec(), "{filter}");
+    }
+    Ok(())
+}
+
+const F: bool = false;
+const T: bool = true;
+
+#[test]
+fn comparisons_with_nulls() -> Result<()> {
+    expect(&[
+        ("id = 2", [F, T, F, F]),
+        ("id != 2", [T, F, F, T]),
+        ("id > 1", [F, T, F, T]),
+        ("id >= 2", [F, T, F, T]),
+        ("id < 2", [T, F, F, F]),
+        ("id <= 2", [T, T, F, F]),
+        ("2 < id", [F, F, F, T]),
+        ("not (id > 1)", [T, F, F, F]),
+        ("id is null", [F, F, T, F]),
+        ("id is not null", [T, T, F, T]),
+        ("not (id < 3 or name is null)", [F, F, F, T]),
+        ("name != 'a' or id = 1", [T, F, T, T]),
+        ("name = 'a' and id = 1", [T, F, F, F]),
+        ("id = null", [F, F, F, F]),
+        ("not (id = null)", [F, F, F, F]),
+        ("id between 2 and 4", [F, T, F, T]),
+        ("id not between 2 and 4", [T, F, F, F]),
+        ("true", [T, T, T, T]),
+        ("false or id = 4", [F, F, F, T]),
+    ])
+}
+
+#[test]
+fn in_lists() -> Result<()> {
+    expect(&[
+        ("id in (1, 4)", [T, F, F, T]),
+        ("id in (1, null)", [T, F, F, F]),
+        ("id not in (1)", [F, T, F, T]),
+        ("id not in (1, null)", [F, F, F, F]),
+        ("not (id not in (1, 4))", [T, F, F, T]),
+        ("id in (1.5)", [F, F, F, F]),
+        ("not (id in (1.5))", [T, T, F, T]),
+        ("name in ('a', 'c')", [T, F, T, F]),
+    ])
+}
+
+#[test]
+fn coerced_bounds_keep_null_semantics() -> Result<()> {
+    expect(&[
+        ("small < 2.5", [T, F, F, F]),
+        ("small > 2.5", [F, T, T, F]),
+        ("small = 2.5", [F, F, F, F]),
+        ("small != 2.5", [T, T, T, F]),
+        ("not (small = 2.5)", [T, T, T, F]),
+        ("small < 1e20", [T, T, T, F]),
+        ("small > -1e20", [T, T, T, F]),
+    ])
+}
+
+#[test]
+fn floats_follow_sql() -> Result<()> {
+    expect(&[
+        ("score = 0", [F, F, T, F]),
+        ("score = -0.0", [F, F, T, F]),
+        ("score > 100", [F, T, F, F]),
+        ("score < 1", [F, F, T, F]),
+        ("score = double 'NaN'", [F, T, F, F]),
+        ("score is null", [F, F, F, T]),
+    ])
+}
+
+#[test]
+fn nested_fields_and_representations() -> Result<()> {
+    expect(&[
+        // Row 1's struct is null, so its field is null too.
+        ("s.inner = 5", [F, F, F, F]),
+        ("s.inner is null", [F, T, T, F]),
+        ("s is null", [F, T, F, F]),
+        ("s.inner >= 1", [T, F, F, T]),
+        // Case-insensitive lookup in the batch.
+        ("name = 'c'", [F, F, T, F]),
+        // A string view column and a timestamp with another zone name are cast.
+        ("view = 'x'", [T, F, F, T]),
+        ("ts > '1970-01-01 00:00:00.001'", [F, F, T, F]),
+        ("ts = timestamp '1970-01-01 00:00:00'", [T, F, F, F]),
+        // Columns of different integer types compare as long.
+        ("id = small", [T, F, F, F]),
+        ("id < small", [F, T, F, F]),
+    ])
+}
+
+#[test]
+fn errors_and_columns() -> Result<()> {
+    let schema = schema()?;
+    let bound = parse_filter("id = 1")?.bind(&schema)?;
+    let empty = RecordBatch::try_from_iter(vec![(
+        "other",
+        Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+    )])
+    .map_err(arrow)?;
+    let err = evaluate(&bound, &empty).err().map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some("invalid argument: the filter column id is not in the data being filtered")
+    );
+    let bound =
+        parse_filter("(id = 1 or s.inner > 2) and not id in (3) and small = id")?.bind(&schema)?;
+    assert_eq!(
+        bound.columns(),
+        vec![
+            vec!["id".to_string()],
+            vec!["s".to_string(), "inner".to_string()],
+            vec!["small".to_string()],
+        ]
+    );
+    let constant = parse_filter("id = null")?.bind(&schema)?;
+    assert!(constant.columns().is_empty());
+    let none: BooleanArray = evaluate(&constant, &empty)?;
+    assert_eq!(none.len(), 1);
+    assert!(!none.value(0));
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! Conservative file skipping: whether a data file may hold a row that a bound predicate
+//! selects, judged from its partition values (exact) and statistics (bounds).
+//!
+//! [`may_match_file`] answers `false` only when the file provably has no matching row. Rules:
+//!
+//! - SQL three-valued logic: a comparison never matches a null; `is null` can match only if
+//!   `nullCount > 0` (or unknown); `not` is pushed down (`not (x < 3)` is `x >= 3`).
+//! - Missing statistics, or a value that does not parse, mean "may match".
+//! - String bounds may be truncated prefixes: a value that starts with the max may exceed it.
+//! - Timestamp bounds have millisecond precision: they are widened by 1 ms each way.
+//! - Float bounds say nothing about NaN (NaN sorts above every number), so the max never
+//!   rules out `>`, `>=` or `!=`.
+//! - Row and null counts may include rows a deletion vector removed (`tightBounds` false, or
+//!   [`FileStats::with_deletion_vector`]); "every row is null" is then not concluded.
+//! - Partition values are exact.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use super::bind::{BoundColumn, BoundExpr};
+use super::expr::CompareOp;
+use super::scalar::Scalar;
+use super::stats::FileStats;
+use crate::error::{DeltaError, Result};
+use crate::schema::{parse_partition_value, physical_name, ColumnMappingMode, StructType};
+
+/// Microseconds a millisecond-precision timestamp statistic may be off by.
+const TIMESTAMP_SLACK_MICROS: i64 = 1000;
+
+/// Whether a file may hold a row that `predicate` selects.
+///
+/// `partition_values` maps partition column names (logical, as in the schema) to their
+/// typed values for this file (see [`partition_scalars`]); `stats` are the file's parsed
+/// statistics, if any.
+pub fn may_match_file(
+    predicate: &BoundExpr,
+    partition_values: &BTreeMap<String, Scalar>,
+    stats: Option<&FileStats>,
+) -> bool {
+    if stats.and_then(|s| s.num_records) == Some(0) {
+        return false;
+    }
+    let file = File {
+        partition_values,
+        stats,
+    };
+    file.may(predicate, false)
+}
+
+/// Typed partition values of a file, keyed by logical column name: each of
+/// `partition_columns` (logical names) looked up in `add.partitionValues` (keyed by physical
+/// name) and parsed to its column type. A missing key is a null.
+pub fn partition_scalars(
+    partition_values: &BTreeMap<String, Option<String>>,
+    schema: &StructType,
+    partition_columns: &[String],
+    mode: ColumnMappingMode,
+) -> Result<BTreeMap<String, Scalar>> {
+    let mut out = BTreeMap::new();
+    for name in partition_columns {
+        let field = schema.field(name).ok_or_else(|| {
+            DeltaError::invalid_schema(format!(
+                "partition column '{name}' is not in the table schema"
+            ))
+        })?;
+        let ty = field.data_type.as_primitive().ok_or_else(|| {
+            DeltaError::invalid_schema(format!(
+                "partition column '{name}' has the non-primitive type {}",
+                field.data_type
+            ))
+        })?;
+        let raw = partition_values
+            .get(physical_name(field, mode)?)
+            .and_then(Option::as_deref);
+        let array = parse_partition_value(raw, ty)?;
+        out.insert(field.name.clone(), Scalar::from_array(&array, 0)?);
+    }
+    Ok(out)
+}
+
+struct File<'a> {
+    partition_values: &'a BTreeMap<String, Scalar>,
+    stats: Option<&'a FileStats>,
+}
+
+impl File<'_> {
+    /// Whether `e` (negated when `negate`) may be true for some row.
+    fn may(&self, e: &BoundExpr, negate: bool) -> bool {
+        match e {
+            BoundExpr::Const(v) => v.is_some_and(|b| b != negate),
+            BoundExpr::And(list) if !negate => list.iter().all(|c| self.may(c, false)),
+            BoundExpr::And(list) => list.iter().any(|c| self.may(c, true)),
+            BoundExpr::Or(list) if !negate => list.iter().any(|c| self.may(c, false)),
+            BoundExpr::Or(list) => list.iter().all(|c| self.may(c, true)),
+            BoundExpr::Not(inner) => self.may(inner, !negate),
+            BoundExpr::IsNull(c) if !negate => !self.facts(c).no_nulls,
+            BoundExpr::IsNull(c) => !self.facts(c).all_null,
+            BoundExpr::IsNotNull(c) if !negate => !self.facts(c).all_null,
+            BoundExpr::IsNotNull(c) => !self.facts(c).no_nulls,
+            BoundExpr::Compare { column, op, value } => {
+                let op = if negate { op.negate() } else { *op };
+                self.facts(column).may_compare(op, &value.value)
+            }
+            BoundExpr::CompareColumns { left, right, .. } => {
+                !self.facts(left).all_null && !self.facts(right).all_null
+            }
+            BoundExpr::In {
+                column,
+                values,
+                has_null,
+                negated,
+            } => {
+                let facts = self.facts(column);
+                if negated != &negate {
+                    // `not in`: true only when different from every value, and never with a
+                    // null in the list.
+                    !has_null
+                        && values
+                            .iter()
+                            .all(|v| facts.may_compare(CompareOp::NotEq, &v.value))
+                } else {
+                    values
+                        .iter()
+                        .any(|v| facts.may_compare(CompareOp::Eq, &v.value))
+                }
+            }
+        }
+    }
+
+    /// What is known of `column` in this file.
+    fn facts(&self, column: &BoundColumn) -> Facts {
+        if let [name] = column.path.as_slice() {
+            let value = self.partition_values.get(name).or_else(|| {
+                self.partition_values
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v)
+            });
+            if let Some(value) = value {
+                return Facts::exact(value, column);
+            }
+        }
+        match self.stats {
+            Some(stats) => Facts::from_stats(stats, column),
+            None => Facts::default(),
+        }
+    }
+}
+
+/// What is known of one column in one file.
+#[derive(Debug, Default)]
+struct Facts {
+    /// No non-null value is below this.
+    lower: Option<Scalar>,
+    /// No non-null value is above this (but see `upper_is_prefix`, `nan_above`).
+    upper: Option<Scalar>,
+    /// The upper bound is a string that values may extend (a truncated max).
+    upper_is_prefix: bool,
+    /// NaN values may exist beyond the upper bound.
+    nan_above: bool,
+    /// Every row is null.
+    all_null: bool,
+    /// No row is null.
+    no_nulls: bool,
+}
+
+impl Facts {
+    /// The facts of a partition column whose value is `value` in every row.
+    fn exact(value: &Scalar, column: &BoundColumn) -> Facts {
+        if value.is_null() {
+            return Facts {
+                all_null: true,
+                ..Facts::default()
+            };
+        }
+        if column.primitive() != Some(&value.data_type()) {
+            return Facts::default();
+        }
+        let value = value.clone().normalized();
+        Facts {
+            lower: Some(value.clone()),
+            upper: Some(value),
+            no_nulls: true,
+            ..Facts::default()
+        }
+    }
+
+    fn from_stats(stats: &FileStats, column: &BoundColumn) -> Facts {
+        let Some(col) = stats.column(&column.path) else {
+            return Facts::default();
+        };
+        let all_null = stats.counts_are_exact()
+            && matches!((col.null_count, stats.num_records), (Some(n), Some(r)) if n == r);
+        let mut facts = Facts {
+            lower: col.min.clone().map(Scalar::normalized),
+            upper: col.max.clone().map(Scalar::normalized),
+            all_null,
+            no_nulls: col.null_count == Some(0),
+            ..Facts::default()
+        };
+        match column.primitive() {
+            Some(crate::schema::PrimitiveType::String) => facts.upper_is_prefix = true,
+            Some(crate::schema::PrimitiveType::Float | crate::schema::PrimitiveType::Double) => {
+                facts.nan_above = true
+            }
+            _ => {}
+        }
+        facts.lower = facts.lower.map(|v| widen(v, -TIMESTAMP_SLACK_MICROS));
+        facts.upper = facts.upper.map(|v| widen(v, TIMESTAMP_SLACK_MICROS));
+        facts
+    }
+
+    /// Whether some row may satisfy `column op value` (`value` not null).
+    fn may_compare(&self, op: CompareOp, value: &Scalar) -> bool {
+        if self.all_null {
+            return false;
+        }
+        let value = value.clone().normalized();
+        match op {
+            CompareOp::Lt => self.lower_cmp(&value).is_none_or(Ordering::is_lt),
+            CompareOp::LtEq => self.lower_cmp(&value).is_none_or(Ordering::is_le),
+            CompareOp::Gt => self.nan_above || self.may_exceed(&value, false),
+            CompareOp::GtEq => self.nan_above || self.may_exceed(&value, true),
+            CompareOp::Eq => {
+                let nan = matches!(value, Scalar::Float(v) if v.is_nan())
+                    || matches!(value, Scalar::Double(v) if v.is_nan());
+                self.lower_cmp(&value).is_none_or(Ordering::is_le)
+                    && ((nan && self.nan_above) || self.may_exceed(&value, true))
+            }
+            CompareOp::NotEq => {
+                let single = !self.upper_is_prefix
+                    && !self.nan_above
+                    && self.lower_cmp(&value) == Some(Ordering::Equal)
+                    && self.upper_cmp(&value) == Some(Ordering::Equal);
+                !single
+            }
+        }
+    }
+
+    /// `lower` compared with `value` (`None` when unknown).
+    fn lower_cmp(&self, value: &Scalar) -> Option<Ordering> {
+        self.lower.as_ref()?.compare(value)
+    }
+
+    /// `upper` compared with `value` (`None` when unknown).
+    fn upper_cmp(&self, value: &Scalar) -> Option<Ordering> {
+        self.upper.as_ref()?.compare(value)
+    }
+
+    /// Whether some value may be above `value` (or equal to it, when `or_equal`), given the
+    /// upper bound.
+    fn may_exceed(&self, value: &Scalar, or_equal: bool) -> bool {
+        let Some(ordering) = self.upper_cmp(value) else {
+            return true;
+        };
+        if ordering.is_gt() || (or_equal && ordering.is_eq()) {
+            return true;
+        }
+        // A truncated max `abc` stands for values such as `abcz`: any value starting with it
+        // may still be reached.
+        match (&self.upper, value) {
+            (Some(Scalar::String(max)), Scalar::String(v)) if self.upper_is_prefix => {
+                v.starts_with(max.as_str())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A timestamp bound moved by `micros` (millisecond statistics are loose); other values as
+/// they are.
+fn widen(value: Scalar, micros: i64) -> Scalar {
+    match value {
+        Scalar::Timestamp(v) => Scalar::Timestamp(v.saturating_add(micros)),
+        Scalar::TimestampNtz(v) => Scalar::TimestampNtz(v.saturating_add(micros)),
+        other => other,
+    }
+}

@@ -1,0 +1,417 @@
+//! File statistics: the `add.stats` JSON of a data file, parsed once into typed values per
+//! logical column.
+//!
+//! The JSON (`{"numRecords":N,"minValues":{...},"maxValues":{...},"nullCount":{...},
+//! "tightBounds":bool}`) nests values by struct and keys them by PHYSICAL column names
+//! (column mapping). [`StatsColumns`] maps each logical column to its physical path and type
+//! once per scan; [`FileStats::parse`] then reads one file's JSON with it.
+//!
+//! Values are kept as written; how loose each kind of bound is (truncated strings,
+//! millisecond timestamps, NaN) is the business of [`super::skipping`]. A value that does not
+//! parse for its column type (a decimal with more digits than a double holds exactly, a
+//! `"NaN"` string) is dropped: a missing statistic never causes a file to be skipped.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::bind::BoundExpr;
+use super::literal_text::{parse_date, parse_timestamp, ExactNumber, Scaled};
+use super::scalar::{normal_f32, normal_f64, Scalar};
+use crate::error::{DeltaError, Result};
+use crate::schema::{physical_name, ColumnMappingMode, DataType, PrimitiveType, StructType};
+
+/// Significant digits a decimal number read through an `f64` keeps exactly.
+const EXACT_F64_DIGITS: usize = 15;
+
+/// Where the statistics of each (primitive, not inside an array or map) logical column are
+/// found in the stats JSON.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsColumns {
+    columns: Vec<StatsColumn>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct StatsColumn {
+    logical: Vec<String>,
+    physical: Vec<String>,
+    ty: PrimitiveType,
+}
+
+impl StatsColumns {
+    /// Every primitive column of `schema` (nested struct fields included).
+    pub fn new(schema: &StructType, mode: ColumnMappingMode) -> Result<Self> {
+        let mut columns = Vec::new();
+        collect(schema, mode, &mut Vec::new(), &mut Vec::new(), &mut columns)?;
+        Ok(StatsColumns { columns })
+    }
+
+    /// Only the columns `predicate` refers to.
+    pub fn for_predicate(
+        schema: &StructType,
+        mode: ColumnMappingMode,
+        predicate: &BoundExpr,
+    ) -> Result<Self> {
+        let wanted: BTreeSet<Vec<String>> = predicate.columns().into_iter().collect();
+        let mut all = Self::new(schema, mode)?;
+        all.columns.retain(|c| wanted.contains(&c.logical));
+        Ok(all)
+    }
+
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Whether there are no columns.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+}
+
+fn collect(
+    st: &StructType,
+    mode: ColumnMappingMode,
+    logical: &mut Vec<String>,
+    physical: &mut Vec<String>,
+    out: &mut Vec<StatsColumn>,
+) -> Result<()> {
+    for field in &st.fields {
+        logical.push(field.name.clone());
+        physical.push(physical_name(field, mode)?.to_string());
+        match &field.data_type {
+            DataType::Primitive(ty) => out.push(StatsColumn {
+                logical: logical.clone(),
+                physical: physical.clone(),
+                ty: *ty,
+            }),
+            DataType::Struct(inner) => collect(inner, mode, logical, physical, out)?,
+            _ => {}
+        }
+        logical.pop();
+        physical.pop();
+    }
+    Ok(())
+}
+
+/// The statistics of one column of one file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnStats {
+    /// `minValues`: no non-null value is smaller (a string may be a truncated prefix).
+    pub min: Option<Scalar>,
+    /// `maxValues`: no non-null value is larger, except that a string may be a truncated
+    /// prefix and a timestamp has millisecond precision.
+    pub max: Option<Scalar>,
+    /// `nullCount`.
+    pub null_count: Option<u64>,
+}
+
+/// The statistics of one data file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileStats {
+    /// `numRecords`: rows in the physical file (deleted rows included).
+    pub num_records: Option<u64>,
+    /// `tightBounds`: `Some(false)` when the statistics may count rows a deletion vector
+    /// removed.
+    pub tight_bounds: Option<bool>,
+    /// Whether the file has a deletion vector (set by the caller with
+    /// [`FileStats::with_deletion_vector`]).
+    pub has_deletion_vector: bool,
+    columns: HashMap<Vec<String>, ColumnStats>,
+}
+
+impl FileStats {
+    /// Parses an `add.stats` JSON string for the given columns. Malformed JSON (or JSON that
+    /// is not an object) is an error, which a caller may treat as "no statistics"; values
+    /// that do not fit their column type are left out.
+    pub fn parse(json: &str, columns: &StatsColumns) -> Result<FileStats> {
+        let value: Value = serde_json::from_str(json).map_err(|e| bad_stats(e.to_string()))?;
+        let Value::Object(root) = value else {
+            return Err(bad_stats("not a JSON object"));
+        };
+        let section = |key: &str| root.get(key).filter(|v| v.is_object());
+        let (mins, maxes, nulls) = (
+            section("minValues"),
+            section("maxValues"),
+            section("nullCount"),
+        );
+        let mut stats = HashMap::new();
+        for column in &columns.columns {
+            let entry = ColumnStats {
+                min: find_path(mins, &column.physical)
+                    .and_then(|v| stat_value(v, &column.ty, Side::Min)),
+                max: find_path(maxes, &column.physical)
+                    .and_then(|v| stat_value(v, &column.ty, Side::Max)),
+                null_count: find_path(nulls, &column.physical).and_then(Value::as_u64),
+            };
+            if entry != ColumnStats::default() {
+                stats.insert(column.logical.clone(), entry);
+            }
+        }
+        Ok(FileStats {
+            num_records: root.get("numRecords").and_then(Value::as_u64),
+            tight_bounds: root.get("tightBounds").and_then(Value::as_bool),
+            has_deletion_vector: false,
+            columns: stats,
+        })
+    }
+
+    /// Parses `json` for every primitive column of `schema`; see [`FileStats::parse`].
+    pub fn parse_for_schema(
+        json: &str,
+        schema: &StructType,
+        mode: ColumnMappingMode,
+    ) -> Result<FileStats> {
+        Self::parse(json, &StatsColumns::new(schema, mode)?)
+    }
+
+    /// These statistics, noting whether the file has a deletion vector (then row and null
+    /// counts may include deleted rows).
+    pub fn with_deletion_vector(mut self, has_deletion_vector: bool) -> Self {
+        self.has_deletion_vector = has_deletion_vector;
+        self
+    }
+
+    /// The statistics of the column at logical `path`, as the schema spells it.
+    pub fn column(&self, path: &[String]) -> Option<&ColumnStats> {
+        self.columns.get(path)
+    }
+
+    /// Whether `numRecords` and `nullCount` count exactly the rows a reader sees (no
+    /// deletion vector, and `tightBounds` not false).
+    pub fn counts_are_exact(&self) -> bool {
+        !self.has_deletion_vector && self.tight_bounds != Some(false)
+    }
+}
+
+/// The value at `path` inside `section`.
+fn find_path<'a>(section: Option<&'a Value>, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(section?, |v, name| v.get(name))
+}
+
+fn bad_stats(reason: impl std::fmt::Display) -> DeltaError {
+    DeltaError::InvalidArgument {
+        reason: format!("invalid file statistics (add.stats): {reason}"),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Min,
+    Max,
+}
+
+/// A statistics value read as `ty`, or `None` when it does not fit.
+fn stat_value(value: &Value, ty: &PrimitiveType, side: Side) -> Option<Scalar> {
+    let integer = || -> Option<i64> {
+        value.as_i64().or_else(|| {
+            let f = value.as_f64()?;
+            // An integral float within the i64 range (checked by the round trip).
+            let i = f as i64;
+            (f.fract() == 0.0 && i as f64 == f).then_some(i)
+        })
+    };
+    let float = || -> Option<f64> {
+        match value {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => match s.as_str() {
+                "Infinity" | "+Infinity" => Some(f64::INFINITY),
+                "-Infinity" => Some(f64::NEG_INFINITY),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    Some(match ty {
+        PrimitiveType::String => Scalar::String(value.as_str()?.to_string()),
+        PrimitiveType::Long => Scalar::Long(integer()?),
+        PrimitiveType::Integer => Scalar::Integer(i32::try_from(integer()?).ok()?),
+        PrimitiveType::Short => Scalar::Short(i16::try_from(integer()?).ok()?),
+        PrimitiveType::Byte => Scalar::Byte(i8::try_from(integer()?).ok()?),
+        PrimitiveType::Double => Scalar::Double(normal_f64(float()?)),
+        PrimitiveType::Float => {
+            let v = float()?;
+            // Rounding to f32 must not move the bound inwards.
+            let mut f = v as f32;
+            match side {
+                Side::Min if f64::from(f) > v => f = f.next_down(),
+                Side::Max if f64::from(f) < v => f = f.next_up(),
+                _ => {}
+            }
+            Scalar::Float(normal_f32(f))
+        }
+        PrimitiveType::Boolean => Scalar::Boolean(value.as_bool()?),
+        PrimitiveType::Date => Scalar::Date(parse_date(value.as_str()?)?),
+        PrimitiveType::Timestamp => Scalar::Timestamp(parse_timestamp(value.as_str()?)?.micros),
+        PrimitiveType::TimestampNtz => {
+            Scalar::TimestampNtz(parse_timestamp(value.as_str()?)?.micros)
+        }
+        PrimitiveType::Decimal(d) => {
+            let (text, exact_text) = match value {
+                Value::Number(n) => (n.to_string(), n.is_i64() || n.is_u64()),
+                Value::String(s) => (s.clone(), true),
+                _ => return None,
+            };
+            let number = ExactNumber::parse(&text)?;
+            // Through an f64, only 15 significant digits are sure to be the ones written.
+            if !exact_text && number.significant_digits() > EXACT_F64_DIGITS {
+                return None;
+            }
+            let limit = 10i128.checked_pow(u32::from(d.precision()))?;
+            match number.to_scaled(i64::from(d.scale())) {
+                Scaled::Exact(v) if v.unsigned_abs() < limit.unsigned_abs() => {
+                    Scalar::Decimal(v, *d)
+                }
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{StructField, COLUMN_MAPPING_PHYSICAL_NAME_KEY};
+
+    fn schema() -> Result<StructType> {
+        Ok(StructType::new([
+            StructField::new("id", PrimitiveType::Long, true)
+                .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-1"),
+            StructField::new("amount", PrimitiveType::decimal(38, 2)?, true)
+                .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-2"),
+            StructField::new(
+                "s",
+                StructType::new([StructField::new("ts", PrimitiveType::Timestamp, true)
+                    .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-4")]),
+                true,
+            )
+            .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-3"),
+            StructField::new("f", PrimitiveType::Float, true)
+                .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-5"),
+        ]))
+    }
+
+    fn path(p: &[&str]) -> Vec<String> {
+        p.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn reads_physical_names_into_logical_paths() -> Result<()> {
+        let json = r#"{"numRecords":10,"minValues":{"col-1":1,"col-2":10.5,
+            "col-3":{"col-4":"2024-01-01T10:00:00.123Z"},"col-5":0.1},
+            "maxValues":{"col-1":9,"col-2":12345678901234567.89,"col-5":"NaN"},
+            "nullCount":{"col-1":0,"col-3":{"col-4":2}},"tightBounds":true}"#;
+        let stats = FileStats::parse_for_schema(json, &schema()?, ColumnMappingMode::Name)?;
+        assert_eq!(stats.num_records, Some(10));
+        assert_eq!(stats.tight_bounds, Some(true));
+        assert!(stats.counts_are_exact());
+        assert!(!stats.clone().with_deletion_vector(true).counts_are_exact());
+        let id = stats.column(&path(&["id"]));
+        assert_eq!(id.and_then(|c| c.min.clone()), Some(Scalar::Long(1)));
+        assert_eq!(id.and_then(|c| c.max.clone()), Some(Scalar::Long(9)));
+        assert_eq!(id.and_then(|c| c.null_count), Some(0));
+        let amount = stats.column(&path(&["amount"]));
+        assert_eq!(
+            amount.and_then(|c| c.min.clone()),
+            Some(Scalar::decimal(1050, 38, 2)?)
+        );
+        // 19 significant digits cannot come through an f64 exactly.
+        assert_eq!(amount.and_then(|c| c.max.clone()), None);
+        let ts = stats.column(&path(&["s", "ts"]));
+        assert_eq!(
+            ts.and_then(|c| c.min.clone()),
+            Some(Scalar::parse_timestamp("2024-01-01 10:00:00.123")?)
+        );
+        assert_eq!(ts.and_then(|c| c.null_count), Some(2));
+        let f = stats.column(&path(&["f"]));
+        // 0.1 (as an f64) is below 0.1f32: the min widens down to the f32 below.
+        assert_eq!(
+            f.and_then(|c| c.min.clone()),
+            Some(Scalar::Float(0.1f32.next_down()))
+        );
+        assert_eq!(f.and_then(|c| c.max.clone()), None);
+        Ok(())
+    }
+
+    #[test]
+    fn without_mapping_and_partial() -> Result<()> {
+        let json = r#"{"numRecords":3,"minValues":{"id":"x"},"nullCount":{"amount":3}}"#;
+        let stats = FileStats::parse_for_schema(json, &schema()?, ColumnMappingMode::None)?;
+        assert_eq!(stats.tight_bounds, None);
+        assert!(stats.counts_are_exact());
+        assert_eq!(stats.column(&path(&["id"])), None);
+        assert_eq!(
+            stats.column(&path(&["amount"])).and_then(|c| c.null_count),
+            Some(3)
+        );
+        let loose = FileStats::parse_for_schema(
+            r#"{"numRecords":3,"tightBounds":false}"#,
+            &schema()?,
+            ColumnMappingMode::None,
+        )?;
+        assert!(!loose.counts_are_exact());
+        assert!(FileStats::parse_for_schema("[1]", &schema()?, ColumnMappingMode::None).is_err());
+        assert!(FileStats::parse_for_schema("{", &schema()?, ColumnMappingMode::None).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn value_kinds() -> Result<()> {
+        let v = |json: &str, ty: PrimitiveType, side: Side| {
+            serde_json::from_str::<Value>(json)
+                .ok()
+                .and_then(|v| stat_value(&v, &ty, side))
+        };
+        assert_eq!(
+            v("5.0", PrimitiveType::Integer, Side::Min),
+            Some(Scalar::Integer(5))
+        );
+        assert_eq!(v("5.5", PrimitiveType::Integer, Side::Min), None);
+        assert_eq!(v("300", PrimitiveType::Byte, Side::Min), None);
+        assert_eq!(
+            v("true", PrimitiveType::Boolean, Side::Min),
+            Some(Scalar::Boolean(true))
+        );
+        assert_eq!(
+            v("\"2024-01-01\"", PrimitiveType::Date, Side::Min),
+            Some(Scalar::Date(19723))
+        );
+        assert_eq!(v("\"x\"", PrimitiveType::Date, Side::Min), None);
+        assert_eq!(
+            v("\"-Infinity\"", PrimitiveType::Double, Side::Min),
+            Some(Scalar::Double(f64::NEG_INFINITY))
+        );
+        assert_eq!(
+            v("-0.0", PrimitiveType::Double, Side::Min),
+            Some(Scalar::Double(0.0))
+        );
+        assert_eq!(v("\"AQI=\"", PrimitiveType::Binary, Side::Min), None);
+        assert_eq!(
+            v(
+                "\"2024-01-01 10:00:00\"",
+                PrimitiveType::TimestampNtz,
+                Side::Max
+            ),
+            Some(Scalar::parse_timestamp_ntz("2024-01-01 10:00:00")?)
+        );
+        // A float bound written with more digits than an f32 has widens outwards.
+        let Some(Scalar::Float(max)) = v("0.10000000000000001", PrimitiveType::Float, Side::Max)
+        else {
+            return Err(bad_stats("no float"));
+        };
+        assert!(f64::from(max) >= 0.1);
+        let Some(Scalar::Float(min)) = v("0.10000000000000001", PrimitiveType::Float, Side::Min)
+        else {
+            return Err(bad_stats("no float"));
+        };
+        assert!(f64::from(min) <= 0.1);
+        assert_eq!(
+            v("123", PrimitiveType::decimal(5, 2)?, Side::Min),
+            Some(Scalar::decimal(12300, 5, 2)?)
+        );
+        assert_eq!(v("1234", PrimitiveType::decimal(5, 2)?, Side::Min), None);
+        assert_eq!(v("1.234", PrimitiveType::decimal(5, 2)?, Side::Min), None);
+        Ok(())
+    }
+}
