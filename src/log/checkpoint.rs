@@ -85,6 +85,7 @@ pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Res
         phase: Phase::Load,
         source,
     };
+    let file_len = data.len();
     let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(parquet_err)?;
     let leaves = wanted_leaves(builder.parquet_schema(), want);
     if leaves.is_empty() {
@@ -97,7 +98,16 @@ pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Res
         .with_batch_size(BATCH_ROWS)
         .build()
         .map_err(parquet_err)?;
-    let mut out = Vec::with_capacity(usize::try_from(rows).unwrap_or(0).min(1 << 20));
+    // Most rows of a big checkpoint are adds; reserve for them, within what the file's size
+    // and a sane bound allow (the row count comes from the file).
+    let reserve = match want.contains(ActionKinds::ADD) {
+        true => usize::try_from(rows)
+            .unwrap_or(0)
+            .min(file_len / 8)
+            .min(1 << 20),
+        false => 0,
+    };
+    let mut out = Vec::with_capacity(reserve);
     let mut row_base = 0;
     for batch in reader {
         let batch = batch.map_err(|e| parquet_err(e.into()))?;

@@ -381,7 +381,7 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
         .chars()
         .map(|c| c.to_digit(16))
         .collect::<Option<_>>()?;
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits

@@ -334,3 +334,113 @@ fn relabel(data: &ArrayRef, tz: Option<Arc<str>>) -> Result<ArrayRef> {
     };
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::parse_schema;
+    use arrow_array::{cast::AsArray, Int32Array, Int64Array, StringArray};
+
+    fn mapped_schema() -> crate::schema::StructType {
+        let json = r#"{"type":"struct","fields":[
+          {"name":"id","type":"long","nullable":true,"metadata":{
+            "delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1a"}},
+          {"name":"info","type":{"type":"struct","fields":[
+              {"name":"city","type":"string","nullable":true,"metadata":{
+                "delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-3c"}},
+              {"name":"zip","type":"string","nullable":true,"metadata":{
+                "delta.columnMapping.id":4,"delta.columnMapping.physicalName":"col-4d"}}]},
+           "nullable":true,"metadata":{
+            "delta.columnMapping.id":2,"delta.columnMapping.physicalName":"col-2b"}},
+          {"name":"added_later","type":"string","nullable":true,"metadata":{
+            "delta.columnMapping.id":5,"delta.columnMapping.physicalName":"col-5e"}},
+          {"name":"part","type":"integer","nullable":true,"metadata":{
+            "delta.columnMapping.id":6,"delta.columnMapping.physicalName":"col-6f"}}]}"#;
+        parse_schema(json).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn read_columns(schema: &crate::schema::StructType) -> Vec<ReadColumn> {
+        schema
+            .fields
+            .iter()
+            .map(|f| ReadColumn {
+                field: f.clone(),
+                arrow: Arc::new(f.to_arrow().unwrap_or_else(|e| panic!("{e}"))),
+                partition: f.name == "part",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn renames_nested_physical_columns_casts_and_fills() {
+        let schema = mapped_schema();
+        let columns = read_columns(&schema);
+        let output = Arc::new(Schema::new(
+            columns.iter().map(|c| Arc::clone(&c.arrow)).collect::<Vec<_>>(),
+        ));
+        // What the file holds: physical names; `zip` missing inside the struct; `id` written
+        // as int32 before a type widening to long; no `added_later` column at all.
+        let inner = Fields::from(vec![Field::new("col-3c", DataType::Utf8, true)]);
+        let file_schema = Schema::new(vec![
+            Field::new("col-1a", DataType::Int32, true),
+            Field::new("col-2b", DataType::Struct(inner.clone()), true),
+        ]);
+        let info = StructArray::try_new(
+            inner,
+            vec![Arc::new(StringArray::from(vec![Some("Delft"), None])) as ArrayRef],
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let batch = RecordBatch::try_new(
+            Arc::new(file_schema.clone()),
+            vec![Arc::new(Int32Array::from(vec![7, 8])), Arc::new(info)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mode = ColumnMappingMode::Name;
+        assert_eq!(needed_file_columns(&file_schema, &columns, mode), vec![0, 1]);
+        let part: ArrayRef = Arc::new(Int32Array::from(vec![42]));
+        let partition_values = vec![None, None, None, Some(part)];
+        let t = FileTransform::new(output, &columns, &partition_values, &file_schema, mode);
+        let out = t.apply(&batch, &columns).unwrap_or_else(|e| panic!("{e}"));
+        let out_schema = out.schema();
+        let names: Vec<&str> = out_schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["id", "info", "added_later", "part"]);
+        let ids = out.column(0).as_primitive::<arrow_array::types::Int64Type>();
+        assert_eq!(ids, &Int64Array::from(vec![7, 8]));
+        let info = out.column(1).as_struct();
+        assert_eq!(info.fields()[0].name(), "city");
+        assert_eq!(info.column(0).as_string::<i32>().value(0), "Delft");
+        assert_eq!(info.column(1).null_count(), 2, "zip is missing in the file: nulls");
+        assert_eq!(out.column(2).null_count(), 2);
+        let parts = out.column(3).as_primitive::<arrow_array::types::Int32Type>();
+        assert_eq!(parts.values().to_vec(), vec![42, 42]);
+    }
+
+    #[test]
+    fn id_mode_matches_by_field_id_before_name() {
+        let schema = mapped_schema();
+        let columns = read_columns(&schema);
+        let mut meta = std::collections::HashMap::new();
+        meta.insert(PARQUET_FIELD_ID_KEY.to_string(), "1".to_string());
+        // The physical name changed (e.g. a rewrite), but the field id still matches.
+        let file = Schema::new(vec![
+            Field::new("renamed", DataType::Int64, true).with_metadata(meta),
+            Field::new("col-1a", DataType::Utf8, true),
+        ]);
+        assert_eq!(needed_file_columns(&file, &columns[..1], ColumnMappingMode::Id), vec![0]);
+        assert_eq!(needed_file_columns(&file, &columns[..1], ColumnMappingMode::Name), vec![1]);
+    }
+
+    #[test]
+    fn timestamps_change_unit_and_zone_label_without_a_zone_database() {
+        use arrow_array::TimestampNanosecondArray;
+        let data: ArrayRef = Arc::new(TimestampNanosecondArray::from(vec![1_500_000_000i64]));
+        let target = DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into()));
+        let out = cast(&data, &target).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.data_type(), &target);
+        let v = out.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+        assert_eq!(v.value(0), 1_500_000);
+        let bad: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+        assert!(cast(&bad, &DataType::Int64).is_err());
+    }
+}
