@@ -16,7 +16,11 @@ use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{BoxStream, BoxedStream};
 use crate::plan::{plan_columns, plan_tasks, ScanColumns, ScanRequest, TableFacts};
-use crate::read::{read_file, FileTask, ReadContext};
+use crate::predicate::{
+    bind, evaluate, may_match_file, parse_filter, partition_scalars, BoundExpr, Expr, FileStats,
+    StatsColumns,
+};
+use crate::read::{read_file, FileTask, ReadContext, RowPredicate};
 
 /// Default rows per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -26,8 +30,24 @@ pub const DEFAULT_BATCH_SIZE: usize = 8192;
 pub struct DeltaScanBuilder {
     table: DeltaTable,
     projection: Option<Vec<String>>,
+    predicate: Option<Expr>,
+    filter_text: Option<String>,
     limit: Option<usize>,
     batch_size: usize,
+}
+
+/// How many files a scan selected and why it left the others out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileSelection {
+    /// Active files in the snapshot.
+    pub files_total: usize,
+    /// Files the scan will read.
+    pub files_selected: usize,
+    /// Files left out because their partition values cannot match the predicate.
+    pub skipped_by_partition: usize,
+    /// Files left out because their statistics show no row can match.
+    pub skipped_by_stats: usize,
 }
 
 impl DeltaScanBuilder {
@@ -35,6 +55,8 @@ impl DeltaScanBuilder {
         DeltaScanBuilder {
             table,
             projection: None,
+            predicate: None,
+            filter_text: None,
             limit: None,
             batch_size: DEFAULT_BATCH_SIZE,
         }
@@ -46,6 +68,21 @@ impl DeltaScanBuilder {
         columns: impl IntoIterator<Item = S>,
     ) -> Self {
         self.projection = Some(columns.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Only rows for which `predicate` is true (SQL semantics: null is not true). Files that
+    /// cannot hold such rows are skipped using partition values and statistics.
+    pub fn with_predicate(mut self, predicate: Expr) -> Self {
+        self.predicate = Some(predicate);
+        self
+    }
+
+    /// Like [`with_predicate`](Self::with_predicate), from the text syntax, e.g.
+    /// `country = 'NL' and amount >= 10.5 and day between '2024-01-01' and '2024-01-31'`.
+    /// The text is parsed by [`build`](Self::build), which reports syntax errors.
+    pub fn with_filter(mut self, filter: impl Into<String>) -> Self {
+        self.filter_text = Some(filter.into());
         self
     }
 
@@ -75,25 +112,93 @@ impl DeltaScanBuilder {
             partition_columns: table.partition_columns(),
             mode: table.column_mapping_mode(),
         };
+        let predicate = match (&self.predicate, &self.filter_text) {
+            (Some(_), Some(_)) => {
+                return Err(DeltaError::InvalidArgument {
+                    reason: "give either a predicate or a filter text, not both".into(),
+                })
+            }
+            (Some(e), None) => Some(bind(e, facts.schema)?),
+            (None, Some(text)) => Some(bind(&parse_filter(text)?, facts.schema)?),
+            (None, None) => None,
+        };
+        let predicate_columns = predicate
+            .as_ref()
+            .map(|p| {
+                p.columns()
+                    .into_iter()
+                    .filter_map(|path| path.into_iter().next())
+                    .collect()
+            })
+            .unwrap_or_default();
         let request = ScanRequest {
             projection: self.projection.clone(),
-            predicate_columns: Vec::new(),
+            predicate_columns,
             limit: self.limit,
         };
         let columns = plan_columns(facts, &request)?;
+        let (files, selection) = select_files(facts, table, predicate.as_ref())?;
         let tasks = if self.limit == Some(0) {
             Vec::new()
         } else {
-            plan_tasks(facts, &columns.columns, table.files(), self.limit)?
+            plan_tasks(facts, &columns.columns, &files, self.limit)?
         };
         Ok(DeltaScan {
             table: self.table.clone(),
             columns,
             tasks,
+            selection,
+            predicate: predicate.map(Arc::new),
             limit: self.limit,
             batch_size: self.batch_size,
         })
     }
+}
+
+/// The files a predicate may match: partition values first (exact), then statistics
+/// (conservative: unreadable statistics keep the file).
+fn select_files(
+    facts: TableFacts<'_>,
+    table: &DeltaTable,
+    predicate: Option<&BoundExpr>,
+) -> Result<(Vec<crate::log::Add>, FileSelection)> {
+    let all = table.files();
+    let mut selection = FileSelection {
+        files_total: all.len(),
+        ..Default::default()
+    };
+    let Some(predicate) = predicate else {
+        selection.files_selected = all.len();
+        return Ok((all.to_vec(), selection));
+    };
+    let stats_columns = StatsColumns::for_predicate(facts.schema, facts.mode, predicate)?;
+    let no_partitions = std::collections::BTreeMap::new();
+    let mut kept = Vec::new();
+    for add in all {
+        let partitions = partition_scalars(
+            &add.partition_values,
+            facts.schema,
+            facts.partition_columns,
+            facts.mode,
+        )?;
+        if !may_match_file(predicate, &partitions, None) {
+            selection.skipped_by_partition += 1;
+            continue;
+        }
+        let stats = match (&add.stats, stats_columns.is_empty()) {
+            (Some(json), false) => FileStats::parse(json, &stats_columns)
+                .ok()
+                .map(|s| s.with_deletion_vector(add.deletion_vector.is_some())),
+            _ => None,
+        };
+        if stats.is_some() && !may_match_file(predicate, &no_partitions, stats.as_ref()) {
+            selection.skipped_by_stats += 1;
+            continue;
+        }
+        kept.push(add.clone());
+    }
+    selection.files_selected = kept.len();
+    Ok((kept, selection))
 }
 
 /// A planned scan; consumed by [`DeltaScan::into_stream`].
@@ -102,6 +207,8 @@ pub struct DeltaScan {
     table: DeltaTable,
     columns: ScanColumns,
     tasks: Vec<FileTask>,
+    selection: FileSelection,
+    predicate: Option<Arc<BoundExpr>>,
     limit: Option<usize>,
     batch_size: usize,
 }
@@ -117,6 +224,11 @@ impl DeltaScan {
         &self.tasks
     }
 
+    /// How many files were selected and skipped.
+    pub fn file_selection(&self) -> FileSelection {
+        self.selection
+    }
+
     /// Starts reading.
     pub fn into_stream(self) -> DeltaBatchStream {
         let ctx = ReadContext {
@@ -127,7 +239,10 @@ impl DeltaScan {
             output_schema: Arc::clone(&self.columns.output_schema),
             mode: self.table.column_mapping_mode(),
             batch_size: self.batch_size,
-            predicate: None,
+            predicate: self.predicate.map(|p| {
+                let f: RowPredicate = Arc::new(move |batch| evaluate(&p, batch));
+                f
+            }),
         };
         let schema = Arc::clone(&self.columns.output_schema);
         let files = stream::iter(self.tasks)

@@ -9,6 +9,8 @@
 //!   `object_store` (native);
 //! - [`MeteredStore`]: wraps any store and counts requests and bytes.
 
+#[cfg(target_arch = "wasm32")]
+mod fetch;
 mod location;
 mod memory;
 mod metered;
@@ -24,6 +26,8 @@ use bytes::Bytes;
 
 use crate::error::Result;
 
+#[cfg(target_arch = "wasm32")]
+pub use fetch::{FetchOptions, FetchStore};
 pub use location::TableLocation;
 pub use memory::MemoryStore;
 pub use metered::{IoCounters, MeteredStore};

@@ -516,8 +516,9 @@ impl<'a> MetadataCols<'a> {
             name: self.name.get(i)?.map(str::to_owned),
             description: self.description.get(i)?.map(str::to_owned),
             format,
-            schema_string: required(self.schema_string.get(i)?, "metaData.schemaString")?
-                .to_owned(),
+            // Empty when missing, as in commit JSON: replay refuses a snapshot whose newest
+            // metaData has no schema.
+            schema_string: self.schema_string.get(i)?.unwrap_or_default().to_owned(),
             partition_columns: self.partition_columns.get(i)?.unwrap_or_default(),
             configuration,
             created_time: self.created_time.get(i)?,

@@ -115,7 +115,7 @@ pub enum Expr {
     },
 }
 
-/// The top-level column `name` (not split at dots; see [`column`] for nested fields).
+/// The top-level column `name` (not split at dots; see [`column()`] for nested fields).
 pub fn col(name: impl Into<String>) -> Expr {
     Expr::Column(vec![name.into()])
 }

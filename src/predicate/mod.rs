@@ -8,7 +8,7 @@
 //!  (or built in code: col("a").gt(lit(3)))                 └─ evaluate(RecordBatch) ─► BooleanArray (rows)
 //! ```
 //!
-//! - [`expr`](Expr): [`Expr`], [`Scalar`] and the builders [`col`], [`column`], [`lit`].
+//! - [`Expr`], [`Scalar`] and the builders [`col`], [`column()`], [`lit`].
 //! - [`parse_filter`]: the text syntax (`country = 'NL' and amount >= 10.5`).
 //! - [`bind`]: column resolution and literal coercion against the logical schema.
 //! - [`FileStats`] and [`StatsColumns`]: `add.stats` JSON read once per file.

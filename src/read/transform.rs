@@ -376,7 +376,10 @@ mod tests {
         let schema = mapped_schema();
         let columns = read_columns(&schema);
         let output = Arc::new(Schema::new(
-            columns.iter().map(|c| Arc::clone(&c.arrow)).collect::<Vec<_>>(),
+            columns
+                .iter()
+                .map(|c| Arc::clone(&c.arrow))
+                .collect::<Vec<_>>(),
         ));
         // What the file holds: physical names; `zip` missing inside the struct; `id` written
         // as int32 before a type widening to long; no `added_later` column at all.
@@ -397,22 +400,37 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let mode = ColumnMappingMode::Name;
-        assert_eq!(needed_file_columns(&file_schema, &columns, mode), vec![0, 1]);
+        assert_eq!(
+            needed_file_columns(&file_schema, &columns, mode),
+            vec![0, 1]
+        );
         let part: ArrayRef = Arc::new(Int32Array::from(vec![42]));
         let partition_values = vec![None, None, None, Some(part)];
         let t = FileTransform::new(output, &columns, &partition_values, &file_schema, mode);
         let out = t.apply(&batch, &columns).unwrap_or_else(|e| panic!("{e}"));
         let out_schema = out.schema();
-        let names: Vec<&str> = out_schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let names: Vec<&str> = out_schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
         assert_eq!(names, ["id", "info", "added_later", "part"]);
-        let ids = out.column(0).as_primitive::<arrow_array::types::Int64Type>();
+        let ids = out
+            .column(0)
+            .as_primitive::<arrow_array::types::Int64Type>();
         assert_eq!(ids, &Int64Array::from(vec![7, 8]));
         let info = out.column(1).as_struct();
         assert_eq!(info.fields()[0].name(), "city");
         assert_eq!(info.column(0).as_string::<i32>().value(0), "Delft");
-        assert_eq!(info.column(1).null_count(), 2, "zip is missing in the file: nulls");
+        assert_eq!(
+            info.column(1).null_count(),
+            2,
+            "zip is missing in the file: nulls"
+        );
         assert_eq!(out.column(2).null_count(), 2);
-        let parts = out.column(3).as_primitive::<arrow_array::types::Int32Type>();
+        let parts = out
+            .column(3)
+            .as_primitive::<arrow_array::types::Int32Type>();
         assert_eq!(parts.values().to_vec(), vec![42, 42]);
     }
 
@@ -427,8 +445,14 @@ mod tests {
             Field::new("renamed", DataType::Int64, true).with_metadata(meta),
             Field::new("col-1a", DataType::Utf8, true),
         ]);
-        assert_eq!(needed_file_columns(&file, &columns[..1], ColumnMappingMode::Id), vec![0]);
-        assert_eq!(needed_file_columns(&file, &columns[..1], ColumnMappingMode::Name), vec![1]);
+        assert_eq!(
+            needed_file_columns(&file, &columns[..1], ColumnMappingMode::Id),
+            vec![0]
+        );
+        assert_eq!(
+            needed_file_columns(&file, &columns[..1], ColumnMappingMode::Name),
+            vec![1]
+        );
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct ExportArgs {
     /// Comma-separated columns (default: all).
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
+    /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000".
+    #[arg(long)]
+    pub filter: Option<String>,
     /// Write at most this many rows.
     #[arg(long)]
     pub limit: Option<usize>,
@@ -144,6 +147,9 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     }
     if let Some(n) = args.limit {
         scan = scan.with_limit(n);
+    }
+    if let Some(f) = &args.filter {
+        scan = scan.with_filter(f.clone());
     }
     let mut stream = scan.build()?.into_stream();
     let schema = stream.schema();

@@ -16,6 +16,9 @@ pub struct HeadArgs {
     /// Comma-separated columns to show (default: all).
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
+    /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000".
+    #[arg(long)]
+    pub filter: Option<String>,
 }
 
 /// Reads the first rows and prints them.
@@ -24,7 +27,12 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
     if !args.columns.is_empty() {
         scan = scan.with_projection(args.columns.iter().map(|c| c.trim().to_string()));
     }
-    let batches = scan.build()?.into_stream().collect_batches().await?;
+    if let Some(f) = &args.filter {
+        scan = scan.with_filter(f.clone());
+    }
+    let scan = scan.build()?;
+    let selection = scan.file_selection();
+    let batches = scan.into_stream().collect_batches().await?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(|source| {
         DeltaError::Arrow {
@@ -39,13 +47,21 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         .filter_map(|s| serde_json::from_str::<serde_json::Value>(s).ok())
         .filter_map(|v| v.get("numRecords").and_then(|n| n.as_i64()))
         .sum();
+    let skipped = selection.files_total - selection.files_selected;
+    let files = if skipped > 0 {
+        format!(
+            "{} of {} files read",
+            selection.files_selected, selection.files_total
+        )
+    } else {
+        format!("{} files", selection.files_total)
+    };
     let text = format!(
-        "{}\n{}\n{rows} row{} shown; version {}, {} files{}\n",
+        "{}\n{}\n{rows} row{} shown; version {}, {files}{}\n",
         table.location(),
         grid,
         if rows == 1 { "" } else { "s" },
         table.version(),
-        table.files().len(),
         if total > 0 {
             format!(", about {total} rows in the table")
         } else {

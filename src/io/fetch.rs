@@ -1,0 +1,674 @@
+//! [`FetchStore`]: a table read over HTTP(S) with the JavaScript `fetch` API (wasm32 only).
+//!
+//! It calls the global `fetch` function directly, so it works wherever one exists: a page
+//! (`Window`), a Web Worker (`WorkerGlobalScope`) and Node.js 20+. The store is rooted at a
+//! base URL, the table root; store paths are joined to it with every segment
+//! percent-encoded (object names may hold spaces, `=`, `%`, `:`), and a query string on the
+//! base URL (a SAS token, say) is added to every request.
+//!
+//! What it sends, and why (see the browser HTTP facts in `DESIGN.md`):
+//!
+//! - only `GET`: never `HEAD` (presigned URLs often reject it), and sizes come from the log;
+//! - ranged reads send `Range: bytes=a-b`, never a suffix range (`bytes=-n`), which costs a
+//!   CORS preflight; whole reads ([`RangeRead::get`]) send no `Range` header;
+//! - `cache: 'no-store'`: Chromium's HTTP cache serialises concurrent range requests to one
+//!   URL, and without the cache they run in parallel;
+//! - caller headers ([`FetchOptions::headers`]) on every request. Any header other than
+//!   `Range` makes the browser send one CORS preflight per URL.
+//!
+//! What it accepts: `206` with exactly the bytes asked for; `200` to a range request (some
+//! servers ignore `Range`) only if the whole body is at most
+//! [`FetchOptions::max_full_body_for_range`], and then the range is cut out of it; `404` is
+//! [`DeltaError::NotFound`]. A body shorter than asked for is an error, never data. Network
+//! errors, `408`, `429` and `5xx` are retried with exponential backoff
+//! ([`FetchOptions::retries`], [`FetchOptions::retry_base_delay`]). Dropping a request's
+//! future aborts the fetch.
+//!
+//! A static HTTP host cannot list, so [`RangeRead::list`] answers `Ok(None)` and the log is
+//! found by probing (`_last_checkpoint`, then `NNN.json` files).
+
+use std::fmt;
+use std::future::Future;
+use std::ops::Range;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use js_sys::{Function, Promise, Uint8Array};
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, AbortSignal, Headers, Request, RequestCache, RequestInit, RequestMode,
+    Response,
+};
+
+use super::{check_range_len, phase_for, BoxFuture, ListEntry, RangeRead};
+use crate::error::{redact, DeltaError, Result};
+
+/// Characters left as they are in a path segment: RFC 3986 "unreserved". Everything else,
+/// `%` included, is percent-encoded.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The longest wait between two attempts, whatever the backoff says.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(10);
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch` (window, worker or Node.js).
+    #[wasm_bindgen(js_name = fetch, catch)]
+    fn js_fetch(request: &Request) -> std::result::Result<Promise, JsValue>;
+
+    /// The global `setTimeout`; its id is a number in browsers and an object in Node.js.
+    #[wasm_bindgen(js_name = setTimeout, catch)]
+    fn js_set_timeout(handler: &Function, ms: i32) -> std::result::Result<JsValue, JsValue>;
+
+    /// The global `clearTimeout`.
+    #[wasm_bindgen(js_name = clearTimeout, catch)]
+    fn js_clear_timeout(id: &JsValue) -> std::result::Result<(), JsValue>;
+}
+
+/// Settings of a [`FetchStore`]. `FetchOptions::default()` gives the documented defaults;
+/// change them with the `with_*` methods or by setting the fields.
+#[derive(Clone, PartialEq, Eq)]
+pub struct FetchOptions {
+    /// Headers added to every request, e.g. `("Authorization", "Bearer …")`. Default: none.
+    /// A browser sends a CORS preflight per URL for any header other than `Range`. The
+    /// `Range` header is the store's own and may not be given here.
+    pub headers: Vec<(String, String)>,
+    /// How many times a request is retried after a network error, `408`, `429` or `5xx`.
+    /// Default: 3 (so at most 4 attempts).
+    pub retries: u32,
+    /// The wait before the first retry; each further retry waits twice as long (at most
+    /// 10 s), scaled by a random factor between 0.5 and 1. Default: 100 ms.
+    pub retry_base_delay: Duration,
+    /// The largest body accepted when a server answers a range request with `200` and the
+    /// whole object; a larger one is an error. Default: 16 MiB.
+    pub max_full_body_for_range: u64,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            headers: Vec::new(),
+            retries: 3,
+            retry_base_delay: Duration::from_millis(100),
+            max_full_body_for_range: 16 * 1024 * 1024,
+        }
+    }
+}
+
+impl FetchOptions {
+    /// Adds a header to every request.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sets how many times a failed request is retried.
+    pub fn with_retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// Sets the wait before the first retry.
+    pub fn with_retry_base_delay(mut self, delay: Duration) -> Self {
+        self.retry_base_delay = delay;
+        self
+    }
+
+    /// Sets the largest whole body accepted in answer to a range request.
+    pub fn with_max_full_body_for_range(mut self, bytes: u64) -> Self {
+        self.max_full_body_for_range = bytes;
+        self
+    }
+
+    /// The wait before retry number `attempt + 1`, without jitter.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 1u32.checked_shl(attempt.min(31)).unwrap_or(u32::MAX);
+        self.retry_base_delay
+            .checked_mul(factor)
+            .unwrap_or(MAX_RETRY_DELAY)
+            .min(MAX_RETRY_DELAY)
+    }
+}
+
+impl fmt::Debug for FetchOptions {
+    /// Header names only: values may be credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("FetchOptions")
+            .field("headers", &names)
+            .field("retries", &self.retries)
+            .field("retry_base_delay", &self.retry_base_delay)
+            .field("max_full_body_for_range", &self.max_full_body_for_range)
+            .finish()
+    }
+}
+
+/// A table root reached with `fetch`: `https://host/tables/people/`.
+#[derive(Clone)]
+pub struct FetchStore {
+    /// The base URL without query or fragment, ending with `/`.
+    base: String,
+    /// The base URL's query with its `?`, or empty; added to every request.
+    query: String,
+    options: FetchOptions,
+}
+
+impl fmt::Debug for FetchStore {
+    /// No query string and no header values: they may hold credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FetchStore")
+            .field("base", &redact(&self.base))
+            .field("has_query", &!self.query.is_empty())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl FetchStore {
+    /// A store rooted at `base_url` with default [`FetchOptions`].
+    ///
+    /// `base_url` is an `http(s)` URL of the table root; a missing trailing `/` is added. In
+    /// a page or worker a relative URL (`tables/people/`) is resolved against the page's
+    /// location.
+    pub fn new(base_url: &str) -> Result<Self> {
+        Self::with_options(base_url, FetchOptions::default())
+    }
+
+    /// A store rooted at `base_url` with `options`.
+    pub fn with_options(base_url: &str, options: FetchOptions) -> Result<Self> {
+        let invalid = |reason: String| DeltaError::InvalidLocation {
+            location: redact(base_url),
+            reason,
+        };
+        let mut url = match url::Url::parse(base_url) {
+            Ok(url) => url,
+            Err(url::ParseError::RelativeUrlWithoutBase) => {
+                let page = page_location().ok_or_else(|| {
+                    invalid("a relative URL needs a page location to resolve against".into())
+                })?;
+                url::Url::parse(&page)
+                    .and_then(|page| page.join(base_url))
+                    .map_err(|e| invalid(e.to_string()))?
+            }
+            Err(e) => return Err(invalid(e.to_string())),
+        };
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid(format!(
+                "the fetch store reads http(s) URLs, not {}:",
+                url.scheme()
+            )));
+        }
+        url.set_fragment(None);
+        let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+        url.set_query(None);
+        if !url.path().ends_with('/') {
+            let path = format!("{}/", url.path());
+            url.set_path(&path);
+        }
+        for (name, _) in &options.headers {
+            if name.eq_ignore_ascii_case("range") {
+                return Err(DeltaError::InvalidStorageOptions {
+                    reason: "the Range header is set by the fetch store and cannot be given".into(),
+                });
+            }
+        }
+        // Let the JS engine check header names and values once, up front.
+        build_headers(&options.headers, None)?;
+        Ok(FetchStore {
+            base: url.to_string(),
+            query,
+            options,
+        })
+    }
+
+    /// The table root this store reads, without any query string.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &FetchOptions {
+        &self.options
+    }
+
+    /// The URL fetched for a store path: the base URL, the path with every segment
+    /// percent-encoded, then the base URL's query. An absolute `http(s)` URL (a deletion
+    /// vector stored elsewhere) is used as it is.
+    pub fn url_for(&self, path: &str) -> String {
+        if is_http_url(path) {
+            return path.to_string();
+        }
+        let mut url = self.base.clone();
+        for (i, segment) in path.trim_start_matches('/').split('/').enumerate() {
+            if i > 0 {
+                url.push('/');
+            }
+            url.extend(utf8_percent_encode(segment, SEGMENT));
+        }
+        url.push_str(&self.query);
+        url
+    }
+
+    /// One object or range, with retries.
+    async fn fetch(&self, path: &str, range: Option<&Range<u64>>) -> Result<Bytes> {
+        let url = self.url_for(path);
+        let mut attempt = 0u32;
+        loop {
+            match self.attempt(&url, path, range).await {
+                Ok(bytes) => return Ok(bytes),
+                Err(Failure::Final(err)) => return Err(err),
+                Err(Failure::Transient(_)) if attempt < self.options.retries => {
+                    let jitter = 0.5 + js_sys::Math::random() / 2.0;
+                    Sleep::new(self.options.backoff(attempt).mul_f64(jitter)).await;
+                    attempt += 1;
+                }
+                Err(Failure::Transient(message)) => {
+                    let attempts = attempt + 1;
+                    let s = if attempts == 1 { "" } else { "s" };
+                    return Err(io_error(
+                        path,
+                        format!("{message} ({attempts} attempt{s})"),
+                        true,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// One attempt; the fetch is aborted if this future is dropped before it ends.
+    async fn attempt(
+        &self,
+        url: &str,
+        path: &str,
+        range: Option<&Range<u64>>,
+    ) -> std::result::Result<Bytes, Failure> {
+        let mut guard = AbortOnDrop(AbortController::new().ok());
+        let result = self.exchange(url, path, range, guard.0.as_ref()).await;
+        guard.0 = None;
+        result
+    }
+
+    /// Sends the request and turns the answer into bytes or a failure.
+    async fn exchange(
+        &self,
+        url: &str,
+        path: &str,
+        range: Option<&Range<u64>>,
+        controller: Option<&AbortController>,
+    ) -> std::result::Result<Bytes, Failure> {
+        let headers = build_headers(&self.options.headers, range).map_err(Failure::Final)?;
+        let init = RequestInit::new();
+        init.set_method("GET");
+        init.set_mode(RequestMode::Cors);
+        init.set_cache(RequestCache::NoStore);
+        init.set_headers(&headers);
+        let signal: Option<AbortSignal> = controller.map(|c| c.signal());
+        init.set_signal(signal.as_ref());
+        let request = Request::new_with_str_and_init(url, &init).map_err(|e| {
+            Failure::Final(io_error(
+                path,
+                format!("cannot build the request: {}", js_message(&e)),
+                false,
+            ))
+        })?;
+        let promise = js_fetch(&request).map_err(network_failure)?;
+        let response: Response = JsFuture::from(promise)
+            .await
+            .map_err(network_failure)?
+            .unchecked_into();
+
+        let status = response.status();
+        match status {
+            404 | 410 => {
+                return Err(Failure::Final(DeltaError::NotFound {
+                    path: path.to_string(),
+                    phase: phase_for(path),
+                }))
+            }
+            408 | 429 | 500..=599 => return Err(Failure::Transient(status_text(&response))),
+            _ => {}
+        }
+        let Some(range) = range else {
+            if !response.ok() || status == 206 {
+                return Err(unexpected_status(path, &response));
+            }
+            return read_body(&response).await.map(Bytes::from);
+        };
+        match status {
+            206 => {
+                if let Some(start) = content_range_start(&response) {
+                    if start != range.start {
+                        return Err(Failure::Final(io_error(
+                            path,
+                            format!(
+                                "asked for bytes {}..{}, the server answered from byte {start}",
+                                range.start, range.end
+                            ),
+                            false,
+                        )));
+                    }
+                }
+                let bytes = Bytes::from(read_body(&response).await?);
+                check_range_len(path, range, &bytes).map_err(Failure::Final)?;
+                Ok(bytes)
+            }
+            200 => {
+                self.cut_from_whole(&response, path, range, controller)
+                    .await
+            }
+            416 => Err(Failure::Final(io_error(
+                path,
+                format!(
+                    "bytes {}..{} lie beyond the end of the object (HTTP 416)",
+                    range.start, range.end
+                ),
+                false,
+            ))),
+            _ => Err(unexpected_status(path, &response)),
+        }
+    }
+
+    /// A `200` answer to a range request: takes the range out of the whole body, if the
+    /// body is small enough.
+    async fn cut_from_whole(
+        &self,
+        response: &Response,
+        path: &str,
+        range: &Range<u64>,
+        controller: Option<&AbortController>,
+    ) -> std::result::Result<Bytes, Failure> {
+        let limit = self.options.max_full_body_for_range;
+        let too_big = |size: String| {
+            Failure::Final(io_error(
+                path,
+                format!(
+                    "the server ignored the Range header and sent the whole object ({size} \
+                     bytes), more than the {limit} bytes accepted in answer to a range \
+                     request (FetchOptions::max_full_body_for_range); serve the table from a \
+                     host that supports byte ranges"
+                ),
+                false,
+            ))
+        };
+        let declared = response
+            .headers()
+            .get("content-length")
+            .ok()
+            .flatten()
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if let Some(declared) = declared.filter(|&d| d > limit) {
+            if let Some(c) = controller {
+                c.abort();
+            }
+            return Err(too_big(declared.to_string()));
+        }
+        let whole = read_body_array(response).await?;
+        let len = u64::from(whole.length());
+        if len > limit {
+            return Err(too_big(len.to_string()));
+        }
+        if range.end > len {
+            return Err(Failure::Final(io_error(
+                path,
+                format!(
+                    "short read: asked for bytes {}..{}, the object has {len} bytes",
+                    range.start, range.end
+                ),
+                false,
+            )));
+        }
+        // Both ends are at most `len`, a u32.
+        let bytes = Bytes::from(
+            whole
+                .subarray(range.start as u32, range.end as u32)
+                .to_vec(),
+        );
+        check_range_len(path, range, &bytes).map_err(Failure::Final)?;
+        Ok(bytes)
+    }
+}
+
+impl RangeRead for FetchStore {
+    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
+        let path = path.to_string();
+        Box::pin(async move {
+            if range.start > range.end {
+                return Err(io_error(
+                    &path,
+                    format!("invalid range {}..{}", range.start, range.end),
+                    false,
+                ));
+            }
+            if range.start == range.end {
+                return Ok(Bytes::new());
+            }
+            self.fetch(&path, Some(&range)).await
+        })
+    }
+
+    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
+        let path = path.to_string();
+        Box::pin(async move { self.fetch(&path, None).await })
+    }
+
+    /// Always `Ok(None)`: sizes come from the log, and a HEAD request is what presigned URLs
+    /// often refuse.
+    fn size(&self, _path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Always `Ok(None)`: plain HTTP cannot list, so the log is found by probing.
+    fn list(
+        &self,
+        _prefix: &str,
+        _start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// Why one attempt failed.
+enum Failure {
+    /// Worth another attempt (network error, 408, 429, 5xx); the text says what happened.
+    Transient(String),
+    /// The answer is final.
+    Final(DeltaError),
+}
+
+/// Aborts the fetch when dropped while still holding the controller.
+struct AbortOnDrop(Option<AbortController>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(controller) = self.0.take() {
+            controller.abort();
+        }
+    }
+}
+
+/// A `setTimeout` as a future; the timer is cleared when the future is dropped.
+struct Sleep {
+    promise: JsFuture,
+    id: Option<JsValue>,
+}
+
+impl Sleep {
+    fn new(delay: Duration) -> Sleep {
+        let ms = i32::try_from(delay.as_millis()).unwrap_or(i32::MAX);
+        let mut id = None;
+        let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
+            match js_set_timeout(&resolve, ms) {
+                Ok(timer) => id = Some(timer),
+                // No timers here: go on at once rather than wait forever.
+                Err(_) => {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
+            }
+        });
+        Sleep {
+            promise: JsFuture::from(promise),
+            id,
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match Pin::new(&mut self.promise).poll(cx) {
+            Poll::Ready(_) => {
+                self.id = None;
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let _ = js_clear_timeout(&id);
+        }
+    }
+}
+
+/// The request headers: the caller's, then `Range` for a ranged read.
+fn build_headers(given: &[(String, String)], range: Option<&Range<u64>>) -> Result<Headers> {
+    let js_error = |what: String, e: JsValue| DeltaError::InvalidStorageOptions {
+        reason: format!("{what}: {}", redact(&js_message(&e))),
+    };
+    let headers = Headers::new().map_err(|e| js_error("cannot create Headers".into(), e))?;
+    for (name, value) in given {
+        // The value is never put in a message: it may be a credential.
+        headers
+            .append(name, value)
+            .map_err(|_| DeltaError::InvalidStorageOptions {
+                reason: format!("invalid HTTP header '{}' or value", redact(name)),
+            })?;
+    }
+    if let Some(range) = range {
+        let value = format!("bytes={}-{}", range.start, range.end.saturating_sub(1));
+        headers
+            .set("Range", &value)
+            .map_err(|e| js_error("cannot set the Range header".into(), e))?;
+    }
+    Ok(headers)
+}
+
+/// The whole body, as a JS array (not yet copied into wasm memory).
+async fn read_body_array(response: &Response) -> std::result::Result<Uint8Array, Failure> {
+    let promise = response
+        .array_buffer()
+        .map_err(|e| Failure::Transient(format!("cannot read the body: {}", js_message(&e))))?;
+    let buffer = JsFuture::from(promise).await.map_err(|e| {
+        Failure::Transient(format!(
+            "the body was cut short or failed: {}",
+            js_message(&e)
+        ))
+    })?;
+    Ok(Uint8Array::new(&buffer))
+}
+
+/// The whole body, copied into wasm memory.
+async fn read_body(response: &Response) -> std::result::Result<Vec<u8>, Failure> {
+    Ok(read_body_array(response).await?.to_vec())
+}
+
+/// The first byte of a `Content-Range: bytes a-b/n` header, when present and readable.
+fn content_range_start(response: &Response) -> Option<u64> {
+    let value = response.headers().get("content-range").ok()??;
+    let spec = value.trim().strip_prefix("bytes")?.trim_start();
+    let (first, _) = spec.split_once('-')?;
+    first.trim().parse().ok()
+}
+
+/// `HTTP 503 Service Unavailable`.
+fn status_text(response: &Response) -> String {
+    let text = response.status_text();
+    if text.is_empty() {
+        format!("HTTP {}", response.status())
+    } else {
+        format!("HTTP {} {text}", response.status())
+    }
+}
+
+fn unexpected_status(path: &str, response: &Response) -> Failure {
+    Failure::Final(io_error(
+        path,
+        format!("unexpected answer: {}", status_text(response)),
+        false,
+    ))
+}
+
+/// A rejected `fetch`: the network failed, the server is unreachable, or CORS refused.
+fn network_failure(e: JsValue) -> Failure {
+    Failure::Transient(format!(
+        "network error (server unreachable, connection lost, or the answer lacks CORS \
+         headers): {}",
+        js_message(&e)
+    ))
+}
+
+fn io_error(path: &str, message: String, transient: bool) -> DeltaError {
+    DeltaError::Io {
+        path: redact(path),
+        message: redact(&message),
+        phase: phase_for(path),
+        transient,
+    }
+}
+
+/// The text of a JS exception or rejection value, with its `cause` (Node.js puts the
+/// real reason there: `fetch failed (connect ECONNREFUSED …)`).
+fn js_message(e: &JsValue) -> String {
+    let text = js_text(e);
+    let cause = js_sys::Reflect::get(e, &JsValue::from_str("cause"))
+        .ok()
+        .filter(|c| !c.is_undefined() && !c.is_null());
+    match cause {
+        Some(cause) => format!("{text} ({})", js_text(&cause)),
+        None => text,
+    }
+}
+
+/// `Name: message` of a JS error, or the value as a string.
+fn js_text(e: &JsValue) -> String {
+    match e.dyn_ref::<js_sys::Error>() {
+        Some(error) => format!(
+            "{}: {}",
+            String::from(error.name()),
+            String::from(error.message())
+        ),
+        None => e
+            .as_string()
+            .unwrap_or_else(|| "unknown JavaScript error".into()),
+    }
+}
+
+fn is_http_url(path: &str) -> bool {
+    let lower = path.get(..8).unwrap_or(path).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+/// `location.href` of the page or worker, if there is one.
+fn page_location() -> Option<String> {
+    let global = js_sys::global();
+    let location = js_sys::Reflect::get(&global, &JsValue::from_str("location")).ok()?;
+    if location.is_undefined() || location.is_null() {
+        return None;
+    }
+    js_sys::Reflect::get(&location, &JsValue::from_str("href"))
+        .ok()?
+        .as_string()
+}
