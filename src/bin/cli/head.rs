@@ -5,13 +5,16 @@ use delta_arrow_reader::{DeltaError, DeltaTable};
 
 use super::TableArgs;
 
+/// Rows `dar head` shows unless told otherwise.
+pub const DEFAULT_ROWS: usize = 20;
+
 /// Arguments of `dar head`.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args)]
 pub struct HeadArgs {
     #[command(flatten)]
     pub table: TableArgs,
     /// Number of rows to show.
-    #[arg(short = 'n', long = "rows", default_value_t = 20)]
+    #[arg(short = 'n', long = "rows", default_value_t = DEFAULT_ROWS)]
     pub rows: usize,
     /// Comma-separated columns to show (default: all).
     #[arg(long, value_delimiter = ',')]
@@ -19,6 +22,18 @@ pub struct HeadArgs {
     /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000".
     #[arg(long)]
     pub filter: Option<String>,
+}
+
+impl Default for HeadArgs {
+    /// What plain `dar` runs: the demo table, [`DEFAULT_ROWS`] rows.
+    fn default() -> Self {
+        HeadArgs {
+            table: TableArgs::default(),
+            rows: DEFAULT_ROWS,
+            columns: Vec::new(),
+            filter: None,
+        }
+    }
 }
 
 /// Reads the first rows and prints them.
