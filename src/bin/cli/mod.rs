@@ -3,6 +3,7 @@
 mod export;
 mod head;
 mod info;
+mod serve;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ enum Command {
     Head(head::HeadArgs),
     /// Write the whole result to a file (parquet, ipc, csv, json).
     Export(export::ExportArgs),
+    /// Serve local tables over HTTP (byte ranges, CORS) for the browser.
+    Serve(serve::ServeArgs),
     /// Version, protocol, partition columns, file count and size.
     Info(TableArgs),
     /// The table schema (Delta and Arrow types).
@@ -83,6 +86,7 @@ async fn run(command: Command) -> Result<(), DeltaError> {
             let table = open(&args.table).await?;
             head::print_head(&table, &args).await
         }
+        Command::Serve(args) => serve::serve(&args).await,
         Command::Export(args) => {
             let table = open(&args.table).await?;
             export::export(&table, &args).await

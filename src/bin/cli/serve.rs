@@ -1,0 +1,50 @@
+//! `dar serve`: a static HTTP server for local tables (byte ranges, CORS, no directory
+//! listing), so a browser can preview them; it also serves the `www/` previewer when present.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use delta_arrow_reader::serve::{run_forever, ServeConfig};
+use delta_arrow_reader::DeltaError;
+
+/// Arguments of `dar serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Folder to serve (tables below it are read as http://127.0.0.1:PORT/NAME/).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Added latency per request, to see how a page behaves on a slow network.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Serve this folder under /www/ (default: the project's www/ folder when it exists).
+    #[arg(long)]
+    pub www: Option<PathBuf>,
+    /// Print one line per request.
+    #[arg(long)]
+    pub log: bool,
+}
+
+/// Runs the server until the process is stopped.
+pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
+    let mut config = ServeConfig::new(&args.dir)
+        .with_port(args.port)
+        .with_latency(Duration::from_millis(args.latency_ms))
+        .with_request_log(args.log);
+    let www = args.www.clone().or_else(|| {
+        let bundled = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("www");
+        bundled.join("index.html").is_file().then_some(bundled)
+    });
+    if let Some(www) = www {
+        config = config.with_mount("/www", www).with_index("index.html");
+    }
+    run_forever(config).await.map_err(|e| DeltaError::Io {
+        path: args.dir.display().to_string(),
+        message: format!("cannot serve: {e}"),
+        phase: delta_arrow_reader::Phase::Load,
+        transient: false,
+    })
+}
