@@ -5,6 +5,7 @@
 //! needs), the output schema, and one [`FileTask`] per file that may hold matching rows, with
 //! its partition values parsed to their types.
 
+mod partitioning;
 mod path;
 
 use std::collections::HashSet;
@@ -19,6 +20,9 @@ use crate::log::Add;
 use crate::read::{FileTask, ReadColumn};
 use crate::schema::{parse_partition_value, ColumnMappingMode, StructType};
 
+pub use partitioning::{
+    group_whole_files, target_partitions, PartitionCaps, FDS_PER_PARTITION, MEMORY_PER_PARTITION,
+};
 pub use path::data_file_path;
 
 /// What a scan asks for.
