@@ -5,25 +5,12 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::process::Command;
 
 use delta_arrow_reader::log::{Discovery, SUPPORTED_READER_FEATURES};
 use delta_arrow_reader::serve::{ServeConfig, StaticServer};
-use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
+use delta_arrow_reader::DeltaTableBuilder;
 use serde_json::Value;
-
-fn file_set(t: &DeltaTable) -> BTreeSet<String> {
-    t.files()
-        .iter()
-        .map(|f| {
-            format!(
-                "{}|{}|{:?}|{:?}",
-                f.path, f.size, f.partition_values, f.deletion_vector
-            )
-        })
-        .collect()
-}
 
 /// True when the local log has no `_last_checkpoint` and no commit 0: without listing there is
 /// no way to find where the log starts.
@@ -89,7 +76,7 @@ async fn every_loadable_table_reads_the_same_over_http() {
             Ok(remote) => {
                 let same = remote.version() == local.version()
                     && remote.schema() == local.schema()
-                    && file_set(&remote) == file_set(&local)
+                    && common::file_set(&remote) == common::file_set(&local)
                     && remote.protocol() == local.protocol();
                 if !same {
                     failures.push(format!("{name}: HTTP snapshot differs from local"));

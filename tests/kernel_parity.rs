@@ -21,10 +21,12 @@
 //!
 //! Run: `cargo test --features kernel --test kernel_parity -- --nocapture`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -612,22 +614,6 @@ fn compare_views(ours: &View, kernel: &View) -> Vec<String> {
 // Corpus
 // ---------------------------------------------------------------------------------------------
 
-fn corpus_tables() -> Vec<(String, PathBuf)> {
-    let root = Path::new(CORPUS_TABLES);
-    let mut tables: Vec<(String, PathBuf)> = std::fs::read_dir(root)
-        .unwrap_or_else(|e| panic!("cannot read the corpus at {}: {e}", root.display()))
-        .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.path().is_dir())
-        .map(|entry| {
-            let path = entry.path();
-            let path = path.canonicalize().unwrap_or(path);
-            (entry.file_name().to_string_lossy().into_owned(), path)
-        })
-        .collect();
-    tables.sort();
-    tables
-}
-
 /// Versions that have a commit or checkpoint file in `_delta_log` (sorted, unique).
 fn log_versions(table: &Path) -> Vec<u64> {
     let mut versions: Vec<u64> = std::fs::read_dir(table.join("_delta_log"))
@@ -699,7 +685,7 @@ struct Report {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kernel_parity_over_corpus() {
-    let tables = corpus_tables();
+    let tables = common::corpus_tables();
     assert!(!tables.is_empty(), "no tables in {CORPUS_TABLES}");
     let mut report = Report::default();
     let started = Instant::now();

@@ -40,7 +40,7 @@ mod rows;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -334,22 +334,6 @@ fn int96_top_level_columns(table_dir: &Path) -> BTreeSet<String> {
 // Corpus
 // ---------------------------------------------------------------------------------------------
 
-fn corpus_tables() -> Vec<(String, PathBuf)> {
-    let root = common::corpus_dir().join("tables");
-    let mut tables: Vec<(String, PathBuf)> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("cannot read the corpus at {}: {e}", root.display()))
-        .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.path().is_dir())
-        .map(|entry| {
-            let path = entry.path();
-            let path = path.canonicalize().unwrap_or(path);
-            (entry.file_name().to_string_lossy().into_owned(), path)
-        })
-        .collect();
-    tables.sort();
-    tables
-}
-
 /// Why a table is skipped as log-only, from its inventory notes.
 fn log_only_reason(inventory: &[common::InventoryRow], name: &str) -> Option<String> {
     let row = inventory.iter().find(|r| r.name() == name)?;
@@ -442,7 +426,7 @@ fn compare_table(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kernel_rows_over_corpus() {
-    let tables = corpus_tables();
+    let tables = common::corpus_tables();
     assert!(!tables.is_empty(), "no tables in the corpus");
     let inventory = common::inventory();
     let mut report = Report::default();

@@ -5,13 +5,13 @@
 
 mod common;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
+use delta_arrow_reader::DeltaTableBuilder;
 use object_store::aws::AmazonS3Builder;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -120,18 +120,6 @@ async fn upload(store: &Arc<dyn ObjectStore>, dir: &Path, prefix: &str) {
     }
 }
 
-fn file_set(t: &DeltaTable) -> BTreeSet<String> {
-    t.files()
-        .iter()
-        .map(|f| {
-            format!(
-                "{}|{}|{:?}|{:?}",
-                f.path, f.size, f.partition_values, f.deletion_vector
-            )
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_tables_from_s3_with_storage_options() {
     let moto = start_moto().await;
@@ -166,7 +154,11 @@ async fn reads_tables_from_s3_with_storage_options() {
             .unwrap_or_else(|e| panic!("{name} from S3: {e}"));
         assert_eq!(remote.version(), local.version(), "{name}");
         assert_eq!(remote.schema(), local.schema(), "{name}");
-        assert_eq!(file_set(&remote), file_set(&local), "{name}");
+        assert_eq!(
+            common::file_set(&remote),
+            common::file_set(&local),
+            "{name}"
+        );
         let io = remote.io_counters().snapshot();
         println!(
             "s3 {name}: version {} in {} requests ({} lists)",

@@ -170,3 +170,33 @@ pub const INVENTORY_FILE_COUNT_ERRATA: &[(&str, usize, &str)] = &[(
      hold an add with a new deletion vector and a remove of the same path without one, and \
      per the protocol the add stays active (reconciliation is by path and DV id)",
 )];
+
+/// Every table folder of the corpus: (name, canonical path), sorted by name.
+pub fn corpus_tables() -> Vec<(String, PathBuf)> {
+    let root = corpus_dir().join("tables");
+    let mut tables: Vec<(String, PathBuf)> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("cannot read the corpus at {}: {e}", root.display()))
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| {
+            let path = entry.path();
+            let path = path.canonicalize().unwrap_or(path);
+            (entry.file_name().to_string_lossy().into_owned(), path)
+        })
+        .collect();
+    tables.sort();
+    tables
+}
+
+/// A table's active files as comparable text: path, size, partition values, deletion vector.
+pub fn file_set(t: &delta_arrow_reader::DeltaTable) -> std::collections::BTreeSet<String> {
+    t.files()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}|{}|{:?}|{:?}",
+                f.path, f.size, f.partition_values, f.deletion_vector
+            )
+        })
+        .collect()
+}
