@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use super::actions::{Action, Add, CommitInfo, Metadata, Protocol};
+use super::actions::{Action, Add, CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{DeltaError, Result};
 
 /// The state of a snapshot after replay.
@@ -36,8 +36,13 @@ pub struct Replay {
     commits_seen: usize,
 }
 
-fn key(path: &str, dv: Option<String>) -> (String, String) {
-    (path.to_string(), dv.unwrap_or_default())
+/// The identity of a logical file: its path and deletion vector id.
+fn key(path: &str, dv: Option<&DeletionVectorDescriptor>) -> (String, String) {
+    (
+        path.to_string(),
+        dv.map(DeletionVectorDescriptor::unique_id)
+            .unwrap_or_default(),
+    )
 }
 
 impl Replay {
@@ -55,18 +60,14 @@ impl Replay {
         for action in actions {
             match action {
                 Action::Add(add) => {
-                    let k = key(
-                        &add.path,
-                        add.deletion_vector.as_ref().map(|d| d.unique_id()),
-                    );
+                    let k = key(&add.path, add.deletion_vector.as_ref());
                     if !self.seen.contains(&k) {
                         keys.push(k);
                         adds.push(add);
                     }
                 }
                 Action::Remove(remove) => {
-                    let dv = remove.deletion_vector.as_ref().map(|d| d.unique_id());
-                    keys.push(key(&remove.path, dv));
+                    keys.push(key(&remove.path, remove.deletion_vector.as_ref()));
                 }
                 Action::CommitInfo(info) if first_commit => self.latest_commit_info = Some(info),
                 other => self.take_table_action(other),
@@ -83,11 +84,10 @@ impl Replay {
         for action in actions {
             match action {
                 Action::Add(add) => {
-                    let k = key(
-                        &add.path,
-                        add.deletion_vector.as_ref().map(|d| d.unique_id()),
-                    );
-                    if !self.seen.contains(&k) {
+                    if !self
+                        .seen
+                        .contains(&key(&add.path, add.deletion_vector.as_ref()))
+                    {
                         self.checkpoint_adds.push(add);
                     }
                 }
