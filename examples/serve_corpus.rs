@@ -10,8 +10,8 @@
 //!
 //! - `FAULTY_PORT`: answers its first two requests `503`, and ignores `Range` headers (always
 //!   `200` with the whole file), like some servers and CDNs;
-//! - `TRUNCATING_PORT`: sends `.parquet` bodies cut short after 10 bytes (with the full
-//!   `Content-Length`), and everything else intact.
+//! - `TRUNCATING_PORT`: sends the bodies of data files (`…/part-…`) cut short after 10 bytes
+//!   (with the full `Content-Length`), and the log intact.
 //!
 //! It runs until killed.
 
@@ -54,15 +54,19 @@ fn main() -> std::process::ExitCode {
         // Kept alive until the main server ends (never, unless it fails).
         let mut fault_servers = Vec::new();
         if let Some((faulty, truncating)) = fault_ports {
-            let mut faults = Faults::default();
-            faults.fail_first = 2;
-            faults.ignore_range = true;
+            let faults = Faults {
+                fail_first: 2,
+                ignore_range: true,
+                ..Faults::default()
+            };
             let config = ServeConfig::new(&dir).with_port(faulty).with_faults(faults);
             fault_servers.push(StaticServer::start(config).await?);
 
-            let mut faults = Faults::default();
-            faults.truncate_body = Some(10);
-            faults.path_filter = Some(".parquet".into());
+            let faults = Faults {
+                truncate_body: Some(10),
+                path_filter: Some("/part-".into()),
+                ..Faults::default()
+            };
             let config = ServeConfig::new(&dir)
                 .with_port(truncating)
                 .with_faults(faults);

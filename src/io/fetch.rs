@@ -207,6 +207,13 @@ impl FetchStore {
                 url.scheme()
             )));
         }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(invalid(
+                "fetch refuses URLs with user:password; give an Authorization header in \
+                 FetchOptions::headers instead"
+                    .into(),
+            ));
+        }
         url.set_fragment(None);
         let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
         url.set_query(None);
