@@ -13,6 +13,7 @@
 
 pub mod arrow;
 pub mod column_mapping;
+pub(crate) mod number_text;
 pub mod partition;
 pub mod types;
 

@@ -156,53 +156,14 @@ fn parse_timestamp(s: &str, with_zone: bool) -> Option<i64> {
 /// fractional digits than the scale (other than trailing zeros), or more digits than the
 /// precision, is refused.
 fn parse_decimal(s: &str, ty: DecimalType) -> Option<i128> {
-    let s = s.trim_ascii();
-    let (negative, rest) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let (mantissa, exponent) = match rest.find(['e', 'E']) {
-        Some(pos) => (&rest[..pos], rest[pos + 1..].parse::<i64>().ok()?),
-        None => (rest, 0),
-    };
-    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let all_digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
-    if int_part.len() + frac_part.len() == 0 || !all_digits(int_part) || !all_digits(frac_part) {
-        return None;
-    }
-    // value = digits * 10^(exponent - frac_len); unscaled = value * 10^scale.
-    let digits = format!("{int_part}{frac_part}");
-    let digits = digits.trim_start_matches('0');
-    if digits.is_empty() {
-        return Some(0);
-    }
-    let frac_len = i64::try_from(frac_part.len()).ok()?;
-    let shift = exponent
-        .checked_add(i64::from(ty.scale()))?
-        .checked_sub(frac_len)?;
-    let significant = if shift >= 0 {
-        digits
-    } else {
-        // Dropped digits must all be zero: no rounding.
-        let drop = usize::try_from(shift.unsigned_abs()).ok()?;
-        let keep = digits.len().checked_sub(drop)?;
-        let (kept, dropped) = digits.split_at(keep);
-        if dropped.bytes().any(|b| b != b'0') {
-            return None;
+    use super::number_text::{ExactNumber, Scaled};
+    match ExactNumber::parse(s)?.to_scaled(i64::from(ty.scale())) {
+        Scaled::Exact(v) => {
+            let limit = 10i128.checked_pow(u32::from(ty.precision()))?;
+            (v.unsigned_abs() < limit.unsigned_abs()).then_some(v)
         }
-        kept
-    };
-    let max_digits = usize::from(ty.precision());
-    let zeros = usize::try_from(shift.max(0)).ok()?;
-    if significant.len().checked_add(zeros)? > max_digits {
-        return None;
+        _ => None,
     }
-    let mut unscaled: i128 = significant.parse().ok()?;
-    for _ in 0..zeros {
-        unscaled = unscaled.checked_mul(10)?;
-    }
-    Some(if negative { -unscaled } else { unscaled })
 }
 
 #[cfg(test)]
