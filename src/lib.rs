@@ -22,6 +22,8 @@ pub mod read;
 pub mod schema;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
 
 pub use api::{DeltaTable, DeltaTableBuilder};
 pub use error::{DeltaError, Phase, Result};

@@ -5,6 +5,7 @@
 //! the current one is consumed.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -231,6 +232,7 @@ impl DeltaScan {
 
     /// Starts reading.
     pub fn into_stream(self) -> DeltaBatchStream {
+        let row_groups_pruned = Arc::new(AtomicU64::new(0));
         let ctx = ReadContext {
             store: Arc::clone(self.table.store()),
             columns: Arc::clone(&self.columns.columns),
@@ -239,10 +241,12 @@ impl DeltaScan {
             output_schema: Arc::clone(&self.columns.output_schema),
             mode: self.table.column_mapping_mode(),
             batch_size: self.batch_size,
-            predicate: self.predicate.map(|p| {
+            predicate: self.predicate.clone().map(|p| {
                 let f: RowPredicate = Arc::new(move |batch| evaluate(&p, batch));
                 f
             }),
+            predicate_expr: self.predicate,
+            row_groups_pruned: Arc::clone(&row_groups_pruned),
         };
         let schema = Arc::clone(&self.columns.output_schema);
         let files = stream::iter(self.tasks)
@@ -252,6 +256,7 @@ impl DeltaScan {
         DeltaBatchStream {
             schema,
             inner: limited.boxed_local_or_send(),
+            row_groups_pruned,
         }
     }
 }
@@ -284,6 +289,7 @@ where
 pub struct DeltaBatchStream {
     schema: SchemaRef,
     inner: BoxStream<'static, Result<RecordBatch>>,
+    row_groups_pruned: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for DeltaBatchStream {
@@ -298,6 +304,12 @@ impl DeltaBatchStream {
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)
+    }
+
+    /// Row groups left out so far because their Parquet statistics show that no row matches
+    /// the predicate.
+    pub fn row_groups_pruned(&self) -> u64 {
+        self.row_groups_pruned.load(Ordering::Relaxed)
     }
 
     /// Reads every remaining batch.

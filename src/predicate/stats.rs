@@ -156,6 +156,21 @@ impl FileStats {
         })
     }
 
+    /// Statistics from values already typed, e.g. those of one Parquet row group: `columns`
+    /// maps logical column paths (as the schema spells them) to their statistics.
+    pub fn from_columns(
+        num_records: Option<u64>,
+        tight_bounds: Option<bool>,
+        columns: impl IntoIterator<Item = (Vec<String>, ColumnStats)>,
+    ) -> FileStats {
+        FileStats {
+            num_records,
+            tight_bounds,
+            has_deletion_vector: false,
+            columns: columns.into_iter().collect(),
+        }
+    }
+
     /// Parses `json` for every primitive column of `schema`; see [`FileStats::parse`].
     pub fn parse_for_schema(
         json: &str,

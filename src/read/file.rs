@@ -4,9 +4,14 @@
 //! which byte ranges it needs, this driver fetches them (coalesced) and pushes them back.
 //! Only the projected columns are fetched; deleted rows (deletion vectors) are skipped by a
 //! row selection so they are never decoded; INT96 timestamps are read as microseconds; each
-//! decoded batch goes through the file's [`FileTransform`] and the row predicate.
+//! decoded batch goes through the file's [`FileTransform`].
+//!
+//! With a bound predicate, row groups whose statistics rule it out are not read at all (see
+//! `row_groups`), and the predicate runs inside the decoder as a Parquet `RowFilter` on its
+//! own columns (see `row_filter`), so the other columns are decoded only for matching rows.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -21,10 +26,13 @@ use parquet::DecodeResult;
 use super::coalesce::{coalesce, slice, COALESCE_GAP};
 use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSource};
 use super::footer::read_metadata;
+use super::row_filter::{plan_row_filter, take_error, ErrorSlot, FilterPlan};
+use super::row_groups::prune_row_groups;
 use super::transform::{needed_file_columns, FileTransform, ReadColumn};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store};
 use crate::log::DeletionVectorDescriptor;
+use crate::predicate::BoundExpr;
 use crate::schema::ColumnMappingMode;
 
 /// Evaluates the scan's row predicate on a batch of read columns; `true` keeps the row.
@@ -49,6 +57,12 @@ pub struct ReadContext {
     pub batch_size: usize,
     /// Row predicate, if any.
     pub predicate: Option<RowPredicate>,
+    /// The bound predicate `predicate` evaluates, if known. With it, row groups are pruned by
+    /// their statistics and the predicate is evaluated while decoding (a Parquet row filter,
+    /// through `predicate` when set); without it, `predicate` filters decoded batches.
+    pub predicate_expr: Option<Arc<BoundExpr>>,
+    /// Row groups left out because their statistics rule the predicate out, over all files.
+    pub row_groups_pruned: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for ReadContext {
@@ -59,6 +73,11 @@ impl std::fmt::Debug for ReadContext {
             .field("mode", &self.mode)
             .field("batch_size", &self.batch_size)
             .field("predicate", &self.predicate.is_some())
+            .field("predicate_expr", &self.predicate_expr)
+            .field(
+                "row_groups_pruned",
+                &self.row_groups_pruned.load(Ordering::Relaxed),
+            )
             .finish()
     }
 }
@@ -74,7 +93,7 @@ pub struct FileTask {
     pub partition_values: Vec<Option<ArrayRef>>,
     /// The file's deletion vector.
     pub deletion_vector: Option<DeletionVectorDescriptor>,
-    /// Stop after this many rows (applied when there is no row predicate).
+    /// Stop after this many rows (of those the predicate selects).
     pub limit: Option<usize>,
 }
 
@@ -139,11 +158,23 @@ async fn load_deletion_vector(
     }
 }
 
-/// Opens a file: footer, deletion vector, decoder.
-async fn open(
-    ctx: &ReadContext,
-    task: &FileTask,
-) -> Result<Option<(ParquetPushDecoder, FileTransform)>> {
+/// A file ready to decode.
+struct Opened {
+    decoder: ParquetPushDecoder,
+    transform: FileTransform,
+    /// The columns `transform` produces: every read column when `post_filter`, else only the
+    /// output columns, in output order.
+    columns: Vec<ReadColumn>,
+    /// Whether the predicate must still be applied to decoded batches (it is not evaluated by
+    /// the decoder).
+    post_filter: bool,
+    /// Errors of the row filter, reported as they are.
+    filter_errors: ErrorSlot,
+}
+
+/// Opens a file: footer, row-group pruning, deletion vector, row filter, decoder. `None` when
+/// no row of the file can be returned.
+async fn open(ctx: &ReadContext, task: &FileTask) -> Result<Option<Opened>> {
     let path = task.path.as_str();
     let metadata = read_metadata(ctx.store.as_ref(), path, task.size).await?;
     let options = ArrowReaderOptions::new();
@@ -157,24 +188,91 @@ async fn open(
         None => plain,
     };
     let file_schema = Arc::clone(arrow_metadata.schema());
-    let roots = needed_file_columns(&file_schema, &ctx.columns, ctx.mode);
+    let descr = metadata.file_metadata().schema_descr_ptr();
+
+    // Row groups whose statistics rule the predicate out.
+    let mut row_groups: Vec<usize> = match &ctx.predicate_expr {
+        Some(expr) => prune_row_groups(
+            expr,
+            &metadata,
+            &ctx.columns,
+            &task.partition_values,
+            ctx.mode,
+            task.deletion_vector.is_some(),
+        ),
+        None => (0..metadata.num_row_groups()).collect(),
+    };
+    let pruned = metadata.num_row_groups() - row_groups.len();
+    if pruned > 0 {
+        ctx.row_groups_pruned
+            .fetch_add(pruned as u64, Ordering::Relaxed);
+    }
+    if row_groups.is_empty() {
+        return Ok(None);
+    }
+
+    // The row filter, or the post-decode filter when the decoder cannot evaluate it.
+    let filter_errors: ErrorSlot = Arc::new(Mutex::new(None));
+    let filter = match &ctx.predicate_expr {
+        Some(expr) => plan_row_filter(
+            expr,
+            ctx.predicate.as_ref(),
+            &ctx.columns,
+            &task.partition_values,
+            &file_schema,
+            &descr,
+            ctx.mode,
+            &filter_errors,
+        )?,
+        None => None,
+    };
+    let (row_filter, post_filter) = match filter {
+        Some(FilterPlan::NoRows) => return Ok(None),
+        Some(FilterPlan::AllRows) => (None, false),
+        Some(FilterPlan::Filter(f)) => (Some(f), false),
+        None => (None, ctx.predicate.is_some()),
+    };
+
+    // Once the decoder has filtered, columns only the predicate reads are not decoded again:
+    // the transform makes the output columns alone.
+    let (columns, schema, values) = if post_filter {
+        (
+            ctx.columns.to_vec(),
+            Arc::clone(&ctx.read_schema),
+            task.partition_values.clone(),
+        )
+    } else {
+        let columns: Vec<ReadColumn> = ctx
+            .output_indices
+            .iter()
+            .filter_map(|&i| ctx.columns.get(i).cloned())
+            .collect();
+        let values = ctx
+            .output_indices
+            .iter()
+            .map(|&i| task.partition_values.get(i).cloned().flatten())
+            .collect::<Vec<_>>();
+        let schema = Arc::new(Schema::new(
+            columns
+                .iter()
+                .map(|c| Arc::clone(&c.arrow))
+                .collect::<Vec<_>>(),
+        ));
+        (columns, schema, values)
+    };
+    let roots = needed_file_columns(&file_schema, &columns, ctx.mode);
     let projected = Schema::new(
         roots
             .iter()
             .map(|&i| file_schema.field(i).clone())
             .collect::<Vec<_>>(),
     );
-    let transform = FileTransform::new(
-        Arc::clone(&ctx.read_schema),
-        &ctx.columns,
-        &task.partition_values,
-        &projected,
-        ctx.mode,
-    );
-    let mask = ProjectionMask::roots(metadata.file_metadata().schema_descr(), roots);
+    let transform = FileTransform::new(schema, &columns, &values, &projected, ctx.mode);
+    let mask = ProjectionMask::roots(&descr, roots);
     let mut builder = ParquetPushDecoderBuilder::new_with_metadata(arrow_metadata)
         .with_projection(mask)
         .with_batch_size(ctx.batch_size.max(1));
+    let mut selection = None;
     if let Some(dv) = &task.deletion_vector {
         let deleted = load_deletion_vector(ctx, dv).await?;
         let mut first = 0u64;
@@ -187,15 +285,41 @@ async fn open(
         if deleted.cardinality() >= first {
             return Ok(None);
         }
-        builder = builder.with_row_selection(deleted.row_selection(&groups));
+        // Row groups whose rows are all deleted are not read either.
+        row_groups.retain(|&i| {
+            let (start, rows) = groups[i];
+            deleted.deleted_in(start, rows) < rows
+        });
+        if row_groups.is_empty() {
+            return Ok(None);
+        }
+        // The selection covers the row groups read, and only those.
+        let kept: Vec<(u64, u64)> = row_groups.iter().map(|&i| groups[i]).collect();
+        selection = Some(deleted.row_selection(&kept));
     }
-    if ctx.predicate.is_none() {
+    if row_groups.len() < metadata.num_row_groups() {
+        builder = builder.with_row_groups(row_groups);
+    }
+    if let Some(selection) = selection {
+        builder = builder.with_row_selection(selection);
+    }
+    if let Some(filter) = row_filter {
+        builder = builder.with_row_filter(filter);
+    }
+    if !post_filter {
+        // Parquet applies the limit after the row selection and the row filter.
         if let Some(limit) = task.limit {
             builder = builder.with_limit(limit);
         }
     }
     let decoder = builder.build().map_err(|e| parquet_error(path, e))?;
-    Ok(Some((decoder, transform)))
+    Ok(Some(Opened {
+        decoder,
+        transform,
+        columns,
+        post_filter,
+        filter_errors,
+    }))
 }
 
 /// Fetches what the decoder asked for, coalescing nearby ranges.
@@ -226,22 +350,27 @@ async fn fetch(
 struct FileState {
     ctx: ReadContext,
     task: FileTask,
-    decoder: Option<(ParquetPushDecoder, FileTransform)>,
+    decoder: Option<Opened>,
     opened: bool,
     emitted: usize,
 }
 
-/// Applies the transform, the predicate, the limit and the output projection.
+/// Applies the transform, the predicate (when the decoder did not), the limit and the output
+/// projection.
 fn finish_batch(
     state: &mut FileState,
     batch: RecordBatch,
-    transform: &FileTransform,
+    opened: &Opened,
 ) -> Result<Option<RecordBatch>> {
     let ctx = &state.ctx;
-    let mut batch = transform.apply(&batch, &ctx.columns)?;
-    if let Some(predicate) = &ctx.predicate {
-        let keep = predicate(&batch)?;
-        batch = arrow_select::filter::filter_record_batch(&batch, &keep).map_err(arrow_error)?;
+    let mut batch = opened.transform.apply(&batch, &opened.columns)?;
+    if opened.post_filter {
+        if let Some(predicate) = &ctx.predicate {
+            let keep = predicate(&batch)?;
+            batch =
+                arrow_select::filter::filter_record_batch(&batch, &keep).map_err(arrow_error)?;
+        }
+        batch = batch.project(&ctx.output_indices).map_err(arrow_error)?;
     }
     if let Some(limit) = state.task.limit {
         let left = limit.saturating_sub(state.emitted);
@@ -253,7 +382,6 @@ fn finish_batch(
         return Ok(None);
     }
     state.emitted += batch.num_rows();
-    let batch = batch.project(&ctx.output_indices).map_err(arrow_error)?;
     let batch = RecordBatch::try_new_with_options(
         Arc::clone(&ctx.output_schema),
         batch.columns().to_vec(),
@@ -272,23 +400,28 @@ async fn next_batch(state: &mut FileState) -> Result<Option<RecordBatch>> {
         if state.task.limit.is_some_and(|l| state.emitted >= l) {
             return Ok(None);
         }
-        let Some((mut decoder, transform)) = state.decoder.take() else {
+        let Some(mut opened) = state.decoder.take() else {
             return Ok(None);
         };
-        let step = decoder
-            .try_decode()
-            .map_err(|e| parquet_error(&state.task.path, e))?;
+        let step = match opened.decoder.try_decode() {
+            Ok(step) => step,
+            Err(e) => {
+                return Err(take_error(&opened.filter_errors)
+                    .unwrap_or_else(|| parquet_error(&state.task.path, e)))
+            }
+        };
         match step {
             DecodeResult::NeedsData(ranges) => {
                 let data = fetch(&state.ctx, &state.task.path, &ranges).await?;
-                decoder
+                opened
+                    .decoder
                     .push_ranges(ranges, data)
                     .map_err(|e| parquet_error(&state.task.path, e))?;
-                state.decoder = Some((decoder, transform));
+                state.decoder = Some(opened);
             }
             DecodeResult::Data(batch) => {
-                let out = finish_batch(state, batch, &transform);
-                state.decoder = Some((decoder, transform));
+                let out = finish_batch(state, batch, &opened);
+                state.decoder = Some(opened);
                 if let Some(b) = out? {
                     return Ok(Some(b));
                 }

@@ -5,6 +5,8 @@ mod coalesce;
 pub mod deletion_vector;
 mod file;
 mod footer;
+mod row_filter;
+mod row_groups;
 mod transform;
 
 pub use file::{read_file, FileTask, ReadContext, RowPredicate};

@@ -78,7 +78,11 @@ fn arrow_field_id(field: &Field) -> Option<i64> {
 }
 
 /// Finds the file field for a logical field: by physical name, and in id mode by field id.
-fn find_in_file(file: &Fields, field: &StructField, mode: ColumnMappingMode) -> Option<usize> {
+pub(crate) fn find_in_file(
+    file: &Fields,
+    field: &StructField,
+    mode: ColumnMappingMode,
+) -> Option<usize> {
     if mode == ColumnMappingMode::Id {
         if let Some(id) = field_id(field) {
             if let Some(i) = file.iter().position(|f| arrow_field_id(f) == Some(id)) {
@@ -272,7 +276,7 @@ fn find_nested(file: &Fields, field: &StructField) -> Option<usize> {
         })
 }
 
-fn cast(data: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+pub(crate) fn cast(data: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
     // Timestamps: change the unit without a zone, then label the zone. Stored values are UTC
     // instants (or zone-less for timestamp_ntz) either way, and labelling needs no time zone
     // database.

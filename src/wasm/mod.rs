@@ -1,0 +1,34 @@
+//! The JavaScript API (wasm32 only): `wasm-bindgen` exports that the npm package
+//! (`pkg-template/`) wraps into `DeltaTable.open(url, options)` and async-iterable scans.
+//!
+//! What is exported, as the generated module names it:
+//!
+//! - `openTable(url, options) → Promise<WasmTable>`: opens a table over `fetch`;
+//! - `WasmTable`: one snapshot (version, schema, protocol, files, metrics) and `scan(options)`;
+//! - `WasmScan`: a running scan; `next()` yields one Arrow IPC stream per batch, `toIPC()`
+//!   the whole result as one stream, `cancel()` stops it, `metrics` counts what it did.
+//!
+//! The package's JS wrapper adds `[Symbol.asyncIterator]` and lazy initialisation; these
+//! classes are usable on their own too. Files, one job each:
+//!
+//! - `options`: reading the JS option objects;
+//! - `abort`: an `AbortSignal` (or `cancel()`) as a Rust future;
+//! - `sign`: a store that passes every request URL through the caller's `signUrl`;
+//! - `progress`: a store that credits requests to running scans, and the progress events;
+//! - `describe`: schema, protocol, metadata and files as plain JS objects;
+//! - `ipc`: record batches as Arrow IPC stream bytes;
+//! - `error`: `DeltaError` as a JS `Error` with `code`;
+//! - `table`, `scan`: the exported classes.
+
+mod abort;
+mod describe;
+mod error;
+mod ipc;
+mod options;
+mod progress;
+mod scan;
+mod sign;
+mod table;
+
+pub use scan::WasmScan;
+pub use table::{open_table, WasmTable};

@@ -1,0 +1,239 @@
+//! The option objects of `openTable(url, options)` and `WasmTable.scan(options)`, read from
+//! JS values into Rust. Missing, `undefined` and `null` properties mean "not given"; a
+//! property of the wrong kind is an `invalid_argument` error that names it.
+
+use js_sys::{Array, Function, Object, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::AbortSignal;
+
+use crate::error::{DeltaError, Result};
+
+/// Which version `openTable` loads.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TimeTravel {
+    /// The newest version.
+    Latest,
+    /// Exactly this version.
+    Version(u64),
+    /// The newest version committed at or before this time (ms since the epoch).
+    TimestampMs(i64),
+    /// The same, as text (RFC 3339, `YYYY-MM-DD HH:MM:SS` or a date).
+    TimestampText(String),
+}
+
+/// `{ headers, version, timestamp, signUrl, signal, retries }`.
+#[derive(Debug)]
+pub(crate) struct OpenOptions {
+    pub headers: Vec<(String, String)>,
+    pub target: TimeTravel,
+    pub sign_url: Option<Function>,
+    pub signal: Option<AbortSignal>,
+    pub retries: Option<u32>,
+}
+
+/// `{ columns, filter, limit, batchSize, signal, onProgress }`.
+#[derive(Debug, Default)]
+pub(crate) struct ScanOptions {
+    pub columns: Option<Vec<String>>,
+    pub filter: Option<String>,
+    pub limit: Option<usize>,
+    pub batch_size: Option<usize>,
+    pub signal: Option<AbortSignal>,
+    pub on_progress: Option<Function>,
+}
+
+impl OpenOptions {
+    pub(crate) fn from_js(options: &JsValue) -> Result<Self> {
+        let version = get(options, "version")?
+            .map(|v| whole_number(&v, "version"))
+            .transpose()?;
+        let timestamp = get(options, "timestamp")?
+            .map(|v| timestamp(&v))
+            .transpose()?;
+        let target = match (version, timestamp) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "give either options.version or options.timestamp, not both",
+                ))
+            }
+            (Some(v), None) => TimeTravel::Version(v),
+            (None, Some(t)) => t,
+            (None, None) => TimeTravel::Latest,
+        };
+        let retries = get(options, "retries")?
+            .map(|v| whole_number(&v, "retries"))
+            .transpose()?
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        Ok(OpenOptions {
+            headers: get(options, "headers")?
+                .map(|v| headers(&v))
+                .transpose()?
+                .unwrap_or_default(),
+            target,
+            sign_url: get(options, "signUrl")?
+                .map(|v| function(v, "signUrl"))
+                .transpose()?,
+            signal: signal(options)?,
+            retries,
+        })
+    }
+}
+
+impl ScanOptions {
+    pub(crate) fn from_js(options: &JsValue) -> Result<Self> {
+        let columns = match get(options, "columns")? {
+            None => None,
+            Some(v) => {
+                let array = v
+                    .dyn_into::<Array>()
+                    .map_err(|_| invalid("options.columns must be an array of column names"))?;
+                let mut names = Vec::with_capacity(array.length() as usize);
+                for item in array.iter() {
+                    names.push(item.as_string().ok_or_else(|| {
+                        invalid("options.columns must be an array of column names")
+                    })?);
+                }
+                Some(names)
+            }
+        };
+        let filter = match get(options, "filter")? {
+            None => None,
+            Some(v) => {
+                let text = v
+                    .as_string()
+                    .ok_or_else(|| invalid("options.filter must be a string"))?;
+                (!text.trim().is_empty()).then_some(text)
+            }
+        };
+        let limit = get(options, "limit")?
+            .map(|v| whole_number(&v, "limit").map(saturating_usize))
+            .transpose()?;
+        let batch_size = get(options, "batchSize")?
+            .map(|v| whole_number(&v, "batchSize").map(saturating_usize))
+            .transpose()?;
+        Ok(ScanOptions {
+            columns,
+            filter,
+            limit,
+            batch_size,
+            signal: signal(options)?,
+            on_progress: get(options, "onProgress")?
+                .map(|v| function(v, "onProgress"))
+                .transpose()?,
+        })
+    }
+}
+
+fn invalid(reason: impl Into<String>) -> DeltaError {
+    DeltaError::InvalidArgument {
+        reason: reason.into(),
+    }
+}
+
+/// `options[key]`, or `None` when the options or the property are `undefined`/`null`.
+fn get(options: &JsValue, key: &str) -> Result<Option<JsValue>> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(None);
+    }
+    if !options.is_object() {
+        return Err(invalid("options must be an object"));
+    }
+    let value = Reflect::get(options, &JsValue::from_str(key))
+        .map_err(|_| invalid(format!("cannot read options.{key}")))?;
+    Ok((!value.is_undefined() && !value.is_null()).then_some(value))
+}
+
+fn saturating_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// A non-negative whole number given as a JS number or BigInt.
+fn whole_number(value: &JsValue, key: &str) -> Result<u64> {
+    let bad = || invalid(format!("options.{key} must be a whole number >= 0"));
+    if let Some(n) = value.as_f64() {
+        // 2^53: beyond it a JS number is not exact.
+        if n.fract() != 0.0 || !(0.0..=9_007_199_254_740_992.0).contains(&n) {
+            return Err(bad());
+        }
+        return Ok(n as u64);
+    }
+    if value.is_bigint() {
+        let text = js_sys::BigInt::from(value.clone())
+            .to_string(10)
+            .map_err(|_| bad())?;
+        return String::from(text).parse().map_err(|_| bad());
+    }
+    Err(bad())
+}
+
+/// `timestamp`: a `Date`, milliseconds since the epoch, or text.
+fn timestamp(value: &JsValue) -> Result<TimeTravel> {
+    if let Some(date) = value.dyn_ref::<js_sys::Date>() {
+        let ms = date.get_time();
+        if ms.is_nan() {
+            return Err(invalid("options.timestamp is an invalid Date"));
+        }
+        return Ok(TimeTravel::TimestampMs(ms as i64));
+    }
+    if let Some(ms) = value.as_f64() {
+        if !ms.is_finite() {
+            return Err(invalid("options.timestamp must be a finite number of ms"));
+        }
+        return Ok(TimeTravel::TimestampMs(ms as i64));
+    }
+    if let Some(text) = value.as_string() {
+        return Ok(TimeTravel::TimestampText(text));
+    }
+    Err(invalid(
+        "options.timestamp must be a Date, a number of ms since the epoch, or a string",
+    ))
+}
+
+/// `headers`: a plain object `{ name: value }` or an array of `[name, value]` pairs (the JS
+/// wrapper turns a `Headers` instance into pairs).
+fn headers(value: &JsValue) -> Result<Vec<(String, String)>> {
+    let bad = || {
+        invalid("options.headers must be an object of strings or an array of [name, value] pairs")
+    };
+    let pairs: Array = if Array::is_array(value) {
+        value.clone().unchecked_into()
+    } else if value.is_object() {
+        Object::entries(value.unchecked_ref())
+    } else {
+        return Err(bad());
+    };
+    let mut out = Vec::with_capacity(pairs.length() as usize);
+    for pair in pairs.iter() {
+        if !Array::is_array(&pair) {
+            return Err(bad());
+        }
+        let pair: Array = pair.unchecked_into();
+        let name = pair.get(0).as_string().ok_or_else(bad)?;
+        let value = pair.get(1).as_string().ok_or_else(bad)?;
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+fn function(value: JsValue, key: &str) -> Result<Function> {
+    value
+        .dyn_into::<Function>()
+        .map_err(|_| invalid(format!("options.{key} must be a function")))
+}
+
+fn signal(options: &JsValue) -> Result<Option<AbortSignal>> {
+    match get(options, "signal")? {
+        None => Ok(None),
+        Some(v) => {
+            // `instanceof AbortSignal` can fail across realms (an iframe's signal); accept
+            // anything that looks like one.
+            let looks_like = Reflect::has(&v, &JsValue::from_str("aborted")).unwrap_or(false)
+                && Reflect::has(&v, &JsValue::from_str("addEventListener")).unwrap_or(false);
+            if looks_like {
+                Ok(Some(v.unchecked_into()))
+            } else {
+                Err(invalid("options.signal must be an AbortSignal"))
+            }
+        }
+    }
+}

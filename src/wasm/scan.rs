@@ -1,0 +1,231 @@
+//! The exported `WasmScan`: a planned scan read batch by batch from JS.
+//!
+//! `next()` resolves to one complete Arrow IPC stream (`Uint8Array`) per non-empty batch,
+//! then `null`; `toIPC()` reads what is left into one IPC stream. One call runs at a time.
+//! The scan ends — and drops its stream, decoder and requests in flight — when it is read
+//! to the end, fails, is cancelled (`cancel()`) or its `AbortSignal` fires; a pending
+//! `next()` then rejects with an `AbortError` (code `aborted`).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::StreamExt;
+use js_sys::Promise;
+use serde_json::json;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::abort::AbortWatch;
+use super::describe::{arrow_fields, to_js};
+use super::error::{invalid_argument, js_error};
+use super::ipc::{batch_to_stream, StreamPieces};
+use super::options::ScanOptions;
+use super::progress::{ScanProgress, Tracker};
+use crate::api::{DeltaBatchStream, DeltaTable, FileSelection};
+
+/// A running scan. Made by `WasmTable.scan(options)`.
+#[wasm_bindgen]
+pub struct WasmScan {
+    state: Rc<ScanState>,
+}
+
+struct ScanState {
+    /// `None` while a `next()` holds it, and once the scan has ended.
+    stream: RefCell<Option<DeltaBatchStream>>,
+    schema: SchemaRef,
+    selection: FileSelection,
+    busy: Cell<bool>,
+    ended: Cell<bool>,
+    abort: AbortWatch,
+    progress: Rc<ScanProgress>,
+    rows: Cell<u64>,
+    batches: Cell<u64>,
+    row_groups_skipped: Cell<u64>,
+}
+
+impl WasmScan {
+    /// Plans the scan of `table` and registers its progress with the table's tracker.
+    pub(crate) fn start(
+        table: &DeltaTable,
+        tracker: &Tracker,
+        options: ScanOptions,
+    ) -> Result<WasmScan, JsValue> {
+        let mut builder = table.scan();
+        if let Some(columns) = options.columns {
+            builder = builder.with_projection(columns);
+        }
+        if let Some(filter) = options.filter {
+            builder = builder.with_filter(filter);
+        }
+        if let Some(limit) = options.limit {
+            builder = builder.with_limit(limit);
+        }
+        if let Some(batch_size) = options.batch_size {
+            builder = builder.with_batch_size(batch_size);
+        }
+        let scan = builder.build().map_err(|e| js_error(&e))?;
+        let files = scan
+            .tasks()
+            .iter()
+            .map(|task| (task.path.clone(), task.size))
+            .collect();
+        let progress = Rc::new(ScanProgress::new(files, options.on_progress));
+        tracker.register(&progress);
+        let state = Rc::new(ScanState {
+            schema: scan.schema(),
+            selection: scan.file_selection(),
+            stream: RefCell::new(Some(scan.into_stream())),
+            busy: Cell::new(false),
+            ended: Cell::new(false),
+            abort: AbortWatch::new(options.signal.as_ref()),
+            progress,
+            rows: Cell::new(0),
+            batches: Cell::new(0),
+            row_groups_skipped: Cell::new(0),
+        });
+        // An abort between two `next()` calls drops the stream at once.
+        let weak = Rc::downgrade(&state);
+        state.abort.on_abort(move || {
+            if let Some(state) = weak.upgrade() {
+                if !state.busy.get() {
+                    state.end(false);
+                }
+            }
+        });
+        Ok(WasmScan { state })
+    }
+}
+
+#[wasm_bindgen]
+impl WasmScan {
+    /// The next non-empty batch as a complete Arrow IPC stream (`Uint8Array`), or `null`
+    /// at the end.
+    pub fn next(&self) -> Promise {
+        let state = Rc::clone(&self.state);
+        future_to_promise(async move {
+            match state.next_batch().await? {
+                Some(batch) => batch_to_stream(&batch)
+                    .map(JsValue::from)
+                    .map_err(|e| js_error(&e)),
+                None => Ok(JsValue::NULL),
+            }
+        })
+    }
+
+    /// Every remaining batch as one Arrow IPC stream (`Uint8Array`); a scan with no rows
+    /// gives a stream with the schema only.
+    #[wasm_bindgen(js_name = toIPC)]
+    pub fn to_ipc(&self) -> Promise {
+        let state = Rc::clone(&self.state);
+        future_to_promise(async move {
+            let mut pieces = StreamPieces::new(&state.schema).map_err(|e| js_error(&e))?;
+            while let Some(batch) = state.next_batch().await? {
+                pieces.write(&batch).map_err(|e| js_error(&e))?;
+            }
+            pieces.finish().map(JsValue::from).map_err(|e| js_error(&e))
+        })
+    }
+
+    /// Stops the scan: drops its stream and requests in flight; a pending `next()` rejects
+    /// with an `AbortError`.
+    pub fn cancel(&self) {
+        self.state.abort.abort(JsValue::UNDEFINED);
+    }
+
+    /// Whether the scan has ended (read to the end, failed, cancelled or aborted).
+    #[wasm_bindgen(getter)]
+    pub fn done(&self) -> bool {
+        self.state.ended.get()
+    }
+
+    /// The output schema: `{ fields: [{ name, arrowType, nullable }] }`.
+    #[wasm_bindgen(getter)]
+    pub fn schema(&self) -> Result<JsValue, JsValue> {
+        to_js(&arrow_fields(&self.state.schema))
+    }
+
+    /// What the scan did so far: `{ requests, bytesReceived, filesTotal, filesSelected,
+    /// filesSkipped, skippedByPartition, skippedByStats, rowGroupsSkipped, filesRead,
+    /// bytesTotal, rows, batches, done }`.
+    #[wasm_bindgen(getter)]
+    pub fn metrics(&self) -> Result<JsValue, JsValue> {
+        let s = &self.state;
+        let p = &s.progress;
+        let sel = s.selection;
+        to_js(&json!({
+            "requests": p.requests(),
+            "bytesReceived": p.bytes_received(),
+            "filesTotal": sel.files_total,
+            "filesSelected": sel.files_selected,
+            "filesSkipped": sel.files_total.saturating_sub(sel.files_selected),
+            "skippedByPartition": sel.skipped_by_partition,
+            "skippedByStats": sel.skipped_by_stats,
+            "rowGroupsSkipped": s.row_groups_skipped.get(),
+            "filesToRead": p.files_total(),
+            "filesRead": p.files_done(),
+            "bytesTotal": p.bytes_total(),
+            "rows": s.rows.get(),
+            "batches": s.batches.get(),
+            "done": s.ended.get(),
+        }))
+    }
+}
+
+impl ScanState {
+    /// The next non-empty batch, `None` at the end.
+    async fn next_batch(&self) -> Result<Option<RecordBatch>, JsValue> {
+        if self.abort.is_aborted() {
+            self.end(false);
+            return Err(self.abort.error());
+        }
+        if self.busy.get() {
+            return Err(invalid_argument(
+                "the scan is already reading: await the previous next() or toIPC() first",
+            ));
+        }
+        let Some(mut stream) = self.stream.borrow_mut().take() else {
+            return Ok(None);
+        };
+        self.busy.set(true);
+        let result = loop {
+            match self.abort.run(stream.next()).await {
+                Err(aborted) => break Err(aborted),
+                Ok(Some(Ok(batch))) if batch.num_rows() == 0 => continue,
+                Ok(Some(Ok(batch))) => break Ok(Some(batch)),
+                Ok(Some(Err(e))) => break Err(js_error(&e)),
+                Ok(None) => break Ok(None),
+            }
+        };
+        self.busy.set(false);
+        self.row_groups_skipped.set(stream.row_groups_pruned());
+        match &result {
+            Ok(Some(batch)) => {
+                self.rows.set(self.rows.get() + batch.num_rows() as u64);
+                self.batches.set(self.batches.get() + 1);
+                *self.stream.borrow_mut() = Some(stream);
+                self.progress.report();
+            }
+            Ok(None) => {
+                drop(stream);
+                self.end(true);
+            }
+            Err(_) => {
+                drop(stream);
+                self.end(false);
+            }
+        }
+        result
+    }
+
+    /// Ends the scan: drops the stream (when idle) and stops progress.
+    fn end(&self, completed: bool) {
+        let stream = self.stream.borrow_mut().take();
+        drop(stream);
+        if !self.ended.replace(true) {
+            self.progress.finish(completed);
+        }
+    }
+}

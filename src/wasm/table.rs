@@ -1,0 +1,166 @@
+//! `openTable(url, options)` and the exported `WasmTable`: one snapshot of a table read
+//! over `fetch`.
+//!
+//! The store under the table is `FetchStore` (caller headers, retries, range checks), then
+//! [`SigningStore`] when a `signUrl` callback is given, then [`TrackingStore`] (per-scan
+//! progress), all under the table's own metered store (`table.metrics`).
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use js_sys::Promise;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::abort::AbortWatch;
+use super::describe::{self, to_js};
+use super::error::{invalid_argument, js_error};
+use super::options::{OpenOptions, ScanOptions, TimeTravel};
+use super::progress::{Tracker, TrackingStore};
+use super::scan::WasmScan;
+use super::sign::SigningStore;
+use crate::api::{DeltaTable, DeltaTableBuilder};
+use crate::io::{FetchOptions, FetchStore, Store};
+
+/// Opens the Delta table at `url` (an `http(s)` URL of the table root; in a page, relative
+/// to it) and resolves to a [`WasmTable`]. `options`: `{ headers, version, timestamp,
+/// signUrl, signal, retries }`. Rejects with an `Error` whose `code` names the failure
+/// (`not_a_table`, `not_found`, `io`, `version_not_found`, `unsupported_feature`, ...), or
+/// an `AbortError` (code `aborted`) when `signal` aborts.
+#[wasm_bindgen(js_name = openTable)]
+pub fn open_table(url: String, options: JsValue) -> Promise {
+    future_to_promise(async move { open(url, options).await.map(JsValue::from) })
+}
+
+// On wasm32 stores are not `Send`: the `Arc`s are shared on one thread only.
+#[allow(clippy::arc_with_non_send_sync)]
+async fn open(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
+    let options = OpenOptions::from_js(&options).map_err(|e| js_error(&e))?;
+    let abort = AbortWatch::new(options.signal.as_ref());
+    let defaults = FetchOptions::default();
+    let fetch_options = FetchOptions {
+        headers: options.headers,
+        retries: options.retries.unwrap_or(defaults.retries),
+        ..defaults
+    };
+    let fetch = FetchStore::with_options(&url, fetch_options).map_err(|e| js_error(&e))?;
+    // The resolved absolute URL (a relative one is resolved against the page), without
+    // its query string (the fetch store adds that to every request itself).
+    let location = fetch.base_url().to_string();
+    let inner: Store = match options.sign_url {
+        Some(sign) => Arc::new(SigningStore::new(fetch, sign)),
+        None => Arc::new(fetch),
+    };
+    let tracker = Rc::new(Tracker::default());
+    let store: Store = Arc::new(TrackingStore::new(inner, Rc::clone(&tracker)));
+    let builder = DeltaTableBuilder::new(location).with_store(store);
+    let builder = match options.target {
+        TimeTravel::Latest => builder,
+        TimeTravel::Version(v) => builder.with_version(v),
+        TimeTravel::TimestampText(text) => builder
+            .with_timestamp_str(&text)
+            .map_err(|e| js_error(&e))?,
+        TimeTravel::TimestampMs(ms) => {
+            let at = chrono::DateTime::from_timestamp_millis(ms)
+                .ok_or_else(|| invalid_argument("options.timestamp is out of range"))?;
+            builder.with_timestamp(at)
+        }
+    };
+    let table = abort
+        .run(builder.load_table())
+        .await?
+        .map_err(|e| js_error(&e))?;
+    Ok(WasmTable { table, tracker })
+}
+
+/// One version of a Delta table. Made by `openTable`.
+#[wasm_bindgen]
+pub struct WasmTable {
+    table: DeltaTable,
+    tracker: Rc<Tracker>,
+}
+
+#[wasm_bindgen]
+impl WasmTable {
+    /// The table version of this snapshot.
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> f64 {
+        self.table.version() as f64
+    }
+
+    /// Commit time of this version (ms since the epoch), where known.
+    #[wasm_bindgen(getter)]
+    pub fn timestamp(&self) -> Option<f64> {
+        self.table.timestamp_ms().map(|ms| ms as f64)
+    }
+
+    /// The table root URL (without query string).
+    #[wasm_bindgen(getter)]
+    pub fn location(&self) -> String {
+        self.table.location().to_string()
+    }
+
+    /// `{ fields: [{ name, type, arrowType, nullable, metadata }] }`.
+    #[wasm_bindgen(getter)]
+    pub fn schema(&self) -> Result<JsValue, JsValue> {
+        to_js(&describe::schema(&self.table))
+    }
+
+    /// Partition columns (logical names), in order.
+    #[wasm_bindgen(getter, js_name = partitionColumns)]
+    pub fn partition_columns(&self) -> Vec<String> {
+        self.table.partition_columns().to_vec()
+    }
+
+    /// `{ minReaderVersion, minWriterVersion, readerFeatures?, writerFeatures? }`.
+    #[wasm_bindgen(getter)]
+    pub fn protocol(&self) -> Result<JsValue, JsValue> {
+        to_js(self.table.protocol())
+    }
+
+    /// `{ id, name, description, partitionColumns, configuration, createdTime, columnMapping }`.
+    #[wasm_bindgen(getter)]
+    pub fn metadata(&self) -> Result<JsValue, JsValue> {
+        to_js(&describe::metadata(&self.table))
+    }
+
+    /// Number of active files.
+    #[wasm_bindgen(getter, js_name = numFiles)]
+    pub fn num_files(&self) -> f64 {
+        self.table.files().len() as f64
+    }
+
+    /// Total size of the active files in bytes.
+    #[wasm_bindgen(getter, js_name = sizeBytes)]
+    pub fn size_bytes(&self) -> f64 {
+        self.table.size_bytes() as f64
+    }
+
+    /// `{ discovery, checkpointVersion, logFilesRead, roundTrips }`.
+    #[wasm_bindgen(getter, js_name = loadInfo)]
+    pub fn load_info(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.table.load_info())
+    }
+
+    /// Every request made for this table so far (loading and scans): `{ requests,
+    /// listRequests, getRequests, rangeRequests, bytesRequested, bytesReceived, notFound }`.
+    #[wasm_bindgen(getter)]
+    pub fn metrics(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.table.io_counters().snapshot())
+    }
+
+    /// The active files: `[{ path, size, partitionValues, deletionVector,
+    /// modificationTime, numRecords }]`.
+    pub fn files(&self) -> Result<JsValue, JsValue> {
+        to_js(&describe::files(&self.table))
+    }
+
+    /// Plans a scan: `options` `{ columns, filter, limit, batchSize, signal, onProgress }`.
+    /// Throws for an unknown column or a filter that does not parse; reading starts at the
+    /// first `next()`.
+    pub fn scan(&self, options: JsValue) -> Result<WasmScan, JsValue> {
+        let options = ScanOptions::from_js(&options).map_err(|e| js_error(&e))?;
+        WasmScan::start(&self.table, &self.tracker, options)
+    }
+}

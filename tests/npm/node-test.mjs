@@ -1,0 +1,245 @@
+// The npm package in Node.js 20 ESM, installed from the packed tarball: opens corpus tables
+// served by `dar serve` and checks rows, schema, filters, time travel, signing, progress,
+// errors and aborts against numbers from the native reader.
+//
+// Run by scripts/test-npm from a fresh folder where `npm install <tgz> apache-arrow` ran
+// (this file is copied there so that the bare imports resolve to that install):
+//
+//   DAR_BASE=http://127.0.0.1:PORT/   the `dar serve` root (corpus tables below it)
+//   DAR_EXPECT='{"table": {"rows": N, "versions": {"0": N}}, ...}'  from `dar head`
+//
+// Prints one line per check and closes with `node: N passed, N failed`; exits 1 on failure.
+import { DeltaTable, DeltaScan } from 'delta-arrow-reader';
+import { tableFromIPC } from 'apache-arrow';
+
+const BASE = process.env.DAR_BASE?.replace(/\/?$/, '/');
+const EXPECT = JSON.parse(process.env.DAR_EXPECT ?? '{}');
+if (!BASE || Object.keys(EXPECT).length === 0) {
+  console.error('set DAR_BASE and DAR_EXPECT (scripts/test-npm does)');
+  process.exit(2);
+}
+const DV = 'golden__dv-partitioned-with-checkpoint';
+const CM = 'golden__table-with-columnmapping-mode-name';
+const url = (name) => `${BASE}${name}/`;
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  const t0 = performance.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name} (${Math.round(performance.now() - t0)} ms)`);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${name}: ${error?.stack ?? error}`);
+    if (error?.code) console.log(`     code: ${error.code}`);
+  }
+}
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+function assertEq(actual, expected, what) {
+  if (actual !== expected) {
+    throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  }
+}
+async function rejects(promiseOrFn, test, what) {
+  try {
+    await (typeof promiseOrFn === 'function' ? promiseOrFn() : promiseOrFn);
+  } catch (error) {
+    test(error);
+    return error;
+  }
+  throw new Error(`${what}: expected an error`);
+}
+/** Rows of a scan, reading every chunk as its own IPC stream. */
+async function countRows(scan) {
+  let rows = 0;
+  for await (const chunk of scan) {
+    assert(chunk instanceof Uint8Array, 'chunks are Uint8Array');
+    rows += tableFromIPC(chunk).numRows;
+  }
+  return rows;
+}
+
+for (const [name, expected] of Object.entries(EXPECT)) {
+  await check(`${name}: rows by iteration = ${expected.rows}`, async () => {
+    const table = await DeltaTable.open(url(name));
+    assert(table instanceof DeltaTable, 'DeltaTable instance');
+    assertEq(table.version, expected.version, 'version');
+    const scan = table.scan();
+    assert(scan instanceof DeltaScan, 'DeltaScan instance');
+    assertEq(await countRows(scan), expected.rows, 'rows');
+    assertEq(scan.metrics.rows, expected.rows, 'metrics.rows');
+    assert(scan.done, 'scan done');
+  });
+  await check(`${name}: toIPC = ${expected.rows} rows, logical column names`, async () => {
+    const table = await DeltaTable.open(url(name));
+    const arrow = tableFromIPC(await table.scan().toIPC());
+    assertEq(arrow.numRows, expected.rows, 'rows');
+    const names = table.schema.fields.map((f) => f.name);
+    assertEq(JSON.stringify(arrow.schema.fields.map((f) => f.name)), JSON.stringify(names), 'columns');
+  });
+  for (const [version, rows] of Object.entries(expected.versions ?? {})) {
+    await check(`${name}: version ${version} has ${rows} rows`, async () => {
+      const table = await DeltaTable.open(url(name), { version: Number(version) });
+      assertEq(table.version, Number(version), 'version');
+      assertEq(tableFromIPC(await table.scan().toIPC()).numRows, rows, 'rows');
+    });
+  }
+}
+
+await check('describe: schema, protocol, partitions, files, metadata, metrics', async () => {
+  const table = await DeltaTable.open(url(DV));
+  assertEq(JSON.stringify(table.partitionColumns), '["part"]', 'partitionColumns');
+  const part = table.schema.fields.find((f) => f.name === 'part');
+  assertEq(part?.type, 'integer', 'Delta type of part');
+  assertEq(part?.arrowType, 'Int32', 'Arrow type of part');
+  assertEq(part?.nullable, true, 'nullable');
+  assert(table.protocol.readerFeatures.includes('deletionVectors'), 'deletionVectors feature');
+  assertEq(table.protocol.minReaderVersion, 3, 'minReaderVersion');
+  const files = table.files();
+  assertEq(files.length, table.numFiles, 'files().length');
+  assertEq(files.reduce((s, f) => s + f.size, 0), table.sizeBytes, 'sizeBytes');
+  assert(files.some((f) => f.deletionVector?.cardinality > 0), 'a file with a deletion vector');
+  assert(files.every((f) => 'part' in f.partitionValues), 'partitionValues by logical name');
+  assertEq(table.loadInfo.discovery, 'probing', 'discovery over HTTP');
+  assert(table.metrics.requests > 0 && table.metrics.bytesReceived > 0, 'table metrics');
+  assertEq(typeof table.metadata.id, 'string', 'metadata.id');
+  assert(typeof table.timestamp === 'number', 'timestamp');
+  table.free();
+});
+
+await check('column mapping: logical partition values and names', async () => {
+  const table = await DeltaTable.open(url(CM));
+  assertEq(table.metadata.columnMapping, 'name', 'columnMapping');
+  const physical = table.schema.fields[0].metadata['delta.columnMapping.physicalName'];
+  assert(typeof physical === 'string', 'physical name in field metadata');
+  const arrow = tableFromIPC(await table.scan({ columns: [table.schema.fields[0].name] }).toIPC());
+  assertEq(arrow.schema.fields[0].name, table.schema.fields[0].name, 'logical name');
+});
+
+await check('filter, columns, limit, batchSize, metrics', async () => {
+  const table = await DeltaTable.open(url(DV));
+  const scan = table.scan({ columns: ['col1', 'part'], filter: 'part = 0', batchSize: 1 });
+  const arrow = tableFromIPC(await scan.toIPC());
+  assertEq(arrow.numRows, EXPECT[DV].filtered, 'rows with part = 0');
+  assertEq(JSON.stringify(arrow.schema.fields.map((f) => f.name)), '["col1","part"]', 'columns');
+  const m = scan.metrics;
+  assertEq(m.filesTotal, table.numFiles, 'metrics.filesTotal');
+  assert(m.filesSkipped > 0 && m.skippedByPartition > 0, `files skipped: ${JSON.stringify(m)}`);
+  assert(m.requests > 0 && m.bytesReceived > 0, 'requests and bytes');
+  assertEq(m.batches, EXPECT[DV].filtered, 'batchSize 1: one batch per row');
+  const limited = tableFromIPC(await table.scan({ limit: 3 }).toIPC());
+  assertEq(limited.numRows, 3, 'limit 3');
+  const none = tableFromIPC(await table.scan({ filter: 'part = 12345' }).toIPC());
+  assertEq(none.numRows, 0, 'no rows: schema-only stream');
+  assertEq(none.schema.fields.length, 3, 'schema of an empty result');
+});
+
+await check('onProgress reaches filesTotal and bytesTotal', async () => {
+  const table = await DeltaTable.open(url(DV));
+  const events = [];
+  const scan = table.scan({ onProgress: (p) => events.push(p) });
+  await countRows(scan);
+  assert(events.length > 1, `progress events: ${events.length}`);
+  const last = events.at(-1);
+  assertEq(last.filesDone, last.filesTotal, 'filesDone at the end');
+  assertEq(last.filesTotal, table.numFiles, 'filesTotal');
+  assertEq(last.bytesDone, last.bytesTotal, 'bytesDone at the end');
+  assertEq(last.bytesTotal, table.sizeBytes, 'bytesTotal');
+  for (let i = 1; i < events.length; i++) {
+    assert(events[i].filesDone >= events[i - 1].filesDone, 'filesDone never decreases');
+  }
+});
+
+await check('signUrl signs every request; headers are sent', async () => {
+  const signed = [];
+  const table = await DeltaTable.open(url(DV), {
+    headers: { 'x-test': 'yes' },
+    signUrl: async (plain) => {
+      signed.push(plain);
+      return `${plain}?sig=secret-signature`;
+    },
+  });
+  const loadRequests = table.metrics.requests;
+  assertEq(signed.length, loadRequests, 'one signature per request while loading');
+  assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'rows');
+  assertEq(signed.length, table.metrics.requests, 'one signature per request');
+  assert(signed.every((u) => u.startsWith(url(DV))), 'plain URLs under the table root');
+  // A signer's failure is a clear error without the signed query string.
+  const err = await rejects(
+    DeltaTable.open(url(DV), { signUrl: () => Promise.reject(new Error('no token')) }),
+    (e) => assertEq(e.code, 'io', 'code'),
+    'failing signer',
+  );
+  assert(err.message.includes('no token'), err.message);
+});
+
+await check('time travel by timestamp', async () => {
+  const latest = await DeltaTable.open(url(DV));
+  const t = await DeltaTable.open(url(DV), { timestamp: new Date(latest.timestamp) });
+  assertEq(t.version, latest.version, 'version at the latest commit time');
+  await rejects(
+    DeltaTable.open(url(DV), { timestamp: '1970-01-01' }),
+    (e) => assertEq(e.code, 'timestamp_not_found', 'code'),
+    'timestamp before the first commit',
+  );
+});
+
+await check('errors carry codes', async () => {
+  await rejects(
+    DeltaTable.open(`${BASE}no-such-table/`),
+    (e) => {
+      assert(e instanceof Error, 'an Error');
+      assertEq(e.code, 'not_a_table', 'code');
+      assertEq(e.phase, 'load', 'phase');
+    },
+    'missing table',
+  );
+  await rejects(
+    DeltaTable.open(url(DV), { version: 999 }),
+    (e) => assertEq(e.code, 'version_not_found', 'code'),
+    'missing version',
+  );
+  const table = await DeltaTable.open(url(DV));
+  await rejects(() => table.scan({ columns: ['nope'] }), (e) => assert(e.code, 'has a code'), 'bad column');
+  await rejects(() => table.scan({ filter: 'col1 = = 1' }), (e) => assert(e.code, 'has a code'), 'bad filter');
+  await rejects(() => table.scan({ limit: -1 }), (e) => assertEq(e.code, 'invalid_argument', 'code'), 'bad limit');
+  await rejects(
+    DeltaTable.open('http://127.0.0.1:9/t/', { retries: 0 }),
+    (e) => assertEq(e.code, 'io', 'code'),
+    'unreachable server',
+  );
+});
+
+await check('abort: an open and a scan reject with AbortError; a second scan works', async () => {
+  await rejects(
+    DeltaTable.open(url(DV), { signal: AbortSignal.abort() }),
+    (e) => {
+      assertEq(e.name, 'AbortError', 'name');
+      assertEq(e.code, 'aborted', 'code');
+    },
+    'pre-aborted open',
+  );
+  const table = await DeltaTable.open(url(DV));
+  const controller = new AbortController();
+  const scan = table.scan({ batchSize: 1, signal: controller.signal });
+  const first = await scan.next();
+  assert(!first.done, 'a first batch');
+  const pending = scan.next();
+  controller.abort(new Error('user cancelled'));
+  const err = await rejects(pending, (e) => assertEq(e.code, 'aborted', 'code'), 'aborted next');
+  assertEq(err.cause?.message, 'user cancelled', 'cause');
+  assert(scan.done, 'the aborted scan is done');
+  assertEq((await scan.next()).done, true, 'next after abort');
+  // break in for await cancels too
+  const scan2 = table.scan({ batchSize: 1 });
+  for await (const _ of scan2) break;
+  assert(scan2.done, 'break ends the scan');
+  assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'a later scan reads everything');
+});
+
+console.log(`node: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
