@@ -1,0 +1,227 @@
+// Types of delta-arrow-reader: read Delta Lake tables into Apache Arrow over HTTP(S), in
+// browsers, web workers and Node.js 20+.
+
+/** Loads the WebAssembly module. Optional: `DeltaTable.open` calls it. `input` is the .wasm
+ * file's URL, a `Response`, its bytes or a compiled `WebAssembly.Module`. */
+export function init(
+  input?: string | URL | Request | Response | BufferSource | WebAssembly.Module | Promise<unknown>,
+): Promise<void>;
+
+/** An error from the reader: `code` is stable (`not_a_table`, `not_found`, `io`,
+ * `invalid_argument`, `version_not_found`, `timestamp_not_found`, `unsupported_feature`,
+ * `parquet`, `aborted`, ...). Aborts reject with `name === 'AbortError'`, `code === 'aborted'`,
+ * and the signal's reason as `cause`. */
+export interface DeltaReaderError extends Error {
+  code: string;
+  /** `load`, `plan` or `read` (not set for aborts). */
+  phase?: 'load' | 'plan' | 'read';
+  /** Whether trying again may succeed (network trouble, throttling). */
+  transient?: boolean;
+}
+
+export interface OpenOptions {
+  /** Headers sent with every request (e.g. `Authorization`). Any header other than `Range`
+   * costs one CORS preflight per URL in a browser. */
+  headers?: Record<string, string> | [string, string][] | Headers;
+  /** Open exactly this version (time travel). */
+  version?: number | bigint;
+  /** Open the newest version committed at or before this time: a `Date`, ms since the
+   * epoch, RFC 3339 text (`2024-01-31T10:00:00Z`), `YYYY-MM-DD HH:MM:SS` (UTC) or a date. */
+  timestamp?: Date | number | string;
+  /** Called with the plain URL of every request; resolves to the URL to fetch (presigned). */
+  signUrl?: (url: string) => string | URL | Promise<string | URL>;
+  /** Aborts opening: the promise rejects with an AbortError. */
+  signal?: AbortSignal;
+  /** Retries of a request after a network error, 408, 429 or 5xx (default 3). */
+  retries?: number;
+}
+
+export interface ScanOptions {
+  /** Output only these top-level columns, in this order. */
+  columns?: string[];
+  /** SQL-like filter: `country = 'NL' and amount >= 10.5`, `day between '2024-01-01' and
+   * '2024-01-31'`, `id in (1, 2, 3)`, `name is not null`, `not (a < 3 or b = 'x')`. Files
+   * whose partition values or statistics rule out every row are not read. */
+  filter?: string;
+  /** Stop after this many rows. */
+  limit?: number;
+  /** Rows per batch, at most (default 8192). */
+  batchSize?: number;
+  /** Aborts the scan: reading stops, everything is released, a pending read rejects with an
+   * AbortError. */
+  signal?: AbortSignal;
+  /** Called as data files are read. */
+  onProgress?: (progress: ScanProgress) => void;
+}
+
+export interface ScanProgress {
+  /** Data files read completely (all of them once the scan has ended). */
+  filesDone: number;
+  /** Data files the scan reads (after skipping). */
+  filesTotal: number;
+  /** Bytes received, at most `bytesTotal` (equal to it once the scan has ended). */
+  bytesDone: number;
+  /** Size of the data files the scan reads (a projection reads only part of it). */
+  bytesTotal: number;
+}
+
+export interface ScanMetrics {
+  /** Requests made while the scan ran. */
+  requests: number;
+  /** Bytes received while the scan ran. */
+  bytesReceived: number;
+  /** Active files in the snapshot. */
+  filesTotal: number;
+  /** Files selected for reading. */
+  filesSelected: number;
+  /** Files skipped: `filesTotal - filesSelected`. */
+  filesSkipped: number;
+  /** Files skipped by their partition values. */
+  skippedByPartition: number;
+  /** Files skipped by their statistics. */
+  skippedByStats: number;
+  /** Row groups skipped by their Parquet statistics. */
+  rowGroupsSkipped: number;
+  /** Files the scan reads (a limit may need fewer than selected). */
+  filesToRead: number;
+  /** Files read completely. */
+  filesRead: number;
+  /** Size of the files to read. */
+  bytesTotal: number;
+  /** Rows returned. */
+  rows: number;
+  /** Batches returned. */
+  batches: number;
+  /** Whether the scan has ended. */
+  done: boolean;
+}
+
+/** A Delta type as in the Delta schema JSON. */
+export type DeltaType =
+  | string
+  | { type: 'struct'; fields: DeltaField[] }
+  | { type: 'array'; elementType: DeltaType; containsNull: boolean }
+  | { type: 'map'; keyType: DeltaType; valueType: DeltaType; valueContainsNull: boolean };
+
+export interface DeltaField {
+  name: string;
+  type: DeltaType;
+  nullable: boolean;
+  metadata: Record<string, unknown>;
+}
+
+export interface SchemaField extends DeltaField {
+  /** The Arrow type the column is read as, e.g. `Int64`, `Utf8`, `Timestamp(µs, "UTC")`. */
+  arrowType: string;
+}
+
+export interface TableSchema {
+  fields: SchemaField[];
+}
+
+export interface ScanSchema {
+  fields: { name: string; arrowType: string; nullable: boolean }[];
+}
+
+export interface Protocol {
+  minReaderVersion: number;
+  minWriterVersion: number;
+  readerFeatures?: string[];
+  writerFeatures?: string[];
+}
+
+export interface TableMetadata {
+  id: string;
+  name: string | null;
+  description: string | null;
+  partitionColumns: string[];
+  configuration: Record<string, string>;
+  /** ms since the epoch */
+  createdTime: number | null;
+  /** `none`, `name` or `id`. */
+  columnMapping: string;
+}
+
+export interface DeletionVector {
+  storageType: 'u' | 'i' | 'p' | string;
+  pathOrInlineDv: string;
+  offset?: number;
+  sizeInBytes: number;
+  cardinality: number;
+}
+
+export interface DataFile {
+  /** As written in the log (relative and percent-encoded, or an absolute URI). */
+  path: string;
+  size: number;
+  /** By logical column name; `null` for a null partition value. */
+  partitionValues: Record<string, string | null>;
+  deletionVector: DeletionVector | null;
+  /** ms since the epoch */
+  modificationTime: number;
+  /** From the file statistics, when present. */
+  numRecords: number | null;
+}
+
+export interface LoadInfo {
+  /** `listing` or `probing` (a static HTTP host cannot list). */
+  discovery: string;
+  checkpointVersion: number | null;
+  logFilesRead: number;
+  roundTrips: number;
+}
+
+export interface TableMetrics {
+  requests: number;
+  listRequests: number;
+  getRequests: number;
+  rangeRequests: number;
+  bytesRequested: number;
+  bytesReceived: number;
+  notFound: number;
+}
+
+/** One version (snapshot) of a Delta table. */
+export class DeltaTable {
+  private constructor();
+  /** Opens the table whose root is `url` (http(s); in a page it may be relative). */
+  static open(url: string | URL, options?: OpenOptions): Promise<DeltaTable>;
+  readonly version: number;
+  /** Commit time of this version (ms since the epoch), where known. */
+  readonly timestamp: number | undefined;
+  /** The table root URL, without query string. */
+  readonly location: string;
+  readonly schema: TableSchema;
+  readonly partitionColumns: string[];
+  readonly protocol: Protocol;
+  readonly metadata: TableMetadata;
+  readonly numFiles: number;
+  /** Total size of the active files in bytes. */
+  readonly sizeBytes: number;
+  readonly loadInfo: LoadInfo;
+  /** Every request made for this table so far (opening and scans). */
+  readonly metrics: TableMetrics;
+  /** The active files. */
+  files(): DataFile[];
+  /** Plans a scan (throws for unknown columns or a filter that does not parse); reading
+   * starts when it is iterated. */
+  scan(options?: ScanOptions): DeltaScan;
+  /** Releases the snapshot's memory now rather than at garbage collection. */
+  free(): void;
+}
+
+/** A scan: `for await (const ipc of scan)` yields one complete Arrow IPC stream per batch,
+ * which `tableFromIPC` from `apache-arrow` reads. */
+export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
+  private constructor();
+  readonly schema: ScanSchema;
+  readonly metrics: ScanMetrics;
+  readonly done: boolean;
+  next(): Promise<IteratorResult<Uint8Array, undefined>>;
+  return(value?: unknown): Promise<IteratorResult<Uint8Array, undefined>>;
+  [Symbol.asyncIterator](): DeltaScan;
+  /** Everything not yet read as one Arrow IPC stream (schema only when there are no rows). */
+  toIPC(): Promise<Uint8Array>;
+  /** Stops reading and releases the scan; a pending `next()` rejects with an AbortError. */
+  cancel(): void;
+}

@@ -1,0 +1,10 @@
+// delta-arrow-reader for browsers, web workers and bundlers (Vite, webpack, ...): the .wasm
+// file next to this module is fetched on first use (or call init() with your own URL).
+import { createApi } from './api.js';
+
+const api = createApi(() => undefined);
+
+/** Loads the WebAssembly module; optional, DeltaTable.open calls it. */
+export const init = api.init;
+export const DeltaTable = api.DeltaTable;
+export const DeltaScan = api.DeltaScan;

@@ -1,0 +1,44 @@
+// Compiled with `tsc --noEmit --strict` by scripts/test-npm against the installed package:
+// the shipped types (index.d.ts) describe the API as the tests use it.
+import { DeltaTable, DeltaScan, init } from 'delta-arrow-reader';
+import type { DeltaReaderError, ScanProgress, SchemaField } from 'delta-arrow-reader';
+
+export async function typed(url: string): Promise<number> {
+  await init();
+  const controller = new AbortController();
+  const table: DeltaTable = await DeltaTable.open(url, {
+    headers: { Authorization: 'Bearer x' },
+    version: 3,
+    signUrl: async (plain: string) => `${plain}?sig=1`,
+    signal: controller.signal,
+  });
+  const v: number = table.version;
+  const fields: SchemaField[] = table.schema.fields;
+  const arrowTypes: string[] = fields.map((f) => f.arrowType);
+  const features: string[] | undefined = table.protocol.readerFeatures;
+  const parts: string[] = table.partitionColumns;
+  const sizes: number = table.files().reduce((s, f) => s + f.size, 0);
+  const scan: DeltaScan = table.scan({
+    columns: ['a'],
+    filter: 'a > 1',
+    limit: 10,
+    batchSize: 100,
+    signal: controller.signal,
+    onProgress: (p: ScanProgress) => void (p.filesDone / p.filesTotal + p.bytesDone / p.bytesTotal),
+  });
+  let bytes = 0;
+  for await (const chunk of scan) {
+    const c: Uint8Array = chunk;
+    bytes += c.byteLength;
+  }
+  const whole: Uint8Array = await table.scan().toIPC();
+  const skipped: number = scan.metrics.filesSkipped + scan.metrics.rowGroupsSkipped;
+  try {
+    await DeltaTable.open(url, { timestamp: new Date() });
+  } catch (e) {
+    const code: string = (e as DeltaReaderError).code;
+    void code;
+  }
+  void [v, arrowTypes, features, parts, sizes, whole, skipped];
+  return bytes;
+}
