@@ -45,7 +45,7 @@ use web_sys::{
     Response,
 };
 
-use super::{check_range_len, phase_for, BoxFuture, ListEntry, RangeRead};
+use super::{check_range_len, phase_for, BoxFuture, RangeRead};
 use crate::error::{redact, DeltaError, Result};
 
 /// Characters left as they are in a path segment: RFC 3986 "unreserved". Everything else,
@@ -465,21 +465,6 @@ impl RangeRead for FetchStore {
     fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
         let path = path.to_string();
         Box::pin(async move { self.fetch(&path, None).await })
-    }
-
-    /// Always `Ok(None)`: sizes come from the log, and a HEAD request is what presigned URLs
-    /// often refuse.
-    fn size(&self, _path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
-        Box::pin(async { Ok(None) })
-    }
-
-    /// Always `Ok(None)`: plain HTTP cannot list, so the log is found by probing.
-    fn list(
-        &self,
-        _prefix: &str,
-        _start_after: Option<&str>,
-    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
-        Box::pin(async { Ok(None) })
     }
 }
 

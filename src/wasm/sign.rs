@@ -14,7 +14,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{redact, DeltaError, Result};
-use crate::io::{phase_for, BoxFuture, FetchStore, ListEntry, RangeRead};
+use crate::io::{phase_for, BoxFuture, FetchStore, RangeRead};
 
 /// A fetch store that signs every request URL with a JS callback.
 pub(crate) struct SigningStore {
@@ -126,13 +126,5 @@ impl RangeRead for SigningStore {
             let url = self.signed(&path).await?;
             self.inner.get(&url).await.map_err(|e| with_path(e, &path))
         })
-    }
-
-    fn list(
-        &self,
-        _prefix: &str,
-        _start_after: Option<&str>,
-    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
-        Box::pin(async { Ok(None) })
     }
 }
