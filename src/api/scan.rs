@@ -1,27 +1,40 @@
 //! Scans: [`DeltaScanBuilder`] → [`DeltaScan`] → [`DeltaBatchStream`].
 //!
-//! A scan reads the snapshot's files into record batches of the requested columns, in log
-//! order, one file after another with the next file's footer and first ranges fetched while
-//! the current one is consumed.
+//! At build, the selected files become file tasks, grouped whole-file into partitions (see
+//! `plan::partitioning`): the target is the explicit one, else the machine's caps natively
+//! and 1 on wasm32. Each partition reads its tasks in order through the scheduler
+//! (`read::scheduler`: permits, prefetch, a bounded output buffer, cancellation);
+//! [`DeltaScan::into_stream`] merges the partitions (order across partitions unspecified),
+//! [`DeltaScan::into_partition_streams`] hands out one stream per partition. Nothing is
+//! spawned: the streams advance only while polled. [`DeltaScanMetrics`] count along.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use futures::stream::{self, Stream, StreamExt};
+use futures::stream::{Stream, StreamExt};
 
+use super::options::DeltaScanExecutionOptions;
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{BoxStream, BoxedStream};
-use crate::plan::{plan_columns, plan_tasks, ScanColumns, ScanRequest, TableFacts};
+use crate::metrics::DeltaScanMetrics;
+use crate::plan::{
+    group_whole_files, plan_columns, plan_tasks, target_partitions, PartitionCaps, ScanColumns,
+    ScanRequest, TableFacts,
+};
 use crate::predicate::{
     bind, evaluate, may_match_file, parse_filter, partition_scalars, BoundExpr, Expr, FileStats,
     StatsColumns,
 };
-use crate::read::{read_file, FileTask, ReadContext, RowPredicate};
+use crate::read::scheduler::{
+    merge_safe_partitions, OrderedMerge, PartitionLimits, PartitionStream, ScanEnd, ScanShared,
+    Semaphore,
+};
+use crate::read::{FileTask, ReadContext, RowPredicate};
 
 /// Default rows per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -35,6 +48,7 @@ pub struct DeltaScanBuilder {
     filter_text: Option<String>,
     limit: Option<usize>,
     batch_size: usize,
+    execution: DeltaScanExecutionOptions,
 }
 
 /// How many files a scan selected and why it left the others out.
@@ -60,6 +74,7 @@ impl DeltaScanBuilder {
             filter_text: None,
             limit: None,
             batch_size: DEFAULT_BATCH_SIZE,
+            execution: DeltaScanExecutionOptions::default(),
         }
     }
 
@@ -99,6 +114,19 @@ impl DeltaScanBuilder {
         self
     }
 
+    /// How the scan schedules its reads (replaces earlier execution options, including a
+    /// target set with [`with_target_partitions`](Self::with_target_partitions)).
+    pub fn with_execution_options(mut self, options: DeltaScanExecutionOptions) -> Self {
+        self.execution = options;
+        self
+    }
+
+    /// Plan for `n` partitions, whatever the machine's caps (0 is an error at build).
+    pub fn with_target_partitions(mut self, n: usize) -> Self {
+        self.execution.target_partitions = Some(n);
+        self
+    }
+
     /// Plans the scan.
     pub fn build(self) -> Result<DeltaScan> {
         if self.batch_size == 0 {
@@ -106,6 +134,8 @@ impl DeltaScanBuilder {
                 reason: "the batch size must be at least 1".into(),
             });
         }
+        self.execution.validate()?;
+        let target = target_partitions(self.execution.target_partitions, &default_caps())?;
         let table = &self.table;
         let facts = TableFacts {
             location: table.location(),
@@ -144,16 +174,42 @@ impl DeltaScanBuilder {
         } else {
             plan_tasks(facts, &columns.columns, &files, self.limit)?
         };
+        let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.size)).collect();
+        let partitions = group_whole_files(&sizes, target);
+        let metrics = Arc::new(DeltaScanMetrics::new(table.io_counters()));
+        metrics.record_plan(
+            partitions.len(),
+            tasks.len(),
+            selection.skipped_by_partition,
+            selection.skipped_by_stats,
+            table.load_info().log_files_read,
+        );
         Ok(DeltaScan {
             table: self.table.clone(),
             columns,
             tasks,
+            partitions,
+            target,
             selection,
             predicate: predicate.map(Arc::new),
             limit: self.limit,
             batch_size: self.batch_size,
+            execution: self.execution,
+            metrics,
         })
     }
+}
+
+/// The machine's caps natively; on wasm32 nothing is known (one partition).
+#[cfg(not(target_arch = "wasm32"))]
+fn default_caps() -> PartitionCaps {
+    super::machine_caps()
+}
+
+/// The machine's caps natively; on wasm32 nothing is known (one partition).
+#[cfg(target_arch = "wasm32")]
+fn default_caps() -> PartitionCaps {
+    PartitionCaps::default()
 }
 
 /// The files a predicate may match: partition values first (exact), then statistics
@@ -208,10 +264,15 @@ pub struct DeltaScan {
     table: DeltaTable,
     columns: ScanColumns,
     tasks: Vec<FileTask>,
+    /// Indexes into `tasks`, one list per partition, each in task order.
+    partitions: Vec<Vec<usize>>,
+    target: usize,
     selection: FileSelection,
     predicate: Option<Arc<BoundExpr>>,
     limit: Option<usize>,
     batch_size: usize,
+    execution: DeltaScanExecutionOptions,
+    metrics: Arc<DeltaScanMetrics>,
 }
 
 impl DeltaScan {
@@ -230,9 +291,88 @@ impl DeltaScan {
         self.selection
     }
 
-    /// Starts reading.
-    pub fn into_stream(self) -> DeltaBatchStream {
-        let row_groups_pruned = Arc::new(AtomicU64::new(0));
+    /// Number of partitions (0 for an empty scan).
+    pub fn partitions(&self) -> usize {
+        self.partitions.len()
+    }
+
+    /// The file tasks of each partition, in the order the partition reads them.
+    pub fn partition_tasks(&self) -> Vec<Vec<&FileTask>> {
+        self.partitions
+            .iter()
+            .map(|p| p.iter().filter_map(|&i| self.tasks.get(i)).collect())
+            .collect()
+    }
+
+    /// The scan's metrics, shared with its streams.
+    pub fn metrics(&self) -> Arc<DeltaScanMetrics> {
+        Arc::clone(&self.metrics)
+    }
+
+    /// The execution options the scan runs with.
+    pub fn execution_options(&self) -> &DeltaScanExecutionOptions {
+        &self.execution
+    }
+
+    /// Starts reading: all partitions, read at once, merged into one stream. The order across
+    /// partitions is unspecified by the scan's contract; this merge hands batches out in the
+    /// scan's task (log) order, so the first rows of a limited scan are the first in the log.
+    ///
+    /// A partition waiting for its turn keeps its open files' permits, so with a scan-wide
+    /// limit too small for every partition to hold its files, fewer (larger) partitions are
+    /// read: at most [`merge_safe_partitions`] of them.
+    pub fn into_stream(mut self) -> DeltaBatchStream {
+        let schema = Arc::clone(&self.columns.output_schema);
+        let metrics = Arc::clone(&self.metrics);
+        let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
+        let o = &self.execution;
+        let held = o
+            .max_concurrent_file_reads_per_partition
+            .min(o.prefetch_files_per_partition.saturating_add(1));
+        let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
+        if self.partitions.len() > safe {
+            let sizes: Vec<Option<u64>> = self.tasks.iter().map(|t| Some(t.size)).collect();
+            self.partitions = group_whole_files(&sizes, safe);
+            metrics.set_partitions_planned(self.partitions.len());
+        }
+        let mut owner = vec![0; self.tasks.len()];
+        for (p, group) in self.partitions.iter().enumerate() {
+            for &i in group {
+                if let Some(o) = owner.get_mut(i) {
+                    *o = p;
+                }
+            }
+        }
+        let parts = self.partition_readers();
+        let inner = OrderedMerge::new(parts, owner).boxed_local_or_send();
+        DeltaBatchStream {
+            schema,
+            inner: Some(inner),
+            limit,
+            metrics,
+        }
+    }
+
+    /// Starts reading: one stream per partition, to be polled concurrently (they share the
+    /// scan-wide read permits and the row limit).
+    pub fn into_partition_streams(self) -> Vec<DeltaBatchStream> {
+        let schema = Arc::clone(&self.columns.output_schema);
+        let metrics = Arc::clone(&self.metrics);
+        let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
+        self.partition_readers()
+            .into_iter()
+            .map(|p| DeltaBatchStream {
+                schema: Arc::clone(&schema),
+                inner: Some(p.map(|(_, item)| item).boxed_local_or_send()),
+                limit: limit.clone(),
+                metrics: Arc::clone(&metrics),
+            })
+            .collect()
+    }
+
+    fn partition_readers(self) -> Vec<PartitionStream> {
+        let metrics = self.metrics;
+        metrics.start_io();
         let ctx = ReadContext {
             store: Arc::clone(self.table.store()),
             columns: Arc::clone(&self.columns.columns),
@@ -246,50 +386,42 @@ impl DeltaScan {
                 f
             }),
             predicate_expr: self.predicate,
-            row_groups_pruned: Arc::clone(&row_groups_pruned),
+            row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
         };
-        let schema = Arc::clone(&self.columns.output_schema);
-        let files = stream::iter(self.tasks)
-            .map(move |task| read_file(ctx.clone(), task))
-            .flatten();
-        let limited = limit_rows(files, self.limit);
-        DeltaBatchStream {
-            schema,
-            inner: limited.boxed_local_or_send(),
-            row_groups_pruned,
-        }
+        let o = &self.execution;
+        let shared = ScanShared {
+            scan_permits: Semaphore::new(o.scan_wide_file_reads(self.target)),
+            metrics: Arc::clone(&metrics),
+            end: Arc::new(ScanEnd(Arc::clone(&metrics))),
+        };
+        let limits = PartitionLimits {
+            max_concurrent_file_reads: o.max_concurrent_file_reads_per_partition,
+            prefetch_files: o.prefetch_files_per_partition,
+            output_capacity: o.output_channel_capacity,
+            full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
+        };
+        let mut tasks: Vec<Option<FileTask>> = self.tasks.into_iter().map(Some).collect();
+        self.partitions
+            .iter()
+            .map(|group| {
+                let group_tasks = group
+                    .iter()
+                    .filter_map(|&i| tasks.get_mut(i).and_then(Option::take).map(|t| (i, t)))
+                    .collect();
+                PartitionStream::new(ctx.clone(), group_tasks, limits, shared.clone())
+            })
+            .collect()
     }
 }
 
-/// Truncates a batch stream after `limit` rows.
-fn limit_rows<S>(inner: S, limit: Option<usize>) -> impl Stream<Item = Result<RecordBatch>>
-where
-    S: Stream<Item = Result<RecordBatch>>,
-{
-    let mut left = limit.unwrap_or(usize::MAX);
-    inner
-        .take_while(move |_| {
-            let go = left > 0;
-            futures::future::ready(go)
-        })
-        .map(move |item| {
-            item.map(|batch| {
-                let keep = batch.num_rows().min(left);
-                left -= keep;
-                if keep < batch.num_rows() {
-                    batch.slice(0, keep)
-                } else {
-                    batch
-                }
-            })
-        })
-}
-
-/// The record batches of a scan.
+/// The record batches of a scan (all partitions, or one).
 pub struct DeltaBatchStream {
     schema: SchemaRef,
-    inner: BoxStream<'static, Result<RecordBatch>>,
-    row_groups_pruned: Arc<AtomicU64>,
+    /// `None` once ended: dropping it releases every queued stream and permit.
+    inner: Option<BoxStream<'static, Result<RecordBatch>>>,
+    /// Rows the scan may still return, shared by its streams.
+    limit: Option<Arc<AtomicUsize>>,
+    metrics: Arc<DeltaScanMetrics>,
 }
 
 impl std::fmt::Debug for DeltaBatchStream {
@@ -309,7 +441,12 @@ impl DeltaBatchStream {
     /// Row groups left out so far because their Parquet statistics show that no row matches
     /// the predicate.
     pub fn row_groups_pruned(&self) -> u64 {
-        self.row_groups_pruned.load(Ordering::Relaxed)
+        self.metrics.row_groups_pruned()
+    }
+
+    /// The scan's metrics; they stay readable after the stream is dropped.
+    pub fn metrics(&self) -> Arc<DeltaScanMetrics> {
+        Arc::clone(&self.metrics)
     }
 
     /// Reads every remaining batch.
@@ -320,13 +457,56 @@ impl DeltaBatchStream {
         }
         Ok(out)
     }
+
+    /// Takes up to `rows` from the shared limit; how many were granted.
+    fn take_rows(&self, rows: usize) -> usize {
+        let Some(left) = &self.limit else { return rows };
+        let mut granted = 0;
+        let _ = left.fetch_update(Ordering::AcqRel, Ordering::Acquire, |l| {
+            granted = rows.min(l);
+            Some(l - granted)
+        });
+        granted
+    }
 }
 
 impl Stream for DeltaBatchStream {
     type Item = Result<RecordBatch>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.inner.as_mut().poll_next(cx)
+        let this = &mut *self;
+        if this
+            .limit
+            .as_ref()
+            .is_some_and(|l| l.load(Ordering::Acquire) == 0)
+        {
+            // The limit is reached: stop reading at once.
+            this.inner = None;
+        }
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match inner.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(batch))) => {
+                let keep = this.take_rows(batch.num_rows());
+                if keep == 0 && batch.num_rows() > 0 {
+                    this.inner = None;
+                    return Poll::Ready(None);
+                }
+                let batch = if keep < batch.num_rows() {
+                    batch.slice(0, keep)
+                } else {
+                    batch
+                };
+                this.metrics.batch_emitted(batch.num_rows());
+                Poll::Ready(Some(Ok(batch)))
+            }
+            Poll::Ready(None) => {
+                this.inner = None;
+                Poll::Ready(None)
+            }
+            other => other,
+        }
     }
 }
 

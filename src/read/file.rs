@@ -32,6 +32,7 @@ use super::transform::{needed_file_columns, FileTransform, ReadColumn};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store};
 use crate::log::DeletionVectorDescriptor;
+use crate::metrics::DeltaScanMetrics;
 use crate::predicate::BoundExpr;
 use crate::schema::ColumnMappingMode;
 
@@ -174,7 +175,11 @@ struct Opened {
 
 /// Opens a file: footer, row-group pruning, deletion vector, row filter, decoder. `None` when
 /// no row of the file can be returned.
-async fn open(ctx: &ReadContext, task: &FileTask) -> Result<Option<Opened>> {
+async fn open(
+    ctx: &ReadContext,
+    task: &FileTask,
+    metrics: Option<&DeltaScanMetrics>,
+) -> Result<Option<Opened>> {
     let path = task.path.as_str();
     let metadata = read_metadata(ctx.store.as_ref(), path, task.size).await?;
     let options = ArrowReaderOptions::new();
@@ -275,6 +280,9 @@ async fn open(ctx: &ReadContext, task: &FileTask) -> Result<Option<Opened>> {
     let mut selection = None;
     if let Some(dv) = &task.deletion_vector {
         let deleted = load_deletion_vector(ctx, dv).await?;
+        if let Some(m) = metrics {
+            m.deletion_vector_loaded(deleted.cardinality());
+        }
         let mut first = 0u64;
         let mut groups = Vec::with_capacity(metadata.num_row_groups());
         for rg in metadata.row_groups() {
@@ -350,6 +358,7 @@ async fn fetch(
 struct FileState {
     ctx: ReadContext,
     task: FileTask,
+    metrics: Option<Arc<DeltaScanMetrics>>,
     decoder: Option<Opened>,
     opened: bool,
     emitted: usize,
@@ -394,7 +403,7 @@ fn finish_batch(
 async fn next_batch(state: &mut FileState) -> Result<Option<RecordBatch>> {
     if !state.opened {
         state.opened = true;
-        state.decoder = open(&state.ctx, &state.task).await?;
+        state.decoder = open(&state.ctx, &state.task, state.metrics.as_deref()).await?;
     }
     loop {
         if state.task.limit.is_some_and(|l| state.emitted >= l) {
@@ -433,9 +442,19 @@ async fn next_batch(state: &mut FileState) -> Result<Option<RecordBatch>> {
 
 /// The batches of one file, as a stream.
 pub fn read_file(ctx: ReadContext, task: FileTask) -> BoxStream<'static, Result<RecordBatch>> {
+    read_file_with_metrics(ctx, task, None)
+}
+
+/// Like [`read_file`], counting deletion vectors loaded into `metrics`.
+pub fn read_file_with_metrics(
+    ctx: ReadContext,
+    task: FileTask,
+    metrics: Option<Arc<DeltaScanMetrics>>,
+) -> BoxStream<'static, Result<RecordBatch>> {
     let state = FileState {
         ctx,
         task,
+        metrics,
         decoder: None,
         opened: false,
         emitted: 0,

@@ -1,5 +1,6 @@
 //! Reading data files: Parquet over a `RangeRead`, deletion vectors, and the transform from
-//! physical file columns to the table's logical schema.
+//! physical file columns to the table's logical schema, and the scheduler that runs the file
+//! reads of a partition (permits, prefetch, bounded output, cancellation).
 
 mod coalesce;
 pub mod deletion_vector;
@@ -7,8 +8,9 @@ mod file;
 mod footer;
 mod row_filter;
 mod row_groups;
+pub mod scheduler;
 mod transform;
 
-pub use file::{read_file, FileTask, ReadContext, RowPredicate};
+pub use file::{read_file, read_file_with_metrics, FileTask, ReadContext, RowPredicate};
 pub use footer::{read_metadata, FOOTER_HINT};
 pub use transform::{physical_name, FileTransform, ReadColumn};

@@ -1,0 +1,131 @@
+//! [`DeltaScanExecutionOptions`]: how a scan reads, with documented defaults and validation.
+
+use crate::error::{DeltaError, Result};
+
+/// Default of [`DeltaScanExecutionOptions::max_concurrent_file_reads_per_partition`].
+pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 3;
+
+/// Default of [`DeltaScanExecutionOptions::prefetch_files_per_partition`].
+pub const DEFAULT_PREFETCH_FILES_PER_PARTITION: usize = 2;
+
+/// Default of [`DeltaScanExecutionOptions::output_channel_capacity`].
+pub const DEFAULT_OUTPUT_CHANNEL_CAPACITY: usize = 1;
+
+/// How a scan schedules its reads. Every field has a default (see [`Default`]); invalid values
+/// are reported by [`validate`](Self::validate) (and by
+/// [`DeltaScanBuilder::build`](crate::api::DeltaScanBuilder::build)) as
+/// [`DeltaError::InvalidArgument`].
+///
+/// A file task holds a scan-wide and a per-partition permit from the moment it is admitted
+/// until its file stream finishes or is dropped; a task that cannot get both waits without
+/// opening its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeltaScanExecutionOptions {
+    /// Partitions to plan for. `None` [default]: the machine's parallelism capped by its file
+    /// descriptor and memory limits natively, 1 on wasm32. `Some(0)` is invalid; an explicit
+    /// value wins over every cap.
+    pub target_partitions: Option<usize>,
+    /// Files read at once over the whole scan. `None` [default]: target partitions ×
+    /// `max_concurrent_file_reads_per_partition`. At least 1.
+    pub max_concurrent_file_reads: Option<usize>,
+    /// Files read at once in one partition [3]. At least 1.
+    pub max_concurrent_file_reads_per_partition: usize,
+    /// File streams a partition opens ahead of the one it is emitting, in task order [2].
+    /// 0 waits until the current file is drained before opening the next. Prefetched streams
+    /// hold permits, and each holds at most its first batch until its turn.
+    pub prefetch_files_per_partition: usize,
+    /// Batches a partition decodes ahead of its consumer [1]. At least 1. When the consumer
+    /// stops polling, the partition stops reading.
+    pub output_channel_capacity: usize,
+    /// Whole-file tasks of at most this many bytes fetch their file with one request and serve
+    /// every range read from memory. `None` [default]: off.
+    pub parquet_full_file_read_threshold_bytes: Option<u64>,
+}
+
+impl Default for DeltaScanExecutionOptions {
+    fn default() -> Self {
+        DeltaScanExecutionOptions {
+            target_partitions: None,
+            max_concurrent_file_reads: None,
+            max_concurrent_file_reads_per_partition:
+                DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
+            prefetch_files_per_partition: DEFAULT_PREFETCH_FILES_PER_PARTITION,
+            output_channel_capacity: DEFAULT_OUTPUT_CHANNEL_CAPACITY,
+            parquet_full_file_read_threshold_bytes: None,
+        }
+    }
+}
+
+fn invalid(reason: &str) -> DeltaError {
+    DeltaError::InvalidArgument {
+        reason: reason.into(),
+    }
+}
+
+impl DeltaScanExecutionOptions {
+    /// Checks every value.
+    pub fn validate(&self) -> Result<()> {
+        if self.target_partitions == Some(0) {
+            return Err(invalid(
+                "the target number of partitions must be at least 1",
+            ));
+        }
+        if self.max_concurrent_file_reads == Some(0) {
+            return Err(invalid("max_concurrent_file_reads must be at least 1"));
+        }
+        if self.max_concurrent_file_reads_per_partition == 0 {
+            return Err(invalid(
+                "max_concurrent_file_reads_per_partition must be at least 1",
+            ));
+        }
+        if self.output_channel_capacity == 0 {
+            return Err(invalid("output_channel_capacity must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The scan-wide limit of file reads for a scan planned for `target` partitions.
+    pub fn scan_wide_file_reads(&self, target: usize) -> usize {
+        self.max_concurrent_file_reads.unwrap_or_else(|| {
+            target
+                .max(1)
+                .saturating_mul(self.max_concurrent_file_reads_per_partition.max(1))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_zeros_are_not() {
+        let d = DeltaScanExecutionOptions::default();
+        assert!(d.validate().is_ok());
+        assert_eq!(d.scan_wide_file_reads(4), 12);
+        let bad = [
+            DeltaScanExecutionOptions {
+                target_partitions: Some(0),
+                ..d.clone()
+            },
+            DeltaScanExecutionOptions {
+                max_concurrent_file_reads: Some(0),
+                ..d.clone()
+            },
+            DeltaScanExecutionOptions {
+                max_concurrent_file_reads_per_partition: 0,
+                ..d.clone()
+            },
+            DeltaScanExecutionOptions {
+                output_channel_capacity: 0,
+                ..d.clone()
+            },
+        ];
+        for o in bad {
+            assert_eq!(
+                o.validate().err().map(|e| e.code()),
+                Some("invalid_argument")
+            );
+        }
+    }
+}

@@ -1,0 +1,656 @@
+//! Read scheduling for one partition of a scan: permits, prefetch, a bounded output buffer
+//! and cancellation, with no runtime.
+//!
+//! [`PartitionStream`] is a plain `Stream`: it spawns nothing, and every file read it runs
+//! advances only while the consumer polls it, so the same code runs on multi-threaded Tokio
+//! and on wasm32's single-threaded executor. On each poll it
+//!
+//! 1. admits the next task in order when fewer than `1 + prefetch` files are open: the task
+//!    first takes a per-partition permit, then a scan-wide one ([`Semaphore`], fair, FIFO),
+//!    and only then is its file stream created; a task that cannot get both waits without
+//!    opening its file;
+//! 2. polls the current (oldest) file stream while the output buffer holds fewer than
+//!    `output_channel_capacity` batches;
+//! 3. polls each prefetched file stream until it holds its first batch, which waits there
+//!    until the stream's turn (task order is kept).
+//!
+//! A file stream holds its two permits until it ends or is dropped. Dropping the partition
+//! drops its queued tasks, its open and prefetched streams, and any permit wait, which
+//! releases every permit at once. An error ends the partition: what is already buffered is
+//! returned, then the error, then the end; nothing else is read.
+//!
+//! The scan-wide semaphore is shared by the partitions of one scan: partition streams must be
+//! polled concurrently (as a merged stream or by DataFusion), since a partition that is no
+//! longer polled keeps the permits of its open files.
+//!
+//! [`OrderedMerge`] polls every partition of a scan and hands their batches out in the scan's
+//! task order; each partition still reads ahead within its own limits.
+//!
+//! The semaphore is this file's own (a mutex, a count and a FIFO of wakers) rather than a
+//! crate's, so the read path needs no new dependency on either target.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use futures::{Future, Stream};
+
+use super::file::{read_file_with_metrics, FileTask, ReadContext};
+use crate::error::Result;
+use crate::io::{BoxFuture, BoxStream, ListEntry, RangeRead, Store};
+use crate::metrics::DeltaScanMetrics;
+
+/// A counting semaphore with no runtime: fair (first come, first served), its waits
+/// cancellable by dropping them.
+#[derive(Debug)]
+pub struct Semaphore {
+    state: Mutex<SemaphoreState>,
+}
+
+#[derive(Debug)]
+struct SemaphoreState {
+    available: usize,
+    waiters: VecDeque<(u64, Waker)>,
+    next_id: u64,
+}
+
+impl Semaphore {
+    /// A semaphore with `permits` permits.
+    pub fn new(permits: usize) -> Arc<Self> {
+        Arc::new(Semaphore {
+            state: Mutex::new(SemaphoreState {
+                available: permits,
+                waiters: VecDeque::new(),
+                next_id: 0,
+            }),
+        })
+    }
+
+    /// Permits free now.
+    pub fn available(&self) -> usize {
+        self.state.lock().map(|s| s.available).unwrap_or(0)
+    }
+
+    /// Waits for one permit, held until the returned [`Permit`] is dropped.
+    pub fn acquire(self: &Arc<Self>) -> Acquire {
+        Acquire {
+            semaphore: Arc::clone(self),
+            id: None,
+        }
+    }
+
+    fn release(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.available += 1;
+            if let Some((_, waker)) = s.waiters.front() {
+                waker.wake_by_ref();
+            }
+        }
+    }
+}
+
+/// One permit of a [`Semaphore`], given back on drop.
+#[derive(Debug)]
+pub struct Permit {
+    semaphore: Arc<Semaphore>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.semaphore.release();
+    }
+}
+
+/// The future of [`Semaphore::acquire`].
+#[derive(Debug)]
+pub struct Acquire {
+    semaphore: Arc<Semaphore>,
+    id: Option<u64>,
+}
+
+impl Future for Acquire {
+    type Output = Permit;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Permit> {
+        let this = &mut *self;
+        let Ok(mut s) = this.semaphore.state.lock() else {
+            return Poll::Pending;
+        };
+        let first = match this.id {
+            None => s.waiters.is_empty(),
+            Some(id) => s.waiters.front().is_some_and(|(w, _)| *w == id),
+        };
+        if first && s.available > 0 {
+            s.available -= 1;
+            if this.id.take().is_some() {
+                s.waiters.pop_front();
+            }
+            // The next waiter may find a permit too.
+            if s.available > 0 {
+                if let Some((_, waker)) = s.waiters.front() {
+                    waker.wake_by_ref();
+                }
+            }
+            drop(s);
+            return Poll::Ready(Permit {
+                semaphore: Arc::clone(&this.semaphore),
+            });
+        }
+        match this.id {
+            Some(id) => {
+                if let Some(entry) = s.waiters.iter_mut().find(|(w, _)| *w == id) {
+                    entry.1.clone_from(cx.waker());
+                }
+            }
+            None => {
+                let id = s.next_id;
+                s.next_id += 1;
+                s.waiters.push_back((id, cx.waker().clone()));
+                this.id = Some(id);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Acquire {
+    fn drop(&mut self) {
+        let Some(id) = self.id else { return };
+        if let Ok(mut s) = self.semaphore.state.lock() {
+            s.waiters.retain(|(w, _)| *w != id);
+            if s.available > 0 {
+                if let Some((_, waker)) = s.waiters.front() {
+                    waker.wake_by_ref();
+                }
+            }
+        }
+    }
+}
+
+/// The two permits an admitted file task holds.
+#[derive(Debug)]
+struct Permits {
+    _partition: Permit,
+    _scan: Permit,
+}
+
+/// Takes the partition permit, then the scan-wide one.
+async fn acquire_both(partition: Arc<Semaphore>, scan: Arc<Semaphore>) -> Permits {
+    let p = partition.acquire().await;
+    let s = scan.acquire().await;
+    Permits {
+        _partition: p,
+        _scan: s,
+    }
+}
+
+/// What every partition of a scan shares.
+#[derive(Debug, Clone)]
+pub struct ScanShared {
+    /// File reads of the whole scan.
+    pub scan_permits: Arc<Semaphore>,
+    /// The scan's metrics.
+    pub metrics: Arc<DeltaScanMetrics>,
+    /// Freezes the scan's I/O counts when the last partition lets go of it.
+    pub end: Arc<ScanEnd>,
+}
+
+/// Dropped with the last partition of a scan: the scan's I/O counts freeze.
+#[derive(Debug)]
+pub struct ScanEnd(pub Arc<DeltaScanMetrics>);
+
+impl Drop for ScanEnd {
+    fn drop(&mut self) {
+        self.0.end_io();
+    }
+}
+
+/// Per-partition limits, validated by the caller (each at least 1 where it must be).
+#[derive(Debug, Clone, Copy)]
+pub struct PartitionLimits {
+    /// File reads at once in this partition.
+    pub max_concurrent_file_reads: usize,
+    /// File streams opened ahead of the current one.
+    pub prefetch_files: usize,
+    /// Batches decoded ahead of the consumer.
+    pub output_capacity: usize,
+    /// Whole-file read threshold in bytes, if on.
+    pub full_file_read_threshold: Option<u64>,
+}
+
+/// An admitted file: its task's index in the scan, its stream, its permits, and (when
+/// prefetched) its first item.
+struct OpenFile {
+    index: usize,
+    stream: BoxStream<'static, Result<RecordBatch>>,
+    peeked: Option<Result<RecordBatch>>,
+    _permits: Permits,
+}
+
+/// An item of a partition tagged with the index (in the scan) of the task it comes from.
+pub type Tagged = (usize, Result<RecordBatch>);
+
+/// The batches of one partition's file tasks, in task order, each tagged with its task's
+/// index in the scan. See the module doc.
+pub struct PartitionStream {
+    ctx: ReadContext,
+    limits: PartitionLimits,
+    pending: VecDeque<(usize, FileTask)>,
+    admitting: Option<BoxFuture<'static, Permits>>,
+    files: VecDeque<OpenFile>,
+    buffer: VecDeque<Tagged>,
+    partition_permits: Arc<Semaphore>,
+    shared: Option<ScanShared>,
+    metrics: Arc<DeltaScanMetrics>,
+    started: bool,
+}
+
+impl std::fmt::Debug for PartitionStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionStream")
+            .field("pending", &self.pending.len())
+            .field("open_files", &self.files.len())
+            .field("buffered", &self.buffer.len())
+            .field("ended", &self.shared.is_none())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartitionStream {
+    /// A partition reading `tasks` (each with its index in the scan) in order.
+    pub fn new(
+        ctx: ReadContext,
+        tasks: Vec<(usize, FileTask)>,
+        limits: PartitionLimits,
+        shared: ScanShared,
+    ) -> Self {
+        let limits = PartitionLimits {
+            max_concurrent_file_reads: limits.max_concurrent_file_reads.max(1),
+            output_capacity: limits.output_capacity.max(1),
+            ..limits
+        };
+        PartitionStream {
+            ctx,
+            limits,
+            pending: tasks.into(),
+            admitting: None,
+            files: VecDeque::new(),
+            buffer: VecDeque::new(),
+            partition_permits: Semaphore::new(limits.max_concurrent_file_reads),
+            metrics: Arc::clone(&shared.metrics),
+            shared: Some(shared),
+            started: false,
+        }
+    }
+
+    /// Drops every queued task, open stream and permit wait.
+    fn shut_down(&mut self) {
+        self.pending.clear();
+        self.admitting = None;
+        self.files.clear();
+        self.shared = None;
+    }
+
+    fn fail(&mut self, index: usize, error: crate::DeltaError) {
+        self.shut_down();
+        self.buffer.push_back((index, Err(error)));
+    }
+
+    /// The file stream of an admitted task.
+    // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+    fn open(&self, task: FileTask) -> BoxStream<'static, Result<RecordBatch>> {
+        let mut ctx = self.ctx.clone();
+        if self
+            .limits
+            .full_file_read_threshold
+            .is_some_and(|t| task.size <= t)
+        {
+            ctx.store = Arc::new(WholeFileStore::new(
+                Arc::clone(&ctx.store),
+                task.path.clone(),
+            ));
+        }
+        read_file_with_metrics(ctx, task, Some(Arc::clone(&self.metrics)))
+    }
+
+    /// Admits tasks while there is room; `true` when one was admitted.
+    fn admit(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut admitted = false;
+        while self.files.len() < self.limits.prefetch_files.saturating_add(1)
+            && !self.pending.is_empty()
+        {
+            let Some(shared) = &self.shared else { break };
+            let fut = self.admitting.get_or_insert_with(|| {
+                Box::pin(acquire_both(
+                    Arc::clone(&self.partition_permits),
+                    Arc::clone(&shared.scan_permits),
+                ))
+            });
+            let Poll::Ready(permits) = fut.as_mut().poll(cx) else {
+                break;
+            };
+            self.admitting = None;
+            let Some((index, task)) = self.pending.pop_front() else {
+                break;
+            };
+            self.metrics.file_task_started();
+            let stream = self.open(task);
+            self.files.push_back(OpenFile {
+                index,
+                stream,
+                peeked: None,
+                _permits: permits,
+            });
+            admitted = true;
+        }
+        admitted
+    }
+
+    /// Polls the current file into the buffer; `true` when a file ended.
+    fn drive_current(&mut self, cx: &mut Context<'_>) -> bool {
+        while self.buffer.len() < self.limits.output_capacity {
+            let Some(current) = self.files.front_mut() else {
+                return false;
+            };
+            let index = current.index;
+            if let Some(item) = current.peeked.take() {
+                match item {
+                    Ok(batch) => self.buffer.push_back((index, Ok(batch))),
+                    Err(e) => {
+                        self.fail(index, e);
+                        return false;
+                    }
+                }
+                continue;
+            }
+            match current.stream.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(batch))) => self.buffer.push_back((index, Ok(batch))),
+                Poll::Ready(Some(Err(e))) => {
+                    self.fail(index, e);
+                    return false;
+                }
+                Poll::Ready(None) => {
+                    self.files.pop_front();
+                    self.metrics.file_task_completed();
+                    return true;
+                }
+                Poll::Pending => return false,
+            }
+        }
+        false
+    }
+
+    /// Polls each prefetched file until it holds its first item; `true` when one ended.
+    fn drive_prefetched(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut i = 1;
+        let mut ended = false;
+        while i < self.files.len() {
+            let file = &mut self.files[i];
+            if file.peeked.is_some() {
+                i += 1;
+                continue;
+            }
+            match file.stream.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Err(e))) => {
+                    // An error ends the partition now, after what is buffered.
+                    let index = file.index;
+                    self.fail(index, e);
+                    return false;
+                }
+                Poll::Ready(Some(Ok(batch))) => {
+                    file.peeked = Some(Ok(batch));
+                    i += 1;
+                }
+                Poll::Ready(None) => {
+                    // No rows: nothing to keep in order.
+                    self.files.remove(i);
+                    self.metrics.file_task_completed();
+                    ended = true;
+                }
+                Poll::Pending => i += 1,
+            }
+        }
+        ended
+    }
+}
+
+impl Stream for PartitionStream {
+    type Item = Tagged;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if !this.started {
+            this.started = true;
+            this.metrics.partition_started();
+        }
+        while this.shared.is_some() {
+            let admitted = this.admit(cx);
+            let current_ended = this.drive_current(cx);
+            let prefetched_ended = this.shared.is_some() && this.drive_prefetched(cx);
+            if !(admitted || current_ended || prefetched_ended) {
+                break;
+            }
+        }
+        if let Some(item) = this.buffer.pop_front() {
+            return Poll::Ready(Some(item));
+        }
+        if this.shared.is_some()
+            && this.pending.is_empty()
+            && this.files.is_empty()
+            && this.admitting.is_none()
+        {
+            this.shared = None;
+            this.metrics.partition_completed();
+        }
+        if this.shared.is_none() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    }
+}
+
+/// The partitions of a scan merged back into the scan's task order.
+///
+/// Every partition is polled (so all of them read ahead, each within its own limits), and
+/// their items are handed out in the order of the tasks they come from: the items of task
+/// `g` come from the partition that owns it; once that partition shows an item of a later
+/// task, or ends, task `g` is done. Errors are handed out as soon as they are seen.
+///
+/// A partition waiting for its turn keeps the permits of its open files, so the scan-wide
+/// limit must leave one permit for the partition whose turn it is: see [`merge_safe_partitions`].
+pub struct OrderedMerge {
+    parts: Vec<MergePart>,
+    /// Task index → partition.
+    owner: Vec<usize>,
+    next: usize,
+}
+
+struct MergePart {
+    stream: Option<PartitionStream>,
+    peek: Option<Tagged>,
+}
+
+impl MergePart {
+    fn fill(&mut self, cx: &mut Context<'_>) {
+        if self.peek.is_some() {
+            return;
+        }
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        match Pin::new(stream).poll_next(cx) {
+            Poll::Ready(Some(item)) => self.peek = Some(item),
+            Poll::Ready(None) => self.stream = None,
+            Poll::Pending => {}
+        }
+    }
+}
+
+impl OrderedMerge {
+    /// Merges `parts`; `owner[i]` is the partition reading task `i`.
+    pub fn new(parts: Vec<PartitionStream>, owner: Vec<usize>) -> Self {
+        OrderedMerge {
+            parts: parts
+                .into_iter()
+                .map(|p| MergePart {
+                    stream: Some(p),
+                    peek: None,
+                })
+                .collect(),
+            owner,
+            next: 0,
+        }
+    }
+}
+
+/// The most partitions a merged, ordered read can run with `scan_wide` permits when each
+/// partition holds at most `per_partition` (its per-partition limit, or `1 + prefetch` when
+/// smaller): the partitions not in turn hold at most `scan_wide - 1`, leaving one for the
+/// partition in turn.
+pub fn merge_safe_partitions(scan_wide: usize, per_partition: usize) -> usize {
+    scan_wide.max(1).saturating_sub(1) / per_partition.max(1) + 1
+}
+
+impl Stream for OrderedMerge {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            let Some(&head) = this.owner.get(this.next) else {
+                return Poll::Ready(None);
+            };
+            // The partition in turn first, then the others read ahead.
+            if let Some(part) = this.parts.get_mut(head) {
+                part.fill(cx);
+            }
+            for (i, part) in this.parts.iter_mut().enumerate() {
+                if i != head {
+                    part.fill(cx);
+                }
+            }
+            for part in &mut this.parts {
+                if matches!(part.peek, Some((_, Err(_)))) {
+                    if let Some((_, item)) = part.peek.take() {
+                        return Poll::Ready(Some(item));
+                    }
+                }
+            }
+            let Some(part) = this.parts.get_mut(head) else {
+                return Poll::Ready(None);
+            };
+            match &part.peek {
+                Some((task, _)) if *task <= this.next => {
+                    if let Some((_, item)) = part.peek.take() {
+                        return Poll::Ready(Some(item));
+                    }
+                }
+                // The partition has moved on past task `next`, or has ended.
+                Some(_) => this.next += 1,
+                None if part.stream.is_none() => this.next += 1,
+                None => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// A store for one small file: the first read of `path` fetches the whole object once, and
+/// every range of it is served from memory; other paths (deletion vectors) pass through.
+#[derive(Debug)]
+struct WholeFileStore {
+    inner: Store,
+    path: String,
+    data: futures::lock::Mutex<Option<Bytes>>,
+}
+
+impl WholeFileStore {
+    fn new(inner: Store, path: String) -> Self {
+        WholeFileStore {
+            inner,
+            path,
+            data: futures::lock::Mutex::new(None),
+        }
+    }
+
+    async fn whole(&self) -> Result<Bytes> {
+        let mut data = self.data.lock().await;
+        if let Some(bytes) = data.as_ref() {
+            return Ok(bytes.clone());
+        }
+        let bytes = self.inner.get(&self.path).await?;
+        *data = Some(bytes.clone());
+        Ok(bytes)
+    }
+}
+
+impl RangeRead for WholeFileStore {
+    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
+        if path != self.path {
+            return self.inner.get_range(path, range);
+        }
+        let path = path.to_string();
+        Box::pin(async move {
+            let whole = self.whole().await?;
+            let len = whole.len();
+            let start = usize::try_from(range.start).unwrap_or(usize::MAX).min(len);
+            let end = usize::try_from(range.end)
+                .unwrap_or(usize::MAX)
+                .clamp(start, len);
+            let got = whole.slice(start..end);
+            crate::io::check_range_len(&path, &range, &got)?;
+            Ok(got)
+        })
+    }
+
+    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
+        if path != self.path {
+            return self.inner.get(path);
+        }
+        Box::pin(self.whole())
+    }
+
+    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
+        self.inner.size(path)
+    }
+
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
+        self.inner.list(prefix, start_after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::task::noop_waker;
+
+    #[test]
+    fn semaphore_is_fair_and_cancellable() {
+        let sem = Semaphore::new(1);
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut a = Box::pin(sem.acquire());
+        let Poll::Ready(held) = a.as_mut().poll(&mut cx) else {
+            panic!("first acquire waits")
+        };
+        let mut b = Box::pin(sem.acquire());
+        let mut c = Box::pin(sem.acquire());
+        assert!(b.as_mut().poll(&mut cx).is_pending());
+        assert!(c.as_mut().poll(&mut cx).is_pending());
+        drop(held);
+        // c is behind b: it must not overtake.
+        assert!(c.as_mut().poll(&mut cx).is_pending());
+        // Dropping b hands the permit on to c.
+        drop(b);
+        assert!(c.as_mut().poll(&mut cx).is_ready());
+        assert_eq!(sem.available(), 1);
+    }
+}
