@@ -200,6 +200,9 @@ await test(`opens ${DV_TABLE} from the list: version, protocol, partitions, file
   assert.equal(await page.inputValue('#url'), `${BASE}${DV_TABLE}/`);
   // The data files panel lists the files when opened: partition values, deletion vectors.
   await page.click('#files-details summary');
+  // The details element's `toggle` event fires after the click, in its own task: wait for
+  // the rows it renders rather than racing it.
+  await page.waitForFunction(() => document.querySelectorAll('#files-body tr').length > 0);
   const files = await page.locator('#files-body tr').evaluateAll((trs) =>
     trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
   );
