@@ -164,8 +164,6 @@ mod tests {
     use bytes::Bytes;
     use futures::executor::block_on;
     use futures::StreamExt;
-    use parquet::arrow::ArrowWriter;
-    use parquet::file::properties::WriterProperties;
     use serde_json::{json, Value};
 
     use crate::fixture::TableWriter;
@@ -175,15 +173,8 @@ mod tests {
     const ROWS_PER_GROUP: usize = 10;
 
     fn parquet(batch: &RecordBatch) -> Bytes {
-        let props = WriterProperties::builder()
-            .set_max_row_group_row_count(Some(ROWS_PER_GROUP))
-            .build();
-        let mut buf = Vec::new();
-        let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))
-            .unwrap_or_else(|e| panic!("{e}"));
-        w.write(batch).unwrap_or_else(|e| panic!("{e}"));
-        w.close().unwrap_or_else(|e| panic!("{e}"));
-        Bytes::from(buf)
+        crate::fixture::parquet_bytes_with_row_groups("test", batch, Some(ROWS_PER_GROUP))
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Z85 text of `bytes` (a multiple of 4 long).

@@ -218,10 +218,7 @@ mod tests {
         Float64Array, Int32Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray,
     };
     use arrow_schema::{DataType, Field, Schema, TimeUnit};
-    use bytes::Bytes;
-    use parquet::arrow::ArrowWriter;
     use parquet::file::metadata::ParquetMetaDataReader;
-    use parquet::file::properties::WriterProperties;
 
     use super::*;
     use crate::predicate::{bind, parse_filter};
@@ -229,16 +226,11 @@ mod tests {
 
     /// The footer of `batch` written with `rows_per_group` rows per row group.
     fn metadata(batch: &RecordBatch, rows_per_group: usize) -> ParquetMetaData {
-        let props = WriterProperties::builder()
-            .set_max_row_group_row_count(Some(rows_per_group))
-            .build();
-        let mut buf = Vec::new();
-        let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))
-            .unwrap_or_else(|e| panic!("{e}"));
-        w.write(batch).unwrap_or_else(|e| panic!("{e}"));
-        w.close().unwrap_or_else(|e| panic!("{e}"));
+        let buf =
+            crate::fixture::parquet_bytes_with_row_groups("test", batch, Some(rows_per_group))
+                .unwrap_or_else(|e| panic!("{e}"));
         ParquetMetaDataReader::new()
-            .parse_and_finish(&Bytes::from(buf))
+            .parse_and_finish(&buf)
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
