@@ -375,6 +375,7 @@ impl DeltaScan {
         metrics.start_io();
         let ctx = ReadContext {
             store: Arc::clone(self.table.store()),
+            location: self.table.location().clone(),
             columns: Arc::clone(&self.columns.columns),
             read_schema: Arc::clone(&self.columns.read_schema),
             output_indices: Arc::clone(&self.columns.output_indices),

@@ -30,7 +30,7 @@ use super::row_filter::{plan_row_filter, take_error, ErrorSlot, FilterPlan};
 use super::row_groups::prune_row_groups;
 use super::transform::{needed_file_columns, FileTransform, ReadColumn};
 use crate::error::{DeltaError, Phase, Result};
-use crate::io::{BoxStream, BoxedStream, Store};
+use crate::io::{BoxStream, BoxedStream, Store, TableLocation};
 use crate::log::DeletionVectorDescriptor;
 use crate::metrics::DeltaScanMetrics;
 use crate::predicate::BoundExpr;
@@ -44,6 +44,8 @@ pub type RowPredicate = Arc<dyn Fn(&RecordBatch) -> Result<BooleanArray> + Send 
 pub struct ReadContext {
     /// The table's store.
     pub store: Store,
+    /// The table root (absolute deletion vector paths are resolved against it).
+    pub location: TableLocation,
     /// Columns read from each file (output columns and predicate-only columns).
     pub columns: Arc<Vec<ReadColumn>>,
     /// Schema of the read columns.
@@ -153,6 +155,13 @@ async fn load_deletion_vector(
     match dv_source(dv)? {
         DvSource::Inline(_) => decode_inline(dv),
         DvSource::File { path, offset, size } => {
+            // An absolute (`p`) deletion vector path must lie under the table root, like an
+            // absolute data file path; the store addresses it relative to the root.
+            let path = if dv.storage_type == "p" {
+                crate::plan::data_file_path(&ctx.location, &path)?
+            } else {
+                path
+            };
             let bytes = ctx.store.get_range(&path, offset..offset + size).await?;
             decode_file_range(dv, &path, &bytes)
         }

@@ -563,6 +563,7 @@ mod tests {
         let predicate: RowPredicate = Arc::new(move |batch| evaluate(&p, batch));
         let ctx = ReadContext {
             store: Arc::clone(t.store()),
+            location: t.location().clone(),
             columns: Arc::clone(&columns.columns),
             read_schema: Arc::clone(&columns.read_schema),
             output_indices: Arc::clone(&columns.output_indices),
