@@ -52,22 +52,19 @@ pub struct ReadColumn {
 }
 
 /// The name under which `field` is stored in data files.
+///
+/// Lenient where [`crate::schema::physical_name`] is strict: a field without a physical name
+/// is looked for under its logical name.
 pub fn physical_name(field: &StructField, mode: ColumnMappingMode) -> &str {
-    match mode {
-        ColumnMappingMode::None => &field.name,
-        _ => field
-            .metadata
-            .get("delta.columnMapping.physicalName")
-            .and_then(|v| v.as_str())
-            .unwrap_or(&field.name),
-    }
+    crate::schema::physical_name(field, mode).unwrap_or(&field.name)
 }
 
+/// The field's column mapping id, when it has a valid one.
 fn field_id(field: &StructField) -> Option<i64> {
-    field
-        .metadata
-        .get("delta.columnMapping.id")
-        .and_then(|v| v.as_i64())
+    crate::schema::field_id(field, ColumnMappingMode::Name)
+        .ok()
+        .flatten()
+        .map(i64::from)
 }
 
 fn arrow_field_id(field: &Field) -> Option<i64> {
@@ -258,10 +255,7 @@ fn conform(data: &ArrayRef, delta: &DeltaType, target: &DataType) -> Result<Arra
 /// Finds a nested field by physical name (any mode: a nested field without a physical name
 /// is stored under its logical name).
 fn find_nested(file: &Fields, field: &StructField) -> Option<usize> {
-    let physical = field
-        .metadata
-        .get("delta.columnMapping.physicalName")
-        .and_then(|v| v.as_str());
+    let physical = crate::schema::physical_name(field, ColumnMappingMode::Name).ok();
     if let Some(id) = field_id(field) {
         if let Some(i) = file.iter().position(|f| arrow_field_id(f) == Some(id)) {
             return Some(i);
