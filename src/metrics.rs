@@ -2,7 +2,8 @@
 //!
 //! One shared value per scan (an `Arc`), filled while the scan runs and readable at any time:
 //! during the stream, after it ends, and after it is dropped. Counters only grow. I/O counts
-//! (requests, bytes) are the table store's counters taken as deltas since the scan started;
+//! (requests, bytes) are the table store's counters taken as deltas since the scan's build
+//! began (so a lazily loaded table's log replay is counted);
 //! they freeze when the scan's last stream ends or is dropped (other scans of the same table
 //! running at the same time are counted too, as they share the store).
 //!
@@ -211,7 +212,7 @@ impl DeltaScanMetrics {
             .store(partitions as u64, Ordering::Relaxed);
     }
 
-    /// The scan's streams were created: I/O is counted from here.
+    /// The scan's build began: I/O is counted from here (once; later calls keep the start).
     pub(crate) fn start_io(&self) {
         if let Ok(mut io) = self.io.lock() {
             if io.start.is_none() {

@@ -233,6 +233,7 @@ async fn scan_table(
     let scan = table
         .scan()
         .build()
+        .await
         .map_err(|e| format!("scan build failed [{}]: {e}", e.code()))?;
     let schema = scan.schema();
     let mut stream = Box::pin(scan.into_stream());

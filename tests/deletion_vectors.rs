@@ -63,7 +63,13 @@ async fn ids(w: &TableWriter) -> delta_arrow_reader::Result<Vec<i64>> {
         .with_store(Arc::new(w.store().clone()))
         .load_table()
         .await?;
-    let batches = t.scan().build()?.into_stream().collect_batches().await?;
+    let batches = t
+        .scan()
+        .build()
+        .await?
+        .into_stream()
+        .collect_batches()
+        .await?;
     Ok(batches
         .iter()
         .flat_map(|b| {

@@ -50,7 +50,7 @@ async fn every_loadable_table_reads_the_same_over_http() {
             continue;
         }
         let local = DeltaTableBuilder::new(common::table_dir(&name).to_string_lossy())
-            .load_table()
+            .load_table_with_eager_scan_metadata()
             .await;
         let Ok(local) = local else {
             failures.push(format!("{name}: does not load locally"));
@@ -58,7 +58,9 @@ async fn every_loadable_table_reads_the_same_over_http() {
         };
         let url = server.url_for(&format!("{name}/"));
         let before = server.stats().requests();
-        let remote = DeltaTableBuilder::new(url.clone()).load_table().await;
+        let remote = DeltaTableBuilder::new(url.clone())
+            .load_table_with_eager_scan_metadata()
+            .await;
         let requests = server.stats().requests() - before;
         total_requests += requests;
         match remote {

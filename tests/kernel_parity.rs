@@ -376,11 +376,12 @@ async fn our_view(table_dir: String, target: Target) -> Result<View, String> {
             builder = builder.with_version(v);
         }
         let table = builder
-            .load_table()
+            .load_table_with_eager_scan_metadata()
             .await
             .map_err(|e| format!("[{}] {e}", e.code()))?;
         let mut files: Vec<FileKey> = table
-            .files()
+            .eager_files()
+            .unwrap_or_default()
             .iter()
             .map(|add| FileKey {
                 path: add.path.clone(),

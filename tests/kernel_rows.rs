@@ -152,6 +152,7 @@ async fn our_read(table_dir: String) -> Result<OurRead, String> {
         let scan = table
             .scan()
             .build()
+            .await
             .map_err(|e| format!("scan build: [{}] {e}", e.code()))?;
         let schema = scan.schema();
         let batches = scan

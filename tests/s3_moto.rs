@@ -144,12 +144,12 @@ async fn reads_tables_from_s3_with_storage_options() {
         let dir = common::table_dir(name);
         upload(&store, &dir, &format!("tables/{name}")).await;
         let local = DeltaTableBuilder::new(dir.to_string_lossy())
-            .load_table()
+            .load_table_with_eager_scan_metadata()
             .await
             .unwrap_or_else(|e| panic!("{name} locally: {e}"));
         let remote = DeltaTableBuilder::new(format!("s3://{BUCKET}/tables/{name}"))
             .with_storage_options(options(moto.port))
-            .load_table()
+            .load_table_with_eager_scan_metadata()
             .await
             .unwrap_or_else(|e| panic!("{name} from S3: {e}"));
         assert_eq!(remote.version(), local.version(), "{name}");
@@ -171,7 +171,7 @@ async fn reads_tables_from_s3_with_storage_options() {
             let old = DeltaTableBuilder::new(format!("s3://{BUCKET}/tables/{name}"))
                 .with_storage_options(options(moto.port))
                 .with_version(local.version() - 1)
-                .load_table()
+                .load_table_with_eager_scan_metadata()
                 .await
                 .unwrap_or_else(|e| panic!("{name} from S3 at v-1: {e}"));
             assert_eq!(old.version(), local.version() - 1);
@@ -181,7 +181,7 @@ async fn reads_tables_from_s3_with_storage_options() {
     // Wrong storage options: a typed error that names the option but never its value.
     let bad = DeltaTableBuilder::new(format!("s3://{BUCKET}/tables/x"))
         .with_storage_option("aws_no_such_option", "very-secret-value")
-        .load_table()
+        .load_table_with_eager_scan_metadata()
         .await;
     let err = bad
         .err()
@@ -193,7 +193,7 @@ async fn reads_tables_from_s3_with_storage_options() {
     // A location that is not a table.
     let missing = DeltaTableBuilder::new(format!("s3://{BUCKET}/no/such/table"))
         .with_storage_options(options(moto.port))
-        .load_table()
+        .load_table_with_eager_scan_metadata()
         .await;
     assert_eq!(missing.err().map(|e| e.code()), Some("not_a_table"));
 }

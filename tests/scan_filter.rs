@@ -30,6 +30,7 @@ async fn ids(table: &DeltaTable, filter: &str) -> (Vec<i64>, usize) {
         .scan()
         .with_filter(filter)
         .build()
+        .await
         .unwrap_or_else(|e| panic!("{filter}: {e}"));
     let selected = scan.file_selection().files_selected;
     let batches = scan
@@ -82,6 +83,7 @@ async fn known_answers_on_the_demo_table() {
         .with_projection(["city"])
         .with_filter("population < 400000")
         .build()
+        .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scan.schema().fields().len(), 1);
     let batches = scan
@@ -96,6 +98,7 @@ async fn known_answers_on_the_demo_table() {
         .scan()
         .with_predicate(col("country").eq(lit("JP")).and(col("id").gt(lit(6i64))))
         .build()
+        .await
         .unwrap_or_else(|e| panic!("{e}"));
     let rows: usize = scan
         .into_stream()
@@ -117,7 +120,7 @@ async fn bad_filters_are_clear_errors() {
         ("country = ", "character"),
         ("id >< 3", "character"),
     ] {
-        let err = t.scan().with_filter(filter).build().err();
+        let err = t.scan().with_filter(filter).build().await.err();
         let err = err.unwrap_or_else(|| panic!("{filter}: must fail"));
         assert_eq!(err.code(), "invalid_argument", "{filter}");
         assert!(err.to_string().contains(needle), "{filter}: {err}");
@@ -135,6 +138,7 @@ async fn both_ways(
         .scan()
         .with_predicate(predicate.clone())
         .build()
+        .await
         .map_err(|e| e.to_string())?;
     let skipped = scan.file_selection().files_total - scan.file_selection().files_selected;
     let schema = scan.schema();
@@ -185,7 +189,7 @@ async fn skipping_never_drops_a_matching_row() {
         else {
             continue;
         };
-        let full = match table.scan().build() {
+        let full = match table.scan().build().await {
             Ok(s) => s.into_stream().collect_batches().await.unwrap_or_default(),
             Err(_) => continue,
         };

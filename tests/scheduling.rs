@@ -304,7 +304,7 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
     let probe = Probe::new(true);
     let t = load(&rows, &probe).await;
 
-    let scan = ok(t.scan().with_target_partitions(3).build());
+    let scan = ok(t.scan().with_target_partitions(3).build().await);
     assert_eq!(scan.partitions(), 3);
     assert_eq!(scan.metrics().partitions_planned(), 3);
     assert_eq!(scan.metrics().files_planned(), 7);
@@ -326,7 +326,8 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
         .scan()
         .with_batch_size(3)
         .with_target_partitions(3)
-        .build());
+        .build()
+        .await);
     assert_eq!(scan.partitions(), 3);
     let got = ids(&ok(scan.into_stream().collect_batches().await));
     assert_eq!(got, all_ids(&rows));
@@ -336,7 +337,8 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
     let scan = ok(t
         .scan()
         .with_execution_options(options(3, Some(4), 3, 5))
-        .build());
+        .build()
+        .await);
     assert_eq!(scan.partitions(), 3);
     let stream = scan.into_stream();
     assert_eq!(stream.metrics().partitions_planned(), 2);
@@ -344,32 +346,35 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
     assert_eq!(got, all_ids(&rows));
 
     // Never more partitions than files; the merged stream returns every row.
-    let scan = ok(t.scan().with_target_partitions(50).build());
+    let scan = ok(t.scan().with_target_partitions(50).build().await);
     assert_eq!(scan.partitions(), 7);
     let mut got = ids(&ok(scan.into_stream().collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
 
     for bad in [
-        t.scan().with_target_partitions(0).build(),
+        t.scan().with_target_partitions(0).build().await,
         t.scan()
             .with_execution_options(DeltaScanExecutionOptions {
                 output_channel_capacity: 0,
                 ..Default::default()
             })
-            .build(),
+            .build()
+            .await,
         t.scan()
             .with_execution_options(options(2, Some(0), 3, 2))
-            .build(),
+            .build()
+            .await,
         t.scan()
             .with_execution_options(options(2, None, 0, 2))
-            .build(),
+            .build()
+            .await,
     ] {
         assert_eq!(bad.err().map(|e| e.code()), Some("invalid_argument"));
     }
 
     // An empty scan has no partitions and ends at once.
-    let scan = ok(t.scan().with_limit(0).build());
+    let scan = ok(t.scan().with_limit(0).build().await);
     assert_eq!(scan.partitions(), 0);
     assert!(ok(scan.into_stream().collect_batches().await).is_empty());
 }
@@ -379,7 +384,7 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
 async fn caps_hold(rows: &[usize], opts: DeltaScanExecutionOptions, cap: usize) {
     let probe = Probe::new(false);
     let t = load(rows, &probe).await;
-    let scan = ok(t.scan().with_execution_options(opts).build());
+    let scan = ok(t.scan().with_execution_options(opts).build().await);
     let consumer = tokio::spawn(scan.into_stream().collect_batches());
     wait_until("the cap is reached", || probe.files_in_flight() == cap).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -427,7 +432,8 @@ async fn prefetch_keeps_task_order_within_a_partition() {
         .scan()
         .with_batch_size(7)
         .with_execution_options(options(1, None, 3, 2))
-        .build());
+        .build()
+        .await);
     assert_eq!(scan.partitions(), 1);
     let expected = partition_ids(&scan, 0, &rows);
     let got = ids(&ok(scan.into_stream().collect_batches().await));
@@ -450,7 +456,8 @@ async fn a_consumer_that_stops_polling_stops_the_reads() {
         .scan()
         .with_batch_size(10)
         .with_execution_options(opts)
-        .build());
+        .build()
+        .await);
     let mut stream = scan.into_stream();
     let first = ok(stream.next().await.unwrap_or_else(|| panic!("no batch")));
     assert_eq!(first.num_rows(), 10);
@@ -477,7 +484,8 @@ async fn dropping_a_stream_releases_its_permits() {
     let scan = ok(t
         .scan()
         .with_execution_options(options(2, Some(2), 2, 2))
-        .build());
+        .build()
+        .await);
     let metrics = scan.metrics();
     let p1_files: BTreeSet<String> = scan.partition_tasks()[1]
         .iter()
@@ -517,7 +525,8 @@ async fn dropping_a_stream_releases_its_permits() {
     let again = ok(t
         .scan()
         .with_execution_options(options(2, Some(2), 2, 2))
-        .build());
+        .build()
+        .await);
     let mut got = ids(&ok(again.into_stream().collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
@@ -539,7 +548,8 @@ async fn an_error_ends_the_partition() {
     let scan = ok(t
         .scan()
         .with_execution_options(options(1, None, 1, 0))
-        .build());
+        .build()
+        .await);
     let metrics = scan.metrics();
     let mut stream = scan.into_stream();
     let mut seen = Vec::new();
@@ -570,13 +580,14 @@ async fn small_files_are_fetched_whole_once() {
             parquet_full_file_read_threshold_bytes: Some(u64::MAX),
             ..Default::default()
         })
-        .build());
+        .build()
+        .await);
     let m = whole.metrics();
     let mut got = ids(&ok(whole.into_stream().collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
     assert_eq!(m.io().requests, 4, "one request per file");
-    let ranged = ok(t.scan().build());
+    let ranged = ok(t.scan().build().await);
     let m = ranged.metrics();
     ok(ranged.into_stream().collect_batches().await);
     assert!(m.io().requests > 4);
@@ -587,7 +598,12 @@ async fn the_row_limit_holds_across_partitions() {
     let rows = [10; 6];
     let probe = Probe::new(true);
     let t = load(&rows, &probe).await;
-    let scan = ok(t.scan().with_limit(15).with_target_partitions(3).build());
+    let scan = ok(t
+        .scan()
+        .with_limit(15)
+        .with_target_partitions(3)
+        .build()
+        .await);
     let m = scan.metrics();
     let got = ok(scan.into_stream().collect_batches().await);
     assert_eq!(ids(&got).len(), 15);
@@ -600,7 +616,7 @@ async fn metrics_of_a_full_scan() {
     let t = ok(DeltaTableBuilder::new(dir.to_string_lossy().to_string())
         .load_table()
         .await);
-    let scan = ok(t.scan().with_target_partitions(2).build());
+    let scan = ok(t.scan().with_target_partitions(2).build().await);
     let files = scan.tasks().len() as u64;
     let dvs = scan
         .tasks()
@@ -642,11 +658,14 @@ async fn metrics_of_a_full_scan() {
         .is_some_and(|d| d > Duration::ZERO));
 
     // The stream is gone: the counts stay, and another scan does not change them.
-    ok(ok(t.scan().build()).into_stream().collect_batches().await);
+    ok(ok(t.scan().build().await)
+        .into_stream()
+        .collect_batches()
+        .await);
     assert_eq!(metrics.snapshot(), m);
 
     // Skips are counted from the file selection.
-    let filtered = ok(t.scan().with_filter("part = 0").build());
+    let filtered = ok(t.scan().with_filter("part = 0").build().await);
     let sel = filtered.file_selection();
     assert_eq!(
         filtered.metrics().files_skipped_by_partition(),

@@ -67,11 +67,11 @@ async fn replays_the_demo_table_in_the_browser() {
         };
         let table = DeltaTableBuilder::new("memory://demo/")
             .with_store(Arc::new(s))
-            .load_table()
+            .load_table_with_eager_scan_metadata()
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(table.version(), 3);
-        assert_eq!(table.files().len(), 3);
+        assert_eq!(table.eager_files().unwrap_or_default().len(), 3);
         assert_eq!(table.partition_columns(), ["country".to_string()]);
         assert_eq!(table.schema().fields().len(), 6);
         let expected = if listing {
@@ -94,17 +94,21 @@ async fn replays_a_checkpointed_table_with_deletion_vectors() {
         };
         let table = DeltaTableBuilder::new("memory://dv/")
             .with_store(Arc::new(s))
-            .load_table()
+            .load_table_with_eager_scan_metadata()
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(table.version(), 15);
-        assert_eq!(table.files().len(), 15);
+        assert_eq!(table.eager_files().unwrap_or_default().len(), 15);
         assert_eq!(table.load_info().checkpoint_version, Some(10));
-        assert!(table.files().iter().any(|f| f.deletion_vector.is_some()));
+        assert!(table
+            .eager_files()
+            .unwrap_or_default()
+            .iter()
+            .any(|f| f.deletion_vector.is_some()));
         let old = DeltaTableBuilder::new("memory://dv/")
             .with_store(Arc::new(store.clone()))
             .with_version(5)
-            .load_table()
+            .load_table_with_eager_scan_metadata()
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(old.version(), 5);
@@ -116,7 +120,7 @@ async fn replays_a_checkpointed_table_with_deletion_vectors() {
 async fn refuses_a_missing_table_with_a_typed_error() {
     let err = DeltaTableBuilder::new("memory://none/")
         .with_store(Arc::new(MemoryStore::new().without_listing()))
-        .load_table()
+        .load_table_with_eager_scan_metadata()
         .await
         .err()
         .map(|e| e.code());

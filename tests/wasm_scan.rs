@@ -50,7 +50,7 @@ async fn load_with(server: &str, table: &str, options: FetchOptions) -> DeltaTab
     let store = ok(FetchStore::with_options(&url, options));
     let table = ok(DeltaTableBuilder::new(url)
         .with_store(Arc::new(store))
-        .load_table()
+        .load_table_with_eager_scan_metadata()
         .await);
     assert_eq!(table.load_info().discovery, Discovery::Probing);
     table
@@ -65,7 +65,10 @@ async fn scan(table: &DeltaTable, columns: Option<&[&str]>) -> Vec<RecordBatch> 
     if let Some(columns) = columns {
         builder = builder.with_projection(columns.iter().copied());
     }
-    ok(ok(builder.build()).into_stream().collect_batches().await)
+    ok(ok(builder.build().await)
+        .into_stream()
+        .collect_batches()
+        .await)
 }
 
 fn rows(batches: &[RecordBatch]) -> usize {
@@ -109,8 +112,12 @@ async fn scans_deletion_vectors_partitions_and_a_checkpoint() {
     let table = load("golden__dv-partitioned-with-checkpoint").await;
     assert_eq!(table.version(), 15);
     assert_eq!(table.load_info().checkpoint_version, Some(10));
-    assert_eq!(table.files().len(), 15);
-    assert!(table.files().iter().any(|f| f.deletion_vector.is_some()));
+    assert_eq!(table.eager_files().unwrap_or_default().len(), 15);
+    assert!(table
+        .eager_files()
+        .unwrap_or_default()
+        .iter()
+        .any(|f| f.deletion_vector.is_some()));
     let batches = scan(&table, None).await;
     assert_eq!(rows(&batches), 35);
     assert_eq!(sum(&ints(&batches, "col1")), 1015);
@@ -158,7 +165,7 @@ async fn scans_a_v2_checkpoint_with_sidecars() {
     let table = load("kernel__v2-checkpoints-parquet-with-sidecars").await;
     assert_eq!(table.version(), 6);
     assert_eq!(table.load_info().checkpoint_version, Some(6));
-    assert_eq!(table.files().len(), 101);
+    assert_eq!(table.eager_files().unwrap_or_default().len(), 101);
     let batches = scan(&table, None).await;
     assert_eq!(rows(&batches), 1233);
     let ids = ints(&batches, "id");
@@ -247,7 +254,7 @@ async fn a_missing_table_is_not_a_table() {
     let url = table_url(SERVER, "no-such-table");
     let err = DeltaTableBuilder::new(url.as_str())
         .with_store(Arc::new(ok(FetchStore::new(&url))))
-        .load_table()
+        .load_table_with_eager_scan_metadata()
         .await
         .err()
         .map(|e| e.code());
@@ -377,7 +384,7 @@ async fn bodies_cut_short_are_errors_never_data() {
         .with_retry_base_delay(Duration::from_millis(5));
     let table = load_with(TRUNCATING, "golden__dv-partitioned-with-checkpoint", fast).await;
     assert_eq!(table.version(), 15);
-    let result = ok(table.scan().build())
+    let result = ok(table.scan().build().await)
         .into_stream()
         .collect_batches()
         .await;
@@ -392,7 +399,8 @@ async fn bodies_cut_short_are_errors_never_data() {
         "golden__dv-partitioned-with-checkpoint",
     )));
     let file = table
-        .files()
+        .eager_files()
+        .unwrap_or_default()
         .first()
         .map(|f| f.path.clone())
         .unwrap_or_default();

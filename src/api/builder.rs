@@ -7,7 +7,7 @@ use super::load::load_log;
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{MeteredStore, Store, TableLocation};
-use crate::log::VersionTarget;
+use crate::log::{LoadScope, VersionTarget};
 
 /// Opens a Delta table: `DeltaTableBuilder::new(location).with_version(3).load_table().await`.
 #[derive(Debug, Clone)]
@@ -70,10 +70,24 @@ impl DeltaTableBuilder {
         self
     }
 
-    /// Replays the log and returns the snapshot.
+    /// Loads the snapshot lazily: protocol, metadata and the list of log files; each scan
+    /// build replays those log files (or checkpoint) again before applying its predicate, so
+    /// the table holds no per-file metadata between scans.
+    pub async fn load_table(self) -> Result<DeltaTable> {
+        self.load(false).await
+    }
+
+    /// Loads the snapshot and keeps its scan metadata: the log is replayed once here and the
+    /// reconciled, query-unfiltered active `add` actions (with all statistics) stay in memory
+    /// for the table's lifetime (no refresh: load again for a newer snapshot). Scan builds
+    /// then select files with no log or checkpoint reads.
+    pub async fn load_table_with_eager_scan_metadata(self) -> Result<DeltaTable> {
+        self.load(true).await
+    }
+
     // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
     #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
-    pub async fn load_table(self) -> Result<DeltaTable> {
+    async fn load(self, eager: bool) -> Result<DeltaTable> {
         let location = TableLocation::parse(&self.location)?;
         let inner = match self.store {
             Some(store) => store,
@@ -82,8 +96,13 @@ impl DeltaTableBuilder {
         let metered = MeteredStore::new(inner);
         let counters = metered.counters();
         let store: Store = Arc::new(metered);
-        let log = load_log(store.as_ref(), &location.to_string(), self.target).await?;
-        DeltaTable::from_log(location, store, counters, log)
+        let scope = if eager {
+            LoadScope::ActiveFiles
+        } else {
+            LoadScope::TableOnly
+        };
+        let log = load_log(store.as_ref(), &location.to_string(), self.target, scope).await?;
+        DeltaTable::from_log(location, store, counters, log, eager)
     }
 }
 

@@ -8,7 +8,10 @@ use futures::stream::{self, StreamExt};
 
 use crate::error::{DeltaError, Result};
 use crate::io::RangeRead;
-use crate::log::{LoadStep, LoadedLog, LogRequest, SnapshotLoader, VersionTarget};
+use crate::log::{
+    Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, LogSegment, SnapshotLoader,
+    VersionTarget,
+};
 
 /// Requests of one step in flight at once.
 pub const MAX_CONCURRENT_REQUESTS: usize = 16;
@@ -35,13 +38,36 @@ async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
     }
 }
 
-/// Loads the log of the table in `store` at `target`.
+/// Loads the log of the table in `store` at `target`, keeping what `scope` says.
 pub async fn load_log(
     store: &dyn RangeRead,
     location: &str,
     target: VersionTarget,
+    scope: LoadScope,
 ) -> Result<LoadedLog> {
-    let mut loader = SnapshotLoader::new(location, target);
+    drive(
+        store,
+        SnapshotLoader::new(location, target).with_scope(scope),
+    )
+    .await
+}
+
+/// Replays a segment found by an earlier load again (no discovery): the active files.
+pub async fn replay_segment(
+    store: &dyn RangeRead,
+    location: &str,
+    segment: LogSegment,
+    discovery: Discovery,
+) -> Result<LoadedLog> {
+    drive(
+        store,
+        SnapshotLoader::for_segment(location, segment, discovery),
+    )
+    .await
+}
+
+/// Answers the loader's requests until it is done.
+async fn drive(store: &dyn RangeRead, mut loader: SnapshotLoader) -> Result<LoadedLog> {
     loop {
         let requests = match loader.poll()? {
             LoadStep::Ready(loaded) => return Ok(*loaded),

@@ -127,8 +127,10 @@ impl DeltaScanBuilder {
         self
     }
 
-    /// Plans the scan.
-    pub fn build(self) -> Result<DeltaScan> {
+    /// Plans the scan: checks the options, gets the active files (held by an eagerly loaded
+    /// table; replayed from the log for a lazy one), selects those the predicate may match and
+    /// groups their tasks into partitions. Bad options fail before any read.
+    pub async fn build(self) -> Result<DeltaScan> {
         if self.batch_size == 0 {
             return Err(DeltaError::InvalidArgument {
                 reason: "the batch size must be at least 1".into(),
@@ -168,7 +170,11 @@ impl DeltaScanBuilder {
             limit: self.limit,
         };
         let columns = plan_columns(facts, &request)?;
-        let (files, selection) = select_files(facts, table, predicate.as_ref())?;
+        // I/O is counted from here, so a lazy table's log replay shows in the scan's requests.
+        let metrics = Arc::new(DeltaScanMetrics::new(table.io_counters()));
+        metrics.start_io();
+        let active = table.scan_files().await?;
+        let (files, selection) = select_files(facts, &active.files, predicate.as_ref())?;
         let tasks = if self.limit == Some(0) {
             Vec::new()
         } else {
@@ -176,13 +182,12 @@ impl DeltaScanBuilder {
         };
         let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.size)).collect();
         let partitions = group_whole_files(&sizes, target);
-        let metrics = Arc::new(DeltaScanMetrics::new(table.io_counters()));
         metrics.record_plan(
             partitions.len(),
             tasks.len(),
             selection.skipped_by_partition,
             selection.skipped_by_stats,
-            table.load_info().log_files_read,
+            active.log_files_read,
         );
         Ok(DeltaScan {
             table: self.table.clone(),
@@ -216,10 +221,9 @@ fn default_caps() -> PartitionCaps {
 /// (conservative: unreadable statistics keep the file).
 fn select_files(
     facts: TableFacts<'_>,
-    table: &DeltaTable,
+    all: &[crate::log::Add],
     predicate: Option<&BoundExpr>,
 ) -> Result<(Vec<crate::log::Add>, FileSelection)> {
-    let all = table.files();
     let mut selection = FileSelection {
         files_total: all.len(),
         ..Default::default()

@@ -1,12 +1,18 @@
 //! [`DeltaTable`]: one immutable snapshot of a table, with its store.
+//!
+//! Scan metadata (the active `add` actions with their statistics) is held one of two ways,
+//! chosen at load: eagerly, replayed once and kept for the table's lifetime (no refresh: load
+//! again for a newer snapshot), or lazily, where the table keeps only the list of log files
+//! (the segment) and every scan build replays them again before applying its predicate.
 
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 
+use super::load::replay_segment;
 use crate::error::Result;
 use crate::io::{IoCounters, Store, TableLocation};
-use crate::log::{Add, Discovery, LoadedLog, Metadata, Protocol};
+use crate::log::{Add, Discovery, LoadedLog, LogSegment, Metadata, Protocol};
 use crate::schema::{parse_schema, ColumnMappingMode, StructType};
 
 /// How the snapshot was loaded.
@@ -37,8 +43,27 @@ pub struct DeltaTable {
     schema: StructType,
     arrow_schema: SchemaRef,
     column_mapping: ColumnMappingMode,
-    files: Arc<Vec<Add>>,
+    scan_metadata: ScanMetadata,
     load_info: LoadInfo,
+}
+
+/// Where a table's active files come from.
+#[derive(Debug, Clone)]
+enum ScanMetadata {
+    /// Replayed once at load, kept (query-unfiltered, with statistics).
+    Eager(Arc<Vec<Add>>),
+    /// Replayed from these log files at each scan build.
+    Lazy {
+        segment: Arc<LogSegment>,
+        discovery: Discovery,
+    },
+}
+
+/// The active files of a snapshot and the log files read to get them (0 when they were held).
+#[derive(Debug, Clone)]
+pub(crate) struct ActiveFiles {
+    pub(crate) files: Arc<Vec<Add>>,
+    pub(crate) log_files_read: u64,
 }
 
 impl DeltaTable {
@@ -47,6 +72,7 @@ impl DeltaTable {
         store: Store,
         counters: Arc<IoCounters>,
         log: LoadedLog,
+        eager: bool,
     ) -> Result<Self> {
         let r = log.reconciled;
         let schema = parse_schema(&r.metadata.schema_string)?;
@@ -79,7 +105,14 @@ impl DeltaTable {
             schema,
             arrow_schema,
             column_mapping,
-            files: Arc::new(r.files),
+            scan_metadata: if eager {
+                ScanMetadata::Eager(Arc::new(r.files))
+            } else {
+                ScanMetadata::Lazy {
+                    segment: Arc::new(log.segment),
+                    discovery: log.discovery,
+                }
+            },
             load_info: LoadInfo {
                 discovery: log.discovery,
                 checkpoint_version: log.checkpoint_version,
@@ -134,15 +167,60 @@ impl DeltaTable {
         self.column_mapping
     }
 
-    /// The active files of this version: path, size, partition values (keyed by physical
-    /// column name), statistics and deletion vector.
-    pub fn files(&self) -> &[Add] {
-        &self.files
+    /// Whether the active files were replayed at load and are held
+    /// ([`DeltaTableBuilder::load_table_with_eager_scan_metadata`](super::DeltaTableBuilder::load_table_with_eager_scan_metadata)).
+    pub fn has_eager_scan_metadata(&self) -> bool {
+        matches!(self.scan_metadata, ScanMetadata::Eager(_))
     }
 
-    /// Total size of the active files in bytes.
-    pub fn size_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size.max(0) as u64).sum()
+    /// The active files held since an eager load: path, size, partition values (keyed by
+    /// physical column name), statistics and deletion vector. `None` for a lazily loaded
+    /// table: use [`DeltaTable::active_files`].
+    pub fn eager_files(&self) -> Option<&[Add]> {
+        match &self.scan_metadata {
+            ScanMetadata::Eager(files) => Some(files),
+            ScanMetadata::Lazy { .. } => None,
+        }
+    }
+
+    /// Total size of the active files in bytes, when they are held (eager load).
+    pub fn eager_size_bytes(&self) -> Option<u64> {
+        self.eager_files()
+            .map(|files| files.iter().map(|f| f.size.max(0) as u64).sum())
+    }
+
+    /// The active files of this version: those held (eager), or replayed from the log now
+    /// (lazy; the same files every time).
+    pub async fn active_files(&self) -> Result<Arc<Vec<Add>>> {
+        Ok(self.scan_files().await?.files)
+    }
+
+    /// The active files and how many log files were read for them.
+    pub(crate) async fn scan_files(&self) -> Result<ActiveFiles> {
+        match &self.scan_metadata {
+            ScanMetadata::Eager(files) => Ok(ActiveFiles {
+                files: Arc::clone(files),
+                log_files_read: 0,
+            }),
+            ScanMetadata::Lazy { segment, discovery } => {
+                let location = self.location.to_string();
+                let segment = LogSegment::clone(segment);
+                let log =
+                    replay_segment(self.store.as_ref(), &location, segment, *discovery).await?;
+                if log.reconciled.version != self.version {
+                    return Err(crate::DeltaError::InvalidArgument {
+                        reason: format!(
+                            "replaying version {} gave version {}",
+                            self.version, log.reconciled.version
+                        ),
+                    });
+                }
+                Ok(ActiveFiles {
+                    files: Arc::new(log.reconciled.files),
+                    log_files_read: log.files_read,
+                })
+            }
+        }
     }
 
     /// How the snapshot was loaded.

@@ -15,6 +15,12 @@
 //! than a requested version). A store that cannot list is probed (see `probe`). Then the
 //! segment's checkpoint files and commits are fetched in one round, v2 sidecars in one more,
 //! and replayed.
+//!
+//! Scope: a loader made with [`LoadScope::ActiveFiles`] reconciles the active `add` actions;
+//! with [`LoadScope::TableOnly`] it keeps only protocol and metadata (checkpoint `add` columns
+//! are not decoded, sidecars not fetched). [`SnapshotLoader::for_segment`] replays a segment
+//! found by an earlier load again, with no discovery: this is how a lazily loaded table gets
+//! its files for each scan.
 
 use std::collections::HashMap;
 use std::mem;
@@ -43,6 +49,16 @@ pub enum VersionTarget {
     Version(u64),
     /// The newest version committed at or before this instant (ms since the epoch).
     Timestamp(i64),
+}
+
+/// What a load keeps from the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadScope {
+    /// Protocol, metadata and the reconciled active files.
+    #[default]
+    ActiveFiles,
+    /// Protocol and metadata only ([`Reconciled::files`] is empty).
+    TableOnly,
 }
 
 /// A request from the loader to its driver.
@@ -89,6 +105,8 @@ pub struct LoadedLog {
     pub files_read: u64,
     /// Rounds of requests the driver made.
     pub round_trips: u64,
+    /// The log files replayed, to replay them again with [`SnapshotLoader::for_segment`].
+    pub segment: LogSegment,
 }
 
 /// What the driver must do next.
@@ -136,6 +154,7 @@ enum State {
 pub struct SnapshotLoader {
     location: String,
     target: VersionTarget,
+    scope: LoadScope,
     state: State,
     pending: Vec<LogRequest>,
     listing: Option<Option<Vec<ListEntry>>>,
@@ -153,6 +172,7 @@ impl SnapshotLoader {
         SnapshotLoader {
             location: location.into(),
             target,
+            scope: LoadScope::ActiveFiles,
             state: State::Start,
             pending: Vec::new(),
             listing: None,
@@ -161,6 +181,26 @@ impl SnapshotLoader {
             round_trips: 0,
             stale_hint: None,
         }
+    }
+
+    /// Sets what the load keeps (by default the active files).
+    pub fn with_scope(mut self, scope: LoadScope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// A loader that replays `segment` (from an earlier load's [`LoadedLog::segment`]) with
+    /// no discovery: its first step asks for exactly the segment's files.
+    pub fn for_segment(
+        location: impl Into<String>,
+        segment: LogSegment,
+        discovery: Discovery,
+    ) -> Self {
+        let target = VersionTarget::Version(segment.version);
+        let mut loader = SnapshotLoader::new(location, target);
+        loader.fetch_segment(segment, discovery);
+        loader.round_trips = 1;
+        loader
     }
 
     /// Answers a [`LogRequest::List`]: `None` when the store cannot list.
@@ -287,11 +327,16 @@ impl SnapshotLoader {
             State::FetchSegment { segment, discovery } => {
                 let mut checkpoint = Vec::new();
                 let mut sidecars = Vec::new();
+                let with_files = self.scope == LoadScope::ActiveFiles;
                 for file in &segment.checkpoint {
                     let data = self.take_file(&file.path)?;
-                    for action in decode_checkpoint(file, data)? {
+                    for action in decode_checkpoint(file, data, with_files)? {
                         match action {
-                            Action::Sidecar(s) => sidecars.push(sidecar_path(&s.path)),
+                            Action::Sidecar(s) if with_files => {
+                                sidecars.push(sidecar_path(&s.path))
+                            }
+                            Action::Sidecar(_) => {}
+                            Action::Add(_) if !with_files => {}
                             other => checkpoint.push(other),
                         }
                     }
@@ -545,7 +590,10 @@ impl SnapshotLoader {
         let mut timestamp_ms = None;
         for (i, commit) in segment.commits.iter().rev().enumerate() {
             let data = self.take_file(&commit.path)?;
-            let actions = json_actions(&commit.path, &data)?;
+            let mut actions = json_actions(&commit.path, &data)?;
+            if self.scope == LoadScope::TableOnly {
+                actions.retain(|a| !matches!(a, Action::Add(_) | Action::Remove(_)));
+            }
             if i == 0 {
                 timestamp_ms = commit.last_modified_ms;
             }
@@ -566,6 +614,7 @@ impl SnapshotLoader {
             discovery,
             files_read: self.files_read,
             round_trips: self.round_trips,
+            segment,
         })
     }
 }
@@ -593,13 +642,19 @@ fn probed_segment(hint: Option<&LastCheckpointHint>, start: u64, version: u64) -
     }
 }
 
-/// Decodes one checkpoint file (any kind) into actions, sidecar references included.
-fn decode_checkpoint(file: &LogPath, data: Bytes) -> Result<Vec<Action>> {
+/// Decodes one checkpoint file (any kind) into actions, sidecar references included; the
+/// `add` columns of a Parquet checkpoint only `with_files`.
+fn decode_checkpoint(file: &LogPath, data: Bytes, with_files: bool) -> Result<Vec<Action>> {
     let json = file.path.ends_with(".json");
     if json {
         json_actions(&file.path, &data)
     } else {
-        let kinds = ActionKinds::ADD
+        let adds = if with_files {
+            ActionKinds::ADD
+        } else {
+            ActionKinds::default()
+        };
+        let kinds = adds
             | ActionKinds::METADATA
             | ActionKinds::PROTOCOL
             | ActionKinds::SIDECAR

@@ -22,7 +22,21 @@ struct Run {
 
 /// Answers the loader's requests from `files` until it finishes.
 fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
-    let mut loader = SnapshotLoader::new("mem://t", target);
+    drive_loader(
+        files,
+        can_list,
+        SnapshotLoader::new("mem://t", target),
+        &mut Vec::new(),
+    )
+}
+
+/// Answers `loader`'s requests from `files` until it finishes, noting the paths asked for.
+fn drive_loader(
+    files: &Files,
+    can_list: bool,
+    mut loader: SnapshotLoader,
+    asked: &mut Vec<String>,
+) -> Run {
     let mut requests = 0;
     for _ in 0..1000 {
         let step = match loader.poll() {
@@ -66,7 +80,9 @@ fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
                     });
                     loader.push_listing(entries)
                 }
-                LogRequest::Get { path, optional } => match files.get(&path) {
+                LogRequest::Get { path, optional } => match files.get(&path).inspect(|_| {
+                    asked.push(path.clone());
+                }) {
                     Some((b, _)) => loader.push_file(&path, Some(b.clone())),
                     None if optional => loader.push_file(&path, None),
                     None => {
@@ -423,5 +439,84 @@ fn corpus_multi_part_and_v2_checkpoints_both_ways() {
             results.push(active(&log));
         }
         assert_eq!(results[0], results[1], "{name}: listing and probing differ");
+    }
+}
+
+/// Replays `files` at the latest version: in full, table-only, and again from the full load's
+/// segment; returns the three logs and the paths each of the last two asked for.
+fn three_ways(files: &Files) -> [(LoadedLog, Vec<String>); 3] {
+    let mut runs = Vec::new();
+    let scopes = [LoadScope::ActiveFiles, LoadScope::TableOnly];
+    for scope in scopes {
+        let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).with_scope(scope);
+        let mut asked = Vec::new();
+        let log = drive_loader(files, true, loader, &mut asked)
+            .result
+            .unwrap_or_else(|e| panic!("{scope:?}: {e}"));
+        runs.push((log, asked));
+    }
+    let (full, _) = &runs[0];
+    let again = SnapshotLoader::for_segment("mem://t", full.segment.clone(), full.discovery);
+    let mut asked = Vec::new();
+    let log = drive_loader(files, false, again, &mut asked)
+        .result
+        .unwrap_or_else(|e| panic!("segment replay: {e}"));
+    runs.push((log, asked));
+    let [a, b, c]: [(LoadedLog, Vec<String>); 3] = runs.try_into().unwrap_or_else(|_| panic!());
+    [a, b, c]
+}
+
+#[test]
+fn table_only_scope_and_segment_replay() {
+    let cases = [
+        ("kernel__v2-checkpoints-parquet-with-sidecars", 101usize),
+        ("kernel__v1-multi-part-struct-stats-only", 5),
+        ("golden__v2-checkpoint-json", 4),
+    ];
+    for (name, files_count) in cases {
+        let Some(files) = corpus_log(name) else {
+            panic!("corpus table {name} is missing");
+        };
+        let [(full, full_asked), (table_only, only_asked), (replayed, replay_asked)] =
+            three_ways(&files);
+        assert_eq!(full.reconciled.files.len(), files_count, "{name}");
+        // Table only: same protocol, metadata and version, no files, no sidecars fetched.
+        assert!(table_only.reconciled.files.is_empty(), "{name}");
+        assert_eq!(table_only.reconciled.protocol, full.reconciled.protocol);
+        assert_eq!(
+            table_only.reconciled.metadata.schema_string,
+            full.reconciled.metadata.schema_string
+        );
+        assert_eq!(table_only.reconciled.version, full.reconciled.version);
+        assert_eq!(table_only.segment, full.segment, "{name}");
+        assert!(
+            !only_asked.iter().any(|p| p.contains("/_sidecars/")),
+            "{name}: table-only load fetched sidecars: {only_asked:?}"
+        );
+        // The segment replay asks for exactly the segment (and sidecars), in one go with no
+        // listing or hint, and gives the same files in the same order.
+        assert_eq!(replayed.reconciled.files, full.reconciled.files, "{name}");
+        assert_eq!(replayed.reconciled.version, full.reconciled.version);
+        assert!(!replay_asked.iter().any(|p| p.ends_with(LAST_CHECKPOINT)));
+        let segment_files: Vec<String> = full.segment.files().map(|f| f.path.clone()).collect();
+        assert!(
+            segment_files.iter().all(|p| replay_asked.contains(p)),
+            "{name}"
+        );
+        let extra: Vec<&String> = replay_asked
+            .iter()
+            .filter(|p| !segment_files.contains(p))
+            .collect();
+        assert!(
+            extra.iter().all(|p| p.contains("/_sidecars/")),
+            "{name}: replay asked for {extra:?}"
+        );
+        assert_eq!(
+            full_asked.len(),
+            full_asked
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        );
     }
 }

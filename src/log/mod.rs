@@ -21,7 +21,9 @@ pub use actions::{
     PartitionValues, Protocol, Remove, Sidecar,
 };
 pub use last_checkpoint::LastCheckpointHint;
-pub use loader::{Discovery, LoadStep, LoadedLog, LogRequest, SnapshotLoader, VersionTarget};
+pub use loader::{
+    Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader, VersionTarget,
+};
 pub use probe::FIRST_PROBE_BATCH;
 pub use protocol::{validate_reader_protocol, SUPPORTED_READER_FEATURES};
 pub use replay::Reconciled;

@@ -258,7 +258,7 @@ mod tests {
         block_on(
             DeltaTableBuilder::new("memory://t/")
                 .with_store(Arc::new(w.store().clone()))
-                .load_table(),
+                .load_table_with_eager_scan_metadata(),
         )
         .unwrap_or_else(|e| panic!("{e}"))
     }
@@ -272,9 +272,7 @@ mod tests {
         if let Some(n) = limit {
             builder = builder.with_limit(n);
         }
-        let scan = builder
-            .build()
-            .unwrap_or_else(|e| panic!("{filter:?}: {e}"));
+        let scan = block_on(builder.build()).unwrap_or_else(|e| panic!("{filter:?}: {e}"));
         let schema = scan.schema();
         let mut stream = scan.into_stream();
         let mut batches = Vec::new();
@@ -394,8 +392,8 @@ mod tests {
             .scan()
             .with_projection(["name"])
             .with_filter("id between 98 and 101")
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .build();
+        let scan = block_on(scan).unwrap_or_else(|e| panic!("{e}"));
         let batches =
             block_on(scan.into_stream().collect_batches()).unwrap_or_else(|e| panic!("{e}"));
         let names: Vec<Option<&str>> = batches
@@ -408,8 +406,8 @@ mod tests {
             .scan()
             .with_projection(["grp"])
             .with_filter("id < 3 or (id > 100 and s.a = 6)")
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .build();
+        let scan = block_on(scan).unwrap_or_else(|e| panic!("{e}"));
         let batches =
             block_on(scan.into_stream().collect_batches()).unwrap_or_else(|e| panic!("{e}"));
         let groups: Vec<Option<&str>> = batches
@@ -557,8 +555,13 @@ mod tests {
             limit: None,
         };
         let columns = plan_columns(facts, &request).unwrap_or_else(|e| panic!("{e}"));
-        let tasks =
-            plan_tasks(facts, &columns.columns, t.files(), None).unwrap_or_else(|e| panic!("{e}"));
+        let tasks = plan_tasks(
+            facts,
+            &columns.columns,
+            t.eager_files().unwrap_or_default(),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let p = Arc::clone(&bound);
         let predicate: RowPredicate = Arc::new(move |batch| evaluate(&p, batch));
         let ctx = ReadContext {

@@ -101,7 +101,8 @@ pub(crate) fn files(table: &DeltaTable) -> Value {
         })
         .collect();
     let files: Vec<Value> = table
-        .files()
+        .eager_files()
+        .unwrap_or_default()
         .iter()
         .map(|add| file(add, &partition_names))
         .collect();

@@ -66,7 +66,7 @@ impl WasmScan {
         if let Some(batch_size) = options.batch_size {
             builder = builder.with_batch_size(batch_size);
         }
-        let scan = builder.build().map_err(|e| js_error(&e))?;
+        let scan = builder.build().await.map_err(|e| js_error(&e))?;
         let files = scan
             .tasks()
             .iter()

@@ -68,7 +68,7 @@ async fn open(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
         }
     };
     let table = abort
-        .run(builder.load_table())
+        .run(builder.load_table_with_eager_scan_metadata())
         .await?
         .map_err(|e| js_error(&e))?;
     Ok(WasmTable { table, tracker })
@@ -128,13 +128,13 @@ impl WasmTable {
     /// Number of active files.
     #[wasm_bindgen(getter, js_name = numFiles)]
     pub fn num_files(&self) -> f64 {
-        self.table.files().len() as f64
+        self.table.eager_files().unwrap_or_default().len() as f64
     }
 
     /// Total size of the active files in bytes.
     #[wasm_bindgen(getter, js_name = sizeBytes)]
     pub fn size_bytes(&self) -> f64 {
-        self.table.size_bytes() as f64
+        self.table.eager_size_bytes().unwrap_or_default() as f64
     }
 
     /// `{ discovery, checkpointVersion, logFilesRead, roundTrips }`.

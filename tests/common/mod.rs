@@ -190,7 +190,8 @@ pub fn corpus_tables() -> Vec<(String, PathBuf)> {
 
 /// A table's active files as comparable text: path, size, partition values, deletion vector.
 pub fn file_set(t: &delta_arrow_reader::DeltaTable) -> std::collections::BTreeSet<String> {
-    t.files()
+    t.eager_files()
+        .unwrap_or_else(|| panic!("file_set needs an eagerly loaded table"))
         .iter()
         .map(|f| {
             format!(

@@ -151,7 +151,7 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     if let Some(f) = &args.filter {
         scan = scan.with_filter(f.clone());
     }
-    let mut stream = scan.build()?.into_stream();
+    let mut stream = scan.build().await?.into_stream();
     let schema = stream.schema();
     let format = format_for(args);
     // Write to a temporary name beside the target, renamed at the end: a failed export
@@ -161,7 +161,7 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     let mut writer = Writer::new(format, BufWriter::new(file), &schema)?;
     let progress = std::io::stderr().is_terminal();
     let counters = table.io_counters();
-    let total_bytes = table.size_bytes().max(1);
+    let total_bytes = table.eager_size_bytes().unwrap_or_default().max(1);
     let started = Instant::now();
     let mut rows = 0usize;
     let result: Result<(), DeltaError> = async {

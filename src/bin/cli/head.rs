@@ -45,7 +45,7 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
     if let Some(f) = &args.filter {
         scan = scan.with_filter(f.clone());
     }
-    let scan = scan.build()?;
+    let scan = scan.build().await?;
     let selection = scan.file_selection();
     let batches = scan.into_stream().collect_batches().await?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
@@ -56,7 +56,8 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         }
     })?;
     let total: i64 = table
-        .files()
+        .eager_files()
+        .unwrap_or_default()
         .iter()
         .filter_map(|f| f.stats.as_deref())
         .filter_map(|s| serde_json::from_str::<serde_json::Value>(s).ok())

@@ -55,8 +55,8 @@ pub fn info_json(table: &DeltaTable) -> Value {
         "name": m.name,
         "partitionColumns": table.partition_columns(),
         "columnMapping": table.column_mapping_mode().as_str(),
-        "numFiles": table.files().len(),
-        "sizeBytes": table.size_bytes(),
+        "numFiles": table.eager_files().unwrap_or_default().len(),
+        "sizeBytes": table.eager_size_bytes().unwrap_or_default(),
         "numColumns": table.schema().fields().len(),
         "load": table.load_info(),
     })
@@ -101,9 +101,9 @@ pub fn print_info(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         table.column_mapping_mode().as_str(),
         partitions,
         table.schema().fields().len(),
-        table.files().len(),
-        human_bytes(table.size_bytes()),
-        table.size_bytes(),
+        table.eager_files().unwrap_or_default().len(),
+        human_bytes(table.eager_size_bytes().unwrap_or_default()),
+        table.eager_size_bytes().unwrap_or_default(),
         load.discovery,
         load.checkpoint_version
             .map_or("none".to_string(), |v| v.to_string()),
@@ -163,7 +163,8 @@ pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
 pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
     if json {
         let files: Vec<Value> = table
-            .files()
+            .eager_files()
+            .unwrap_or_default()
             .iter()
             .map(|f| {
                 json!({
@@ -179,7 +180,7 @@ pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         return emit(&pretty(&Value::Array(files))?);
     }
     let mut text = String::new();
-    for f in table.files() {
+    for f in table.eager_files().unwrap_or_default() {
         let parts: Vec<String> = f
             .partition_values
             .iter()
@@ -199,8 +200,8 @@ pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
     }
     text.push_str(&format!(
         "{} files, {}\n",
-        table.files().len(),
-        human_bytes(table.size_bytes())
+        table.eager_files().unwrap_or_default().len(),
+        human_bytes(table.eager_size_bytes().unwrap_or_default())
     ));
     emit(&text)
 }

@@ -129,5 +129,5 @@ pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
     if let Some(t) = &args.timestamp {
         builder = builder.with_timestamp_str(t)?;
     }
-    builder.load_table().await
+    builder.load_table_with_eager_scan_metadata().await
 }
