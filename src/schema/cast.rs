@@ -23,8 +23,9 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    ArrowPrimitiveType, Date32Type, Decimal128Type, Decimal32Type, Decimal64Type, DecimalType, Float32Type,
-    Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+    ArrowPrimitiveType, Date32Type, Decimal128Type, Decimal32Type, Decimal64Type, DecimalType,
+    Float32Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type,
+    UInt8Type,
 };
 use arrow_array::{
     make_array, new_null_array, Array, ArrayRef, BinaryArray, Decimal128Array, Float32Array,
@@ -100,7 +101,11 @@ fn out_of_range(from: &DataType, to: &DataType) -> ArrowError {
 
 /// The same values and nulls under another type with the same physical layout.
 fn retype(data: &dyn Array, target: &DataType) -> Result<ArrayRef, ArrowError> {
-    let data = data.to_data().into_builder().data_type(target.clone()).build()?;
+    let data = data
+        .to_data()
+        .into_builder()
+        .data_type(target.clone())
+        .build()?;
     Ok(make_array(data))
 }
 
@@ -122,8 +127,7 @@ fn unpack_dictionary(data: &ArrayRef) -> Result<ArrayRef, ArrowError> {
     let dict = data
         .as_any_dictionary_opt()
         .ok_or_else(|| unsupported(data.data_type(), value_type))?;
-    let keys = integers(dict.keys())
-        .ok_or_else(|| unsupported(data.data_type(), value_type))??;
+    let keys = integers(dict.keys()).ok_or_else(|| unsupported(data.data_type(), value_type))??;
     let indices: UInt32Array = keys
         .try_unary(u32::try_from)
         .map_err(|_| out_of_range(data.data_type(), value_type))?;
@@ -175,11 +179,7 @@ fn narrow_integers(values: &Int64Array, target: &DataType) -> Result<ArrayRef, A
 }
 
 /// Integers or decimals as `Decimal128(precision, scale)`.
-fn to_decimal(
-    data: &ArrayRef,
-    precision: u8,
-    scale: i8,
-) -> Option<Result<ArrayRef, ArrowError>> {
+fn to_decimal(data: &ArrayRef, precision: u8, scale: i8) -> Option<Result<ArrayRef, ArrowError>> {
     let target = DataType::Decimal128(precision, scale);
     let (raw, from_scale): (Result<Decimal128Array, ArrowError>, i8) = match data.data_type() {
         DataType::Decimal32(_, s) => (
@@ -201,7 +201,8 @@ fn to_decimal(
             .ok_or_else(|| out_of_range(from, &target))?;
         let rescaled = if shift >= 0 {
             raw.try_unary::<_, Decimal128Type, _>(|v| {
-                v.checked_mul(factor).ok_or_else(|| out_of_range(from, &target))
+                v.checked_mul(factor)
+                    .ok_or_else(|| out_of_range(from, &target))
             })?
         } else {
             // Round half away from zero, like Spark.
@@ -252,7 +253,10 @@ fn to_timestamp(
                     Ok(v.unary::<_, Int64Type>(|x| x / divisor))
                 } else {
                     let factor = to / have;
-                    v.try_unary(|x| x.checked_mul(factor).ok_or_else(|| out_of_range(from, target)))
+                    v.try_unary(|x| {
+                        x.checked_mul(factor)
+                            .ok_or_else(|| out_of_range(from, target))
+                    })
                 }
             })
         }
@@ -332,7 +336,10 @@ fn to_list(data: &ArrayRef, item: &FieldRef) -> Result<ArrayRef, ArrowError> {
             let offsets: Result<Vec<i32>, _> =
                 list.offsets().iter().map(|&o| i32::try_from(o)).collect();
             let offsets = offsets.map_err(|_| too_long())?;
-            (OffsetBuffer::new(ScalarBuffer::from(offsets)), list.values())
+            (
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                list.values(),
+            )
         }
         _ => {
             let list = data.as_fixed_size_list();
@@ -352,7 +359,10 @@ fn to_struct(data: &ArrayRef, fields: &Fields) -> Result<ArrayRef, ArrowError> {
     let source = data.as_struct();
     let from = source.fields();
     if from.len() != fields.len() {
-        return Err(unsupported(data.data_type(), &DataType::Struct(fields.clone())));
+        return Err(unsupported(
+            data.data_type(),
+            &DataType::Struct(fields.clone()),
+        ));
     }
     let by_name: Option<Vec<usize>> = fields
         .iter()
@@ -416,7 +426,11 @@ mod tests {
         assert_eq!((v.value(0), v.is_null(1), v.value(2)), (-3, true, 7));
         let out = run(Arc::new(Int32Array::from(vec![100])), &DataType::Int8);
         assert_eq!(out.as_primitive::<Int8Type>().value(0), 100);
-        assert!(cast(&(Arc::new(Int32Array::from(vec![300])) as ArrayRef), &DataType::Int8).is_err());
+        assert!(cast(
+            &(Arc::new(Int32Array::from(vec![300])) as ArrayRef),
+            &DataType::Int8
+        )
+        .is_err());
         let big: ArrayRef = Arc::new(UInt64Array::from(vec![u64::MAX]));
         assert!(cast(&big, &DataType::Int64).is_err());
         // A null slot's hidden value is never checked.
@@ -430,9 +444,20 @@ mod tests {
     #[test]
     fn floats_from_integers_and_float() {
         let out = run(Arc::new(Int32Array::from(vec![3])), &DataType::Float64);
-        assert_eq!(out.as_primitive::<arrow_array::types::Float64Type>().value(0), 3.0);
-        let out = run(Arc::new(Float32Array::from(vec![0.5f32])), &DataType::Float64);
-        assert_eq!(out.as_primitive::<arrow_array::types::Float64Type>().value(0), 0.5);
+        assert_eq!(
+            out.as_primitive::<arrow_array::types::Float64Type>()
+                .value(0),
+            3.0
+        );
+        let out = run(
+            Arc::new(Float32Array::from(vec![0.5f32])),
+            &DataType::Float64,
+        );
+        assert_eq!(
+            out.as_primitive::<arrow_array::types::Float64Type>()
+                .value(0),
+            0.5
+        );
         let back: ArrayRef = Arc::new(Float64Array::from(vec![0.5]));
         assert!(cast(&back, &DataType::Float32).is_err());
     }
@@ -469,10 +494,12 @@ mod tests {
         let v = out.as_primitive::<TimestampMicrosecondType>();
         // Truncated toward zero.
         assert_eq!((v.value(0), v.value(1)), (-1, 1_500_000));
-        let ms: ArrayRef =
-            Arc::new(TimestampMillisecondArray::from(vec![2]).with_timezone("UTC"));
+        let ms: ArrayRef = Arc::new(TimestampMillisecondArray::from(vec![2]).with_timezone("UTC"));
         let out = run(ms, &DataType::Timestamp(TimeUnit::Nanosecond, None));
-        assert_eq!(out.as_primitive::<TimestampNanosecondType>().value(0), 2_000_000);
+        assert_eq!(
+            out.as_primitive::<TimestampNanosecondType>().value(0),
+            2_000_000
+        );
         let huge: ArrayRef = Arc::new(TimestampMillisecondArray::from(vec![i64::MAX]));
         assert!(cast(&huge, &DataType::Timestamp(TimeUnit::Microsecond, None)).is_err());
         let dates: ArrayRef = Arc::new(Date32Array::from(vec![Some(1), None]));
