@@ -55,11 +55,13 @@ export interface ScanOptions {
 }
 
 export interface ScanProgress {
-  /** Data files read completely (all of them once the scan has ended). */
+  /** Data files read to their end (all of them once the scan has read everything). */
   filesDone: number;
   /** Data files the scan reads (after skipping). */
   filesTotal: number;
-  /** Bytes received, at most `bytesTotal` (equal to it once the scan has ended). */
+  /** Bytes of the data files done: each file's bytes received (at most its size), and its
+   * whole size once it is read to its end; equal to `bytesTotal` once the scan has read
+   * everything. */
   bytesDone: number;
   /** Size of the data files the scan reads (a projection reads only part of it). */
   bytesTotal: number;
@@ -88,6 +90,8 @@ export interface ScanMetrics {
   filesRead: number;
   /** Size of the files to read. */
   bytesTotal: number;
+  /** Bytes of the files to read done so far (as in `onProgress`). */
+  bytesDone: number;
   /** Rows returned. */
   rows: number;
   /** Batches returned. */

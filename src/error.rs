@@ -171,6 +171,14 @@ pub enum DeltaError {
         #[source]
         source: arrow_schema::ArrowError,
     },
+    /// The caller aborted the read (an `AbortSignal` fired) while `path` was being fetched.
+    #[error("aborted while reading {path}")]
+    Aborted {
+        /// Path of the object being fetched (redacted).
+        path: String,
+        /// Phase in which the object was needed.
+        phase: Phase,
+    },
     /// The caller used the API in a way it does not allow.
     #[error("invalid argument: {reason}")]
     InvalidArgument {
@@ -200,6 +208,7 @@ impl DeltaError {
             DeltaError::InvalidSchema { .. } => "invalid_schema",
             DeltaError::Parquet { .. } => "parquet",
             DeltaError::Arrow { .. } => "arrow",
+            DeltaError::Aborted { .. } => "aborted",
             DeltaError::InvalidArgument { .. } => "invalid_argument",
         }
     }
@@ -209,6 +218,7 @@ impl DeltaError {
         match self {
             DeltaError::NotFound { phase, .. }
             | DeltaError::Io { phase, .. }
+            | DeltaError::Aborted { phase, .. }
             | DeltaError::Parquet { phase, .. }
             | DeltaError::Arrow { phase, .. } => *phase,
             DeltaError::InvalidArgument { .. } => Phase::Plan,

@@ -98,6 +98,7 @@ pub struct DeltaScanMetrics {
     pub(crate) row_groups_pruned: Arc<AtomicU64>,
     file_tasks_started: AtomicU64,
     file_tasks_completed: AtomicU64,
+    file_bytes_done: AtomicU64,
     batches_emitted: AtomicU64,
     rows_emitted: AtomicU64,
     deletion_vectors_loaded: AtomicU64,
@@ -131,6 +132,9 @@ pub struct ScanMetricsSnapshot {
     pub file_tasks_started: u64,
     /// File tasks whose stream ended without error.
     pub file_tasks_completed: u64,
+    /// Bytes of the data files read so far: each file's bytes as they arrive (at most its
+    /// size), and all of its size once it is read to its end.
+    pub file_bytes_done: u64,
     /// Batches handed to the caller.
     pub batches_emitted: u64,
     /// Rows handed to the caller.
@@ -172,6 +176,7 @@ impl DeltaScanMetrics {
             row_groups_pruned: Arc::new(AtomicU64::new(0)),
             file_tasks_started: AtomicU64::new(0),
             file_tasks_completed: AtomicU64::new(0),
+            file_bytes_done: AtomicU64::new(0),
             batches_emitted: AtomicU64::new(0),
             rows_emitted: AtomicU64::new(0),
             deletion_vectors_loaded: AtomicU64::new(0),
@@ -249,6 +254,11 @@ impl DeltaScanMetrics {
         add(&self.file_tasks_completed, 1);
     }
 
+    /// `bytes` more of a data file read (see [`crate::read`]'s per-file credit).
+    pub(crate) fn file_bytes_read(&self, bytes: u64) {
+        add(&self.file_bytes_done, bytes);
+    }
+
     /// A deletion vector marking `rows` rows deleted was loaded.
     pub(crate) fn deletion_vector_loaded(&self, rows: u64) {
         add(&self.deletion_vectors_loaded, 1);
@@ -312,6 +322,12 @@ impl DeltaScanMetrics {
         get(&self.file_tasks_completed)
     }
 
+    /// Bytes of the data files read so far: received bytes of each file (at most its size),
+    /// and its whole size once it is read to its end.
+    pub fn file_bytes_done(&self) -> u64 {
+        get(&self.file_bytes_done)
+    }
+
     /// Batches handed to the caller.
     pub fn batches_emitted(&self) -> u64 {
         get(&self.batches_emitted)
@@ -371,6 +387,7 @@ impl DeltaScanMetrics {
             row_groups_pruned: self.row_groups_pruned(),
             file_tasks_started: self.file_tasks_started(),
             file_tasks_completed: self.file_tasks_completed(),
+            file_bytes_done: self.file_bytes_done(),
             batches_emitted: self.batches_emitted(),
             rows_emitted: self.rows_emitted(),
             deletion_vectors_loaded: self.deletion_vectors_loaded(),

@@ -8,6 +8,8 @@
 //! from the native reader (`dar export TABLE --out rows.json`).
 #![cfg(target_arch = "wasm32")]
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,9 +17,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::RecordBatch;
 use arrow_schema::DataType;
-use delta_arrow_reader::io::{FetchOptions, FetchStore, RangeRead};
+use delta_arrow_reader::io::{FetchOptions, FetchStore, RangeRead, UrlSigner};
 use delta_arrow_reader::log::Discovery;
 use delta_arrow_reader::{DeltaError, DeltaTable, DeltaTableBuilder};
+use futures::StreamExt;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -347,9 +350,29 @@ async fn retries_server_errors_and_cuts_ranges_from_whole_bodies() {
         other => panic!("expected a 503 I/O error, got {other:?}"),
     }
 
-    // Second 503 is retried; then every range is cut out of a whole-body 200.
-    let table = load_with(FAULTY, table_name, fast.clone()).await;
+    // Second 503 is retried, with a URL signed afresh; then every range is cut out of a
+    // whole-body 200.
+    let signed: Rc<RefCell<Vec<String>>> = Rc::default();
+    let log = Rc::clone(&signed);
+    let signer: UrlSigner = Rc::new(move |plain: String| {
+        log.borrow_mut().push(plain.clone());
+        let n = log.borrow().len();
+        Box::pin(async move { Ok(format!("{plain}?sig={n}")) })
+    });
+    let store = ok(FetchStore::with_options(&url, fast.clone())).with_url_signer(signer);
+    let table = ok(DeltaTableBuilder::new(url.clone())
+        .with_store(Arc::new(store))
+        .load_table()
+        .await);
     assert_eq!(table.version(), 15);
+    // The first request met the second 503: its retry was signed again.
+    let signed = signed.borrow().clone();
+    assert!(signed.len() >= 2, "{signed:?}");
+    assert_eq!(
+        signed[0], signed[1],
+        "the retry is signed afresh: {signed:?}"
+    );
+    assert!(signed.iter().all(|u| u.starts_with(&url)), "{signed:?}");
     let batches = scan(&table, None).await;
     assert_eq!(rows(&batches), 35);
     assert_eq!(sum(&ints(&batches, "col1")), 1015);
@@ -408,4 +431,86 @@ async fn bodies_cut_short_are_errors_never_data() {
         .decode_utf8_lossy()
         .into_owned();
     assert!(store.get(&path).await.is_err());
+}
+
+/// Aborting a scan's signal after its first batch ends the scan at once with an `aborted`
+/// error, before the rest of its batches; its reads and permits are released, and the next
+/// scan of the same table reads every row.
+#[wasm_bindgen_test]
+async fn an_aborted_scan_stops_and_the_next_scan_reads_everything() {
+    let name = "golden__dv-partitioned-with-checkpoint";
+    let table = load(name).await;
+    let full = ok(ok(table.scan().with_batch_size(1).build().await)
+        .into_stream()
+        .collect_batches()
+        .await);
+    assert_eq!(rows(&full), 35);
+
+    let controller =
+        web_sys::AbortController::new().unwrap_or_else(|e| panic!("AbortController: {e:?}"));
+    let store =
+        ok(FetchStore::new(&table_url(SERVER, name))).with_abort_signal(Some(controller.signal()));
+    let aborting = table.with_store(Arc::new(store));
+    let mut stream = ok(aborting.scan().with_batch_size(1).build().await).into_stream();
+    match stream.next().await {
+        Some(Ok(batch)) => assert_eq!(batch.num_rows(), 1),
+        other => panic!("expected a first batch, got {other:?}"),
+    }
+    controller.abort();
+    let mut batches = 1;
+    let mut error = None;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(_) => batches += 1,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let error = error.unwrap_or_else(|| panic!("the aborted scan read all {batches} batches"));
+    assert_eq!(error.code(), "aborted", "{error}");
+    assert!(batches < full.len(), "{batches} of {} batches", full.len());
+    assert!(
+        stream.next().await.is_none(),
+        "the stream ends after the abort"
+    );
+    let metrics = stream.metrics();
+    drop(stream);
+    assert!(
+        metrics.file_tasks_completed() < 15,
+        "files read to the end after the abort: {}",
+        metrics.file_tasks_completed()
+    );
+
+    // A store whose signal has fired fails at once.
+    let again = aborting.scan().build().await;
+    let refused = ok(again).into_stream().collect_batches().await;
+    assert_eq!(refused.err().map(|e| e.code()), Some("aborted"));
+
+    // Nothing is held: the same table reads everything again.
+    let batches = scan(&table, None).await;
+    assert_eq!(rows(&batches), 35);
+    assert_eq!(sum(&ints(&batches, "col1")), 1015);
+}
+
+/// A missing object named by an absolute URL is `not_found` without the URL's query string.
+#[wasm_bindgen_test]
+async fn not_found_urls_lose_their_query_string() {
+    let store = ok(FetchStore::new(&table_url(
+        SERVER,
+        "golden__dv-partitioned-with-checkpoint",
+    )));
+    let url = format!(
+        "{}/no-such-object.bin?sig=secret",
+        SERVER.trim_end_matches('/')
+    );
+    let err = store
+        .get(&url)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a missing object was found"));
+    assert_eq!(err.code(), "not_found", "{err}");
+    assert!(!err.to_string().contains("secret"), "{err}");
+    assert!(!format!("{err:?}").contains("secret"), "{err:?}");
 }

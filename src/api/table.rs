@@ -11,7 +11,7 @@ use arrow_schema::SchemaRef;
 
 use super::load::replay_segment;
 use crate::error::Result;
-use crate::io::{IoCounters, Store, TableLocation};
+use crate::io::{IoCounters, MeteredStore, Store, TableLocation};
 use crate::log::{Add, Discovery, LoadedLog, LogSegment, Metadata, Protocol};
 use crate::schema::{parse_schema, ColumnMappingMode, StructType};
 
@@ -236,5 +236,18 @@ impl DeltaTable {
     /// The store the table reads from.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The same snapshot read through `inner` instead (metered into the same counters): the
+    /// same objects reached another way, e.g. a fetch store whose requests stop on one
+    /// scan's `AbortSignal`.
+    // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+    pub fn with_store(&self, inner: Store) -> DeltaTable {
+        let metered = MeteredStore::with_counters(inner, Arc::clone(&self.counters));
+        DeltaTable {
+            store: Arc::new(metered),
+            ..self.clone()
+        }
     }
 }

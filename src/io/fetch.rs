@@ -24,18 +24,28 @@
 //! ([`FetchOptions::retries`], [`FetchOptions::retry_base_delay`]). Dropping a request's
 //! future aborts the fetch.
 //!
+//! Two hooks run on the request path. A [`UrlSigner`] ([`FetchStore::with_url_signer`])
+//! turns the plain URL into the one fetched (a presigned URL) before *every* attempt, so a
+//! retry never reuses a signature that may have expired. An `AbortSignal`
+//! ([`FetchStore::with_abort_signal`]) stops every request of the store at once when it
+//! fires, whatever it is waiting on (the signer, `fetch`, the body, a backoff timer): the
+//! request is aborted and the call ends with [`DeltaError::Aborted`].
+//!
+//! Errors name the store path (an absolute URL without its query string), never a signed
+//! URL or a credential.
+//!
 //! A static HTTP host cannot list, so [`RangeRead::list`] answers `Ok(None)` and the log is
 //! found by probing (`_last_checkpoint`, then `NNN.json` files).
 
 use std::fmt;
 use std::future::Future;
 use std::ops::Range;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use js_sys::{Function, Promise, Uint8Array};
+use futures::future::{select, Either};
+use js_sys::{Promise, Uint8Array};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -45,6 +55,7 @@ use web_sys::{
     Response,
 };
 
+use super::fetch_wait::{AbortOnDrop, SignalFired, Sleep};
 use super::{check_range_len, phase_for, BoxFuture, RangeRead};
 use crate::error::{redact, DeltaError, Result};
 
@@ -64,14 +75,6 @@ extern "C" {
     /// The global `fetch` (window, worker or Node.js).
     #[wasm_bindgen(js_name = fetch, catch)]
     fn js_fetch(request: &Request) -> std::result::Result<Promise, JsValue>;
-
-    /// The global `setTimeout`; its id is a number in browsers and an object in Node.js.
-    #[wasm_bindgen(js_name = setTimeout, catch)]
-    fn js_set_timeout(handler: &Function, ms: i32) -> std::result::Result<JsValue, JsValue>;
-
-    /// The global `clearTimeout`.
-    #[wasm_bindgen(js_name = clearTimeout, catch)]
-    fn js_clear_timeout(id: &JsValue) -> std::result::Result<(), JsValue>;
 }
 
 /// Settings of a [`FetchStore`]. `FetchOptions::default()` gives the documented defaults;
@@ -152,6 +155,10 @@ impl fmt::Debug for FetchOptions {
     }
 }
 
+/// An async URL signer: given the plain URL of a request, the URL to fetch instead (a
+/// presigned URL), or a message saying why it cannot be signed. Called before every attempt.
+pub type UrlSigner = Rc<dyn Fn(String) -> BoxFuture<'static, std::result::Result<String, String>>>;
+
 /// A table root reached with `fetch`: `https://host/tables/people/`.
 #[derive(Clone)]
 pub struct FetchStore {
@@ -160,6 +167,8 @@ pub struct FetchStore {
     /// The base URL's query with its `?`, or empty; added to every request.
     query: String,
     options: FetchOptions,
+    signer: Option<UrlSigner>,
+    signal: Option<AbortSignal>,
 }
 
 impl fmt::Debug for FetchStore {
@@ -169,6 +178,8 @@ impl fmt::Debug for FetchStore {
             .field("base", &redact(&self.base))
             .field("has_query", &!self.query.is_empty())
             .field("options", &self.options)
+            .field("signs_urls", &self.signer.is_some())
+            .field("has_abort_signal", &self.signal.is_some())
             .finish()
     }
 }
@@ -234,7 +245,23 @@ impl FetchStore {
             base: url.to_string(),
             query,
             options,
+            signer: None,
+            signal: None,
         })
+    }
+
+    /// The same store, with every request URL signed by `signer` before each attempt
+    /// (retries included). The signed URL must be an absolute `http(s)` URL.
+    pub fn with_url_signer(mut self, signer: UrlSigner) -> Self {
+        self.signer = Some(signer);
+        self
+    }
+
+    /// The same store, whose requests stop as soon as `signal` fires (or fail at once if it
+    /// already has) with [`DeltaError::Aborted`]. `None` removes the signal.
+    pub fn with_abort_signal(mut self, signal: Option<AbortSignal>) -> Self {
+        self.signal = signal;
+        self
     }
 
     /// The table root this store reads, without any query string.
@@ -265,17 +292,17 @@ impl FetchStore {
         url
     }
 
-    /// One object or range, with retries.
+    /// One object or range, with retries; ends early when the abort signal fires.
     async fn fetch(&self, path: &str, range: Option<&Range<u64>>) -> Result<Bytes> {
-        let url = self.url_for(path);
         let mut attempt = 0u32;
         loop {
-            match self.attempt(&url, path, range).await {
+            match self.unless_aborted(path, self.attempt(path, range)).await? {
                 Ok(bytes) => return Ok(bytes),
                 Err(Failure::Final(err)) => return Err(err),
                 Err(Failure::Transient(_)) if attempt < self.options.retries => {
                     let jitter = 0.5 + js_sys::Math::random() / 2.0;
-                    Sleep::new(self.options.backoff(attempt).mul_f64(jitter)).await;
+                    let delay = self.options.backoff(attempt).mul_f64(jitter);
+                    self.unless_aborted(path, Sleep::new(delay)).await?;
                     attempt += 1;
                 }
                 Err(Failure::Transient(message)) => {
@@ -291,17 +318,61 @@ impl FetchStore {
         }
     }
 
-    /// One attempt; the fetch is aborted if this future is dropped before it ends.
+    /// `work`'s output, or [`DeltaError::Aborted`] as soon as the store's signal fires (then
+    /// `work` is dropped, which aborts its request).
+    async fn unless_aborted<T>(&self, path: &str, work: impl Future<Output = T>) -> Result<T> {
+        let Some(signal) = &self.signal else {
+            return Ok(work.await);
+        };
+        let aborted = || DeltaError::Aborted {
+            path: redact(path),
+            phase: phase_for(path),
+        };
+        if signal.aborted() {
+            return Err(aborted());
+        }
+        match select(std::pin::pin!(work), SignalFired::new(signal)).await {
+            Either::Left((output, _)) => Ok(output),
+            Either::Right(((), _)) => Err(aborted()),
+        }
+    }
+
+    /// One attempt: signs the URL (when there is a signer), then fetches it. The fetch is
+    /// aborted if this future is dropped before it ends.
     async fn attempt(
         &self,
-        url: &str,
         path: &str,
         range: Option<&Range<u64>>,
     ) -> std::result::Result<Bytes, Failure> {
+        let plain = self.url_for(path);
+        let url = match &self.signer {
+            Some(sign) => self.sign(sign, path, plain).await?,
+            None => plain,
+        };
         let mut guard = AbortOnDrop(AbortController::new().ok());
-        let result = self.exchange(url, path, range, guard.0.as_ref()).await;
+        let result = self.exchange(&url, path, range, guard.0.as_ref()).await;
         guard.0 = None;
         result
+    }
+
+    /// `signer(url)`, checked to be an absolute `http(s)` URL; a failure is final.
+    async fn sign(
+        &self,
+        signer: &UrlSigner,
+        path: &str,
+        url: String,
+    ) -> std::result::Result<String, Failure> {
+        let signed = signer(url)
+            .await
+            .map_err(|message| Failure::Final(io_error(path, message, false)))?;
+        if !is_http_url(&signed) {
+            return Err(Failure::Final(io_error(
+                path,
+                "the URL signer must give an absolute http(s) URL".into(),
+                false,
+            )));
+        }
+        Ok(signed)
     }
 
     /// Sends the request and turns the answer into bytes or a failure.
@@ -337,7 +408,7 @@ impl FetchStore {
         match status {
             404 | 410 => {
                 return Err(Failure::Final(DeltaError::NotFound {
-                    path: path.to_string(),
+                    path: redact(path),
                     phase: phase_for(path),
                 }))
             }
@@ -474,65 +545,6 @@ enum Failure {
     Transient(String),
     /// The answer is final.
     Final(DeltaError),
-}
-
-/// Aborts the fetch when dropped while still holding the controller.
-struct AbortOnDrop(Option<AbortController>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        if let Some(controller) = self.0.take() {
-            controller.abort();
-        }
-    }
-}
-
-/// A `setTimeout` as a future; the timer is cleared when the future is dropped.
-struct Sleep {
-    promise: JsFuture,
-    id: Option<JsValue>,
-}
-
-impl Sleep {
-    fn new(delay: Duration) -> Sleep {
-        let ms = i32::try_from(delay.as_millis()).unwrap_or(i32::MAX);
-        let mut id = None;
-        let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
-            match js_set_timeout(&resolve, ms) {
-                Ok(timer) => id = Some(timer),
-                // No timers here: go on at once rather than wait forever.
-                Err(_) => {
-                    let _ = resolve.call0(&JsValue::UNDEFINED);
-                }
-            }
-        });
-        Sleep {
-            promise: JsFuture::from(promise),
-            id,
-        }
-    }
-}
-
-impl Future for Sleep {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match Pin::new(&mut self.promise).poll(cx) {
-            Poll::Ready(_) => {
-                self.id = None;
-                Poll::Ready(())
-            }
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl Drop for Sleep {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            let _ = js_clear_timeout(&id);
-        }
-    }
 }
 
 /// The request headers: the caller's, then `Range` for a ranged read.

@@ -84,6 +84,11 @@ impl MeteredStore {
         }
     }
 
+    /// Wraps `inner`, counting into `counters` (shared with another metered store).
+    pub fn with_counters(inner: Store, counters: Arc<IoCounters>) -> Self {
+        MeteredStore { inner, counters }
+    }
+
     /// The live counters, shared with every clone of this store.
     pub fn counters(&self) -> Arc<IoCounters> {
         Arc::clone(&self.counters)

@@ -11,6 +11,8 @@
 
 #[cfg(target_arch = "wasm32")]
 mod fetch;
+#[cfg(target_arch = "wasm32")]
+mod fetch_wait;
 mod location;
 mod memory;
 mod metered;
@@ -27,7 +29,7 @@ use bytes::Bytes;
 use crate::error::Result;
 
 #[cfg(target_arch = "wasm32")]
-pub use fetch::{FetchOptions, FetchStore};
+pub use fetch::{FetchOptions, FetchStore, UrlSigner};
 pub use location::TableLocation;
 pub use memory::MemoryStore;
 pub use metered::{IoCounters, MeteredStore};

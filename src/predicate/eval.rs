@@ -208,7 +208,7 @@ fn column_array(
     }
     if let Some(want) = want {
         if array.data_type() != want {
-            array = arrow_cast::cast(&array, want).map_err(arrow)?;
+            array = crate::schema::cast::cast(&array, want).map_err(arrow)?;
         }
     }
     Ok(normalize_floats(array))

@@ -6,6 +6,7 @@ mod coalesce;
 pub mod deletion_vector;
 mod file;
 mod footer;
+mod progress;
 mod row_filter;
 mod row_groups;
 pub mod scheduler;

@@ -40,6 +40,7 @@ use bytes::Bytes;
 use futures::{Future, Stream};
 
 use super::file::{read_file_with_metrics, FileTask, ReadContext};
+use super::progress::{CreditingStore, FileCredit};
 use crate::error::Result;
 use crate::io::{BoxFuture, BoxStream, ListEntry, RangeRead, Store};
 use crate::metrics::DeltaScanMetrics;
@@ -227,6 +228,8 @@ pub struct PartitionLimits {
 struct OpenFile {
     index: usize,
     stream: BoxStream<'static, Result<RecordBatch>>,
+    /// Its bytes read, credited to the scan's metrics.
+    credit: Arc<FileCredit>,
     peeked: Option<Result<RecordBatch>>,
     _permits: Permits,
 }
@@ -303,8 +306,13 @@ impl PartitionStream {
     /// The file stream of an admitted task.
     // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
     #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
-    fn open(&self, task: FileTask) -> BoxStream<'static, Result<RecordBatch>> {
+    fn open(
+        &self,
+        task: FileTask,
+        credit: &Arc<FileCredit>,
+    ) -> BoxStream<'static, Result<RecordBatch>> {
         let mut ctx = self.ctx.clone();
+        ctx.store = Arc::new(CreditingStore::new(ctx.store, Arc::clone(credit)));
         if self
             .limits
             .full_file_read_threshold
@@ -339,10 +347,12 @@ impl PartitionStream {
                 break;
             };
             self.metrics.file_task_started();
-            let stream = self.open(task);
+            let credit = FileCredit::new(task.size, Arc::clone(&self.metrics));
+            let stream = self.open(task, &credit);
             self.files.push_back(OpenFile {
                 index,
                 stream,
+                credit,
                 peeked: None,
                 _permits: permits,
             });
@@ -375,7 +385,9 @@ impl PartitionStream {
                     return false;
                 }
                 Poll::Ready(None) => {
-                    self.files.pop_front();
+                    if let Some(file) = self.files.pop_front() {
+                        file.credit.complete();
+                    }
                     self.metrics.file_task_completed();
                     return true;
                 }
@@ -408,7 +420,9 @@ impl PartitionStream {
                 }
                 Poll::Ready(None) => {
                     // No rows: nothing to keep in order.
-                    self.files.remove(i);
+                    if let Some(file) = self.files.remove(i) {
+                        file.credit.complete();
+                    }
                     self.metrics.file_task_completed();
                     ended = true;
                 }

@@ -270,67 +270,15 @@ fn find_nested(file: &Fields, field: &StructField) -> Option<usize> {
         })
 }
 
+/// `data` as `target` (see [`crate::schema::cast`]); a failure names both types.
 pub(crate) fn cast(data: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
-    // Timestamps: change the unit without a zone, then label the zone. Stored values are UTC
-    // instants (or zone-less for timestamp_ntz) either way, and labelling needs no time zone
-    // database.
-    if let (DataType::Timestamp(_, from_tz), DataType::Timestamp(unit, to_tz)) =
-        (data.data_type(), target)
-    {
-        if from_tz != to_tz {
-            let unzoned = DataType::Timestamp(*unit, None);
-            let plain = match from_tz {
-                Some(_) => relabel(data, None)?,
-                None => Arc::clone(data),
-            };
-            let plain = cast(&plain, &unzoned)?;
-            return relabel(&plain, to_tz.clone());
-        }
-    }
-    let options = arrow_cast::CastOptions {
-        safe: false,
-        format_options: Default::default(),
-    };
-    arrow_cast::cast_with_options(data.as_ref(), target, &options).map_err(|e| DeltaError::Arrow {
+    crate::schema::cast::cast(data, target).map_err(|e| DeltaError::Arrow {
         phase: Phase::Read,
         source: arrow_schema::ArrowError::CastError(format!(
             "cannot convert column data from {} to {target}: {e}",
             data.data_type()
         )),
     })
-}
-
-/// The same timestamp values with another time zone label.
-fn relabel(data: &ArrayRef, tz: Option<Arc<str>>) -> Result<ArrayRef> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::{
-        TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-        TimestampSecondType,
-    };
-    let out: ArrayRef = match data.data_type() {
-        DataType::Timestamp(arrow_schema::TimeUnit::Second, _) => Arc::new(
-            data.as_primitive::<TimestampSecondType>()
-                .clone()
-                .with_timezone_opt(tz),
-        ),
-        DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, _) => Arc::new(
-            data.as_primitive::<TimestampMillisecondType>()
-                .clone()
-                .with_timezone_opt(tz),
-        ),
-        DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, _) => Arc::new(
-            data.as_primitive::<TimestampMicrosecondType>()
-                .clone()
-                .with_timezone_opt(tz),
-        ),
-        DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, _) => Arc::new(
-            data.as_primitive::<TimestampNanosecondType>()
-                .clone()
-                .with_timezone_opt(tz),
-        ),
-        _ => Arc::clone(data),
-    };
-    Ok(out)
 }
 
 #[cfg(test)]

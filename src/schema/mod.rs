@@ -10,8 +10,11 @@
 //!   schema of data files ([`StructType::physical_arrow_schema`]).
 //! - [`partition`]: `add.partitionValues` strings to typed Arrow arrays
 //!   ([`parse_partition_value`]).
+//! - `cast`: column data converted to its logical Arrow type (type widening, timestamp units,
+//!   encodings): the conversions Delta needs, without a general cast kernel.
 
 pub mod arrow;
+pub(crate) mod cast;
 pub mod column_mapping;
 pub(crate) mod number_text;
 pub mod partition;

@@ -10,8 +10,13 @@ use crate::error::DeltaError;
 pub(crate) const ABORTED: &str = "aborted";
 
 /// `DeltaError` → `Error { name: "DeltaError", message, code, phase, transient }`.
+/// A [`DeltaError::Aborted`] is named `AbortError`, like every other abort.
 pub(crate) fn js_error(e: &DeltaError) -> JsValue {
-    let error = new_error("DeltaError", &e.to_string(), e.code());
+    let name = match e {
+        DeltaError::Aborted { .. } => "AbortError",
+        _ => "DeltaError",
+    };
+    let error = new_error(name, &e.to_string(), e.code());
     set(&error, "phase", &JsValue::from_str(e.phase().as_str()));
     set(&error, "transient", &JsValue::from_bool(e.is_transient()));
     error

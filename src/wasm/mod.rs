@@ -13,8 +13,8 @@
 //!
 //! - `options`: reading the JS option objects;
 //! - `abort`: an `AbortSignal` (or `cancel()`) as a Rust future;
-//! - `sign`: a store that passes every request URL through the caller's `signUrl`;
-//! - `progress`: a store that credits requests to running scans, and the progress events;
+//! - `sign`: the caller's `signUrl` as the fetch store's URL signer;
+//! - `progress`: a scan's progress events, from its own counters;
 //! - `describe`: schema, protocol, metadata and files as plain JS objects;
 //! - `ipc`: record batches as Arrow IPC stream bytes;
 //! - `error`: `DeltaError` as a JS `Error` with `code`;

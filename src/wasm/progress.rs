@@ -1,94 +1,57 @@
-//! Progress and per-scan metrics: [`TrackingStore`] sits under the table's metered store and
-//! tells every running scan of that table ([`ScanProgress`]) about each request.
+//! Progress of one scan, from its own counters ([`DeltaScanMetrics`]): [`ScanProgress`] sends
+//! `{ filesDone, filesTotal, bytesDone, bytesTotal }` to the scan's `onProgress` callback, and
+//! [`Reporting`] is the future a read runs as, which reports after every poll that moved a
+//! counter (each poll follows a request's answer, so events follow the bytes as they arrive).
 //!
-//! A scan counts the requests and bytes made while it runs (two scans of one table running
-//! at once each count both), and the data files it has started: the files of a scan are
-//! read one after another, so a file counts as done once the next one starts or the scan
-//! ends. Progress events go to the scan's `onProgress` callback as
-//! `{ filesDone, filesTotal, bytesDone, bytesTotal }`, where `bytesTotal` is the size of the
-//! files to read: a projection reads only some of their bytes, so the last event, sent when
-//! the scan ends, reports every file and byte done.
+//! `filesDone` counts the data files read to their end (files are read a few at a time, so
+//! they end in any order); `bytesDone` counts each file's bytes received, at most its size, and
+//! all of its size once it is read to its end (a projection reads only some of a file);
+//! `filesTotal` and `bytesTotal` are the count and size of the files the scan plans to read.
+//! The last event, sent when the scan has read everything, has `filesDone = filesTotal` and
+//! `bytesDone = bytesTotal` (a `limit` may end the scan before some files are read). A scan
+//! that fails or is aborted sends no last event.
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
-use std::ops::Range;
-use std::rc::{Rc, Weak};
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::JsValue;
 
-use crate::error::Result;
-use crate::io::{BoxFuture, ListEntry, RangeRead, Store};
+use crate::metrics::DeltaScanMetrics;
 
-/// The running scans of one table.
-#[derive(Debug, Default)]
-pub(crate) struct Tracker {
-    scans: RefCell<Vec<Weak<ScanProgress>>>,
-}
-
-impl Tracker {
-    /// Starts crediting requests to `scan` (until it finishes or is dropped).
-    pub(crate) fn register(&self, scan: &Rc<ScanProgress>) {
-        let mut scans = self.scans.borrow_mut();
-        scans.retain(|s| s.upgrade().is_some_and(|s| !s.finished.get()));
-        scans.push(Rc::downgrade(scan));
-    }
-
-    /// Calls `f` on each running scan. The list is copied first: `f` may call JS, which may
-    /// start another scan.
-    fn each(&self, f: impl Fn(&ScanProgress)) {
-        let live: Vec<Rc<ScanProgress>> = self
-            .scans
-            .borrow()
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect();
-        for scan in live.iter().filter(|s| !s.finished.get()) {
-            f(scan);
-        }
-    }
-}
-
-/// What one scan has read so far.
+/// What one scan has read so far, and its `onProgress` callback.
 #[derive(Debug)]
 pub(crate) struct ScanProgress {
-    /// Paths of the data files to read (as the scan passes them to the store).
-    paths: HashSet<String>,
+    metrics: Arc<DeltaScanMetrics>,
     files_total: u64,
     bytes_total: u64,
-    started: RefCell<HashSet<String>>,
-    requests: Cell<u64>,
-    bytes: Cell<u64>,
-    finished: Cell<bool>,
+    /// `(filesDone, bytesDone)` of the last event sent.
+    reported: Cell<Option<(u64, u64)>>,
+    /// Set once the scan has read everything.
+    completed: Cell<bool>,
     on_progress: Option<Function>,
 }
 
 impl ScanProgress {
-    /// Progress of a scan that reads `files` (path, size), reporting to `on_progress`.
-    pub(crate) fn new(files: Vec<(String, u64)>, on_progress: Option<Function>) -> Self {
-        let files_total = files.len() as u64;
-        let bytes_total = files.iter().map(|(_, size)| size).sum();
+    /// Progress of a scan with `metrics` that reads files of `sizes`, reporting to
+    /// `on_progress`.
+    pub(crate) fn new(
+        metrics: Arc<DeltaScanMetrics>,
+        sizes: impl Iterator<Item = u64>,
+        on_progress: Option<Function>,
+    ) -> Self {
+        let (files_total, bytes_total) = sizes.fold((0, 0), |(n, b), size| (n + 1, b + size));
         ScanProgress {
-            paths: files.into_iter().map(|(path, _)| path).collect(),
+            metrics,
             files_total,
             bytes_total,
-            started: RefCell::new(HashSet::new()),
-            requests: Cell::new(0),
-            bytes: Cell::new(0),
-            finished: Cell::new(false),
+            reported: Cell::new(None),
+            completed: Cell::new(false),
             on_progress,
         }
-    }
-
-    /// Requests made while the scan ran.
-    pub(crate) fn requests(&self) -> u64 {
-        self.requests.get()
-    }
-
-    /// Bytes received while the scan ran.
-    pub(crate) fn bytes_received(&self) -> u64 {
-        self.bytes.get()
     }
 
     /// Data files to read.
@@ -101,60 +64,45 @@ impl ScanProgress {
         self.bytes_total
     }
 
-    /// Data files read completely (all of them once the scan has ended).
+    /// Data files read to their end (all of them once the scan has read everything).
     pub(crate) fn files_done(&self) -> u64 {
-        if self.finished.get() {
+        if self.completed.get() {
             return self.files_total;
         }
-        (self.started.borrow().len() as u64).saturating_sub(1)
+        self.metrics.file_tasks_completed().min(self.files_total)
     }
 
-    /// Bytes done for progress: received bytes, at most the total; the total at the end.
-    fn bytes_done(&self) -> u64 {
-        if self.finished.get() {
+    /// Bytes of the data files done (all of them once the scan has read everything).
+    pub(crate) fn bytes_done(&self) -> u64 {
+        if self.completed.get() {
             return self.bytes_total;
         }
-        self.bytes.get().min(self.bytes_total)
+        self.metrics.file_bytes_done().min(self.bytes_total)
     }
 
-    /// Ends the scan (done, failed or aborted); `report` sends a last event.
-    pub(crate) fn finish(&self, report: bool) {
-        if self.finished.replace(true) {
-            return;
-        }
-        if report {
+    /// The scan has read everything: sends the last event.
+    pub(crate) fn complete(&self) {
+        if !self.completed.replace(true) {
             self.report();
         }
     }
 
-    fn on_request(&self, path: &str) {
-        self.requests.set(self.requests.get() + 1);
-        if self.paths.contains(path) {
-            let first = self.started.borrow_mut().insert(path.to_string());
-            if first {
-                self.report();
-            }
-        }
-    }
-
-    fn on_received(&self, bytes: u64) {
-        self.bytes.set(self.bytes.get() + bytes);
-        if bytes > 0 {
-            self.report();
-        }
-    }
-
-    /// Calls `onProgress({ filesDone, filesTotal, bytesDone, bytesTotal })`; what the
-    /// callback throws is ignored (it must not break the read).
+    /// Calls `onProgress({ filesDone, filesTotal, bytesDone, bytesTotal })` if the counts
+    /// changed since the last event (or there was none); what the callback throws is ignored
+    /// (it must not break the read).
     pub(crate) fn report(&self) {
         let Some(callback) = &self.on_progress else {
             return;
         };
+        let now = (self.files_done(), self.bytes_done());
+        if self.reported.replace(Some(now)) == Some(now) {
+            return;
+        }
         let event = Object::new();
         for (key, value) in [
-            ("filesDone", self.files_done()),
+            ("filesDone", now.0),
             ("filesTotal", self.files_total),
-            ("bytesDone", self.bytes_done()),
+            ("bytesDone", now.1),
             ("bytesTotal", self.bytes_total),
         ] {
             let _ = Reflect::set(
@@ -167,53 +115,24 @@ impl ScanProgress {
     }
 }
 
-/// Forwards to `inner` and tells the table's running scans about every request.
-#[derive(Debug)]
-pub(crate) struct TrackingStore {
-    inner: Store,
-    tracker: Rc<Tracker>,
+/// `inner`, reporting progress after each poll.
+pub(crate) struct Reporting<'a, F> {
+    inner: Pin<&'a mut F>,
+    progress: &'a ScanProgress,
 }
 
-impl TrackingStore {
-    pub(crate) fn new(inner: Store, tracker: Rc<Tracker>) -> Self {
-        TrackingStore { inner, tracker }
-    }
-
-    fn tracked<'a>(
-        &'a self,
-        path: &str,
-        fut: BoxFuture<'a, Result<Bytes>>,
-    ) -> BoxFuture<'a, Result<Bytes>> {
-        self.tracker.each(|s| s.on_request(path));
-        Box::pin(async move {
-            let result = fut.await;
-            if let Ok(bytes) = &result {
-                let n = bytes.len() as u64;
-                self.tracker.each(|s| s.on_received(n));
-            }
-            result
-        })
+impl<'a, F> Reporting<'a, F> {
+    pub(crate) fn new(inner: Pin<&'a mut F>, progress: &'a ScanProgress) -> Self {
+        Reporting { inner, progress }
     }
 }
 
-impl RangeRead for TrackingStore {
-    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
-        self.tracked(path, self.inner.get_range(path, range))
-    }
+impl<F: Future> Future for Reporting<'_, F> {
+    type Output = F::Output;
 
-    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
-        self.tracked(path, self.inner.get(path))
-    }
-
-    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
-        self.inner.size(path)
-    }
-
-    fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
-        self.inner.list(prefix, start_after)
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let polled = self.inner.as_mut().poll(cx);
+        self.progress.report();
+        polled
     }
 }

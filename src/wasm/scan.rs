@@ -7,10 +7,13 @@
 //! `next()` then rejects with an `AbortError` (code `aborted`).
 
 use std::cell::{Cell, RefCell};
+use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use futures::FutureExt;
 use futures::StreamExt;
 use js_sys::Promise;
 use serde_json::json;
@@ -23,8 +26,9 @@ use super::describe::{arrow_fields, to_js};
 use super::error::{invalid_argument, js_error};
 use super::ipc::{batch_to_stream, StreamPieces};
 use super::options::ScanOptions;
-use super::progress::{ScanProgress, Tracker};
+use super::progress::{Reporting, ScanProgress};
 use crate::api::{DeltaBatchStream, DeltaTable, FileSelection};
+use crate::metrics::DeltaScanMetrics;
 
 /// A running scan. Made by `WasmTable.scan(options)`.
 #[wasm_bindgen]
@@ -40,19 +44,16 @@ struct ScanState {
     busy: Cell<bool>,
     ended: Cell<bool>,
     abort: AbortWatch,
-    progress: Rc<ScanProgress>,
+    progress: ScanProgress,
+    metrics: Arc<DeltaScanMetrics>,
+    /// Rows and batches handed to JS (empty batches are skipped).
     rows: Cell<u64>,
     batches: Cell<u64>,
-    row_groups_skipped: Cell<u64>,
 }
 
 impl WasmScan {
-    /// Plans the scan of `table` and registers its progress with the table's tracker.
-    pub(crate) fn start(
-        table: &DeltaTable,
-        tracker: &Tracker,
-        options: ScanOptions,
-    ) -> Result<WasmScan, JsValue> {
+    /// Plans the scan of `table`.
+    pub(crate) fn start(table: &DeltaTable, options: ScanOptions) -> Result<WasmScan, JsValue> {
         let mut builder = table.scan();
         if let Some(columns) = options.columns {
             builder = builder.with_projection(columns);
@@ -66,14 +67,16 @@ impl WasmScan {
         if let Some(batch_size) = options.batch_size {
             builder = builder.with_batch_size(batch_size);
         }
-        let scan = builder.build().await.map_err(|e| js_error(&e))?;
-        let files = scan
-            .tasks()
-            .iter()
-            .map(|task| (task.path.clone(), task.size))
-            .collect();
-        let progress = Rc::new(ScanProgress::new(files, options.on_progress));
-        tracker.register(&progress);
+        // JS tables are loaded eagerly, so building reads nothing and finishes on its first
+        // poll: `scan()` stays synchronous for JS.
+        let scan = builder
+            .build()
+            .now_or_never()
+            .ok_or_else(|| invalid_argument("this table's scan metadata is not loaded"))?
+            .map_err(|e| js_error(&e))?;
+        let metrics = scan.metrics();
+        let sizes = scan.tasks().iter().map(|task| task.size);
+        let progress = ScanProgress::new(Arc::clone(&metrics), sizes, options.on_progress);
         let state = Rc::new(ScanState {
             schema: scan.schema(),
             selection: scan.file_selection(),
@@ -82,9 +85,9 @@ impl WasmScan {
             ended: Cell::new(false),
             abort: AbortWatch::new(options.signal.as_ref()),
             progress,
+            metrics,
             rows: Cell::new(0),
             batches: Cell::new(0),
-            row_groups_skipped: Cell::new(0),
         });
         // An abort between two `next()` calls drops the stream at once.
         let weak = Rc::downgrade(&state);
@@ -154,19 +157,22 @@ impl WasmScan {
     pub fn metrics(&self) -> Result<JsValue, JsValue> {
         let s = &self.state;
         let p = &s.progress;
+        let m = &s.metrics;
+        let io = m.io();
         let sel = s.selection;
         to_js(&json!({
-            "requests": p.requests(),
-            "bytesReceived": p.bytes_received(),
+            "requests": io.requests,
+            "bytesReceived": io.bytes_received,
             "filesTotal": sel.files_total,
             "filesSelected": sel.files_selected,
             "filesSkipped": sel.files_total.saturating_sub(sel.files_selected),
             "skippedByPartition": sel.skipped_by_partition,
             "skippedByStats": sel.skipped_by_stats,
-            "rowGroupsSkipped": s.row_groups_skipped.get(),
+            "rowGroupsSkipped": m.row_groups_pruned(),
             "filesToRead": p.files_total(),
             "filesRead": p.files_done(),
             "bytesTotal": p.bytes_total(),
+            "bytesDone": p.bytes_done(),
             "rows": s.rows.get(),
             "batches": s.batches.get(),
             "done": s.ended.get(),
@@ -191,7 +197,9 @@ impl ScanState {
         };
         self.busy.set(true);
         let result = loop {
-            match self.abort.run(stream.next()).await {
+            let mut next = stream.next();
+            let next = Reporting::new(Pin::new(&mut next), &self.progress);
+            match self.abort.run(next).await {
                 Err(aborted) => break Err(aborted),
                 Ok(Some(Ok(batch))) if batch.num_rows() == 0 => continue,
                 Ok(Some(Ok(batch))) => break Ok(Some(batch)),
@@ -200,13 +208,11 @@ impl ScanState {
             }
         };
         self.busy.set(false);
-        self.row_groups_skipped.set(stream.row_groups_pruned());
         match &result {
             Ok(Some(batch)) => {
                 self.rows.set(self.rows.get() + batch.num_rows() as u64);
                 self.batches.set(self.batches.get() + 1);
                 *self.stream.borrow_mut() = Some(stream);
-                self.progress.report();
             }
             Ok(None) => {
                 drop(stream);
@@ -220,12 +226,13 @@ impl ScanState {
         result
     }
 
-    /// Ends the scan: drops the stream (when idle) and stops progress.
+    /// Ends the scan: drops the stream (when idle); a scan that read everything sends its
+    /// last progress event.
     fn end(&self, completed: bool) {
         let stream = self.stream.borrow_mut().take();
         drop(stream);
-        if !self.ended.replace(true) {
-            self.progress.finish(completed);
+        if !self.ended.replace(true) && completed {
+            self.progress.complete();
         }
     }
 }

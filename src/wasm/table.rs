@@ -1,11 +1,12 @@
 //! `openTable(url, options)` and the exported `WasmTable`: one snapshot of a table read
 //! over `fetch`.
 //!
-//! The store under the table is `FetchStore` (caller headers, retries, range checks), then
-//! [`SigningStore`] when a `signUrl` callback is given, then [`TrackingStore`] (per-scan
-//! progress), all under the table's own metered store (`table.metrics`).
+//! The store under the table is a `FetchStore` (caller headers, retries, range checks, the
+//! caller's `signUrl` before every attempt) under the table's own metered store
+//! (`table.metrics`). An operation given an `AbortSignal` reads through a copy of that fetch
+//! store carrying the signal, so aborting stops its requests at once and no other's: the
+//! open's signal applies to loading only, each scan's to that scan.
 
-use std::rc::Rc;
 use std::sync::Arc;
 
 use js_sys::Promise;
@@ -17,9 +18,8 @@ use super::abort::AbortWatch;
 use super::describe::{self, to_js};
 use super::error::{invalid_argument, js_error};
 use super::options::{OpenOptions, ScanOptions, TimeTravel};
-use super::progress::{Tracker, TrackingStore};
 use super::scan::WasmScan;
-use super::sign::SigningStore;
+use super::sign::js_signer;
 use crate::api::{DeltaTable, DeltaTableBuilder};
 use crate::io::{FetchOptions, FetchStore, Store};
 
@@ -44,17 +44,15 @@ async fn open(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
         retries: options.retries.unwrap_or(defaults.retries),
         ..defaults
     };
-    let fetch = FetchStore::with_options(&url, fetch_options).map_err(|e| js_error(&e))?;
+    let mut fetch = FetchStore::with_options(&url, fetch_options).map_err(|e| js_error(&e))?;
+    if let Some(sign) = options.sign_url {
+        fetch = fetch.with_url_signer(js_signer(sign));
+    }
     // The resolved absolute URL (a relative one is resolved against the page), without
     // its query string (the fetch store adds that to every request itself).
     let location = fetch.base_url().to_string();
-    let inner: Store = match options.sign_url {
-        Some(sign) => Arc::new(SigningStore::new(fetch, sign)),
-        None => Arc::new(fetch),
-    };
-    let tracker = Rc::new(Tracker::default());
-    let store: Store = Arc::new(TrackingStore::new(inner, Rc::clone(&tracker)));
-    let builder = DeltaTableBuilder::new(location).with_store(store);
+    let loading: Store = Arc::new(fetch.clone().with_abort_signal(options.signal.clone()));
+    let builder = DeltaTableBuilder::new(location).with_store(loading);
     let builder = match options.target {
         TimeTravel::Latest => builder,
         TimeTravel::Version(v) => builder.with_version(v),
@@ -71,14 +69,17 @@ async fn open(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
         .run(builder.load_table_with_eager_scan_metadata())
         .await?
         .map_err(|e| js_error(&e))?;
-    Ok(WasmTable { table, tracker })
+    // Later reads do not stop on the open's signal.
+    let table = table.with_store(Arc::new(fetch.clone()));
+    Ok(WasmTable { table, fetch })
 }
 
 /// One version of a Delta table. Made by `openTable`.
 #[wasm_bindgen]
 pub struct WasmTable {
     table: DeltaTable,
-    tracker: Rc<Tracker>,
+    /// The table's fetch store, without an abort signal.
+    fetch: FetchStore,
 }
 
 #[wasm_bindgen]
@@ -159,8 +160,16 @@ impl WasmTable {
     /// Plans a scan: `options` `{ columns, filter, limit, batchSize, signal, onProgress }`.
     /// Throws for an unknown column or a filter that does not parse; reading starts at the
     /// first `next()`.
+    // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
+    #[allow(clippy::arc_with_non_send_sync)]
     pub fn scan(&self, options: JsValue) -> Result<WasmScan, JsValue> {
         let options = ScanOptions::from_js(&options).map_err(|e| js_error(&e))?;
-        WasmScan::start(&self.table, &self.tracker, options)
+        let table = match &options.signal {
+            Some(signal) => self.table.with_store(Arc::new(
+                self.fetch.clone().with_abort_signal(Some(signal.clone())),
+            )),
+            None => self.table.clone(),
+        };
+        WasmScan::start(&table, options)
     }
 }
