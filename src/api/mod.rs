@@ -13,8 +13,9 @@ pub use builder::{parse_timestamp, DeltaTableBuilder};
 pub use caps::machine_caps;
 pub use load::{load_log, MAX_CONCURRENT_REQUESTS};
 pub use options::{
-    DeltaScanExecutionOptions, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
-    DEFAULT_OUTPUT_CHANNEL_CAPACITY, DEFAULT_PREFETCH_FILES_PER_PARTITION,
+    DeltaScanExecutionOptions, ParquetReaderBackend,
+    DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_OUTPUT_CHANNEL_CAPACITY,
+    DEFAULT_PREFETCH_FILES_PER_PARTITION,
 };
 pub use scan::{DeltaBatchStream, DeltaScan, DeltaScanBuilder, FileSelection, DEFAULT_BATCH_SIZE};
 pub use table::{DeltaTable, LoadInfo};

@@ -11,6 +11,21 @@ pub const DEFAULT_PREFETCH_FILES_PER_PARTITION: usize = 2;
 /// Default of [`DeltaScanExecutionOptions::output_channel_capacity`].
 pub const DEFAULT_OUTPUT_CHANNEL_CAPACITY: usize = 1;
 
+/// Which Parquet reader decodes the data files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParquetReaderBackend {
+    /// This crate's reader [default]: `parquet`'s push decoder over the table's store, with
+    /// row-group pruning, a row filter, coalesced range reads and prefetch.
+    #[default]
+    Direct,
+    /// `delta_kernel`'s default engine through its synchronous iterator API (native, feature
+    /// `kernel`). It does not prefetch: within a partition one admitted file at a time is read,
+    /// on a blocking thread that hands batches over one slot; several partitions may read at
+    /// once; after cancellation no later file starts. Deletion vectors, transforms and the
+    /// predicate are applied as with `Direct`, so the rows are the same.
+    DeltaKernel,
+}
+
 /// How a scan schedules its reads. Every field has a default (see [`Default`]); invalid values
 /// are reported by [`validate`](Self::validate) (and by
 /// [`DeltaScanBuilder::build`](crate::api::DeltaScanBuilder::build)) as
@@ -40,6 +55,8 @@ pub struct DeltaScanExecutionOptions {
     /// Whole-file tasks of at most this many bytes fetch their file with one request and serve
     /// every range read from memory. `None` [default]: off.
     pub parquet_full_file_read_threshold_bytes: Option<u64>,
+    /// The Parquet reader [`ParquetReaderBackend::Direct`].
+    pub parquet_reader_backend: ParquetReaderBackend,
 }
 
 impl Default for DeltaScanExecutionOptions {
@@ -52,6 +69,7 @@ impl Default for DeltaScanExecutionOptions {
             prefetch_files_per_partition: DEFAULT_PREFETCH_FILES_PER_PARTITION,
             output_channel_capacity: DEFAULT_OUTPUT_CHANNEL_CAPACITY,
             parquet_full_file_read_threshold_bytes: None,
+            parquet_reader_backend: ParquetReaderBackend::Direct,
         }
     }
 }
@@ -81,7 +99,27 @@ impl DeltaScanExecutionOptions {
         if self.output_channel_capacity == 0 {
             return Err(invalid("output_channel_capacity must be at least 1"));
         }
+        if self.parquet_reader_backend == ParquetReaderBackend::DeltaKernel
+            && !cfg!(all(feature = "kernel", not(target_arch = "wasm32")))
+        {
+            return Err(invalid(
+                "the DeltaKernel Parquet backend needs the `kernel` feature (native only)",
+            ));
+        }
         Ok(())
+    }
+
+    /// The options as the scheduler applies them: the DeltaKernel backend reads one file at a
+    /// time per partition and does not prefetch.
+    pub(crate) fn effective(&self) -> Self {
+        match self.parquet_reader_backend {
+            ParquetReaderBackend::Direct => self.clone(),
+            ParquetReaderBackend::DeltaKernel => DeltaScanExecutionOptions {
+                max_concurrent_file_reads_per_partition: 1,
+                prefetch_files_per_partition: 0,
+                ..self.clone()
+            },
+        }
     }
 
     /// The scan-wide limit of file reads for a scan planned for `target` partitions.

@@ -17,7 +17,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::stream::{Stream, StreamExt};
 
-use super::options::DeltaScanExecutionOptions;
+use super::options::{DeltaScanExecutionOptions, ParquetReaderBackend};
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{BoxStream, BoxedStream};
@@ -329,7 +329,7 @@ impl DeltaScan {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);
         let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
-        let o = &self.execution;
+        let o = &self.execution.effective();
         let held = o
             .max_concurrent_file_reads_per_partition
             .min(o.prefetch_files_per_partition.saturating_add(1));
@@ -393,7 +393,7 @@ impl DeltaScan {
             predicate_expr: self.predicate,
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
         };
-        let o = &self.execution;
+        let o = &self.execution.effective();
         let shared = ScanShared {
             scan_permits: Semaphore::new(o.scan_wide_file_reads(self.target)),
             metrics: Arc::clone(&metrics),
@@ -404,6 +404,7 @@ impl DeltaScan {
             prefetch_files: o.prefetch_files_per_partition,
             output_capacity: o.output_channel_capacity,
             full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
+            kernel_backend: o.parquet_reader_backend == ParquetReaderBackend::DeltaKernel,
         };
         let mut tasks: Vec<Option<FileTask>> = self.tasks.into_iter().map(Some).collect();
         self.partitions

@@ -117,7 +117,10 @@ fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
 
 /// The file's Arrow schema with INT96 columns read as microsecond timestamps (INT96 holds
 /// nanoseconds since 4713 BC, which overflow an i64 of nanoseconds for many real dates).
-fn int96_as_micros(metadata: &Arc<ParquetMetaData>, default: &Schema) -> Option<SchemaRef> {
+pub(crate) fn int96_as_micros(
+    metadata: &Arc<ParquetMetaData>,
+    default: &Schema,
+) -> Option<SchemaRef> {
     let descr = metadata.file_metadata().schema_descr();
     let mut changed = false;
     let fields: Vec<Field> = default
@@ -148,7 +151,7 @@ fn int96_as_micros(metadata: &Arc<ParquetMetaData>, default: &Schema) -> Option<
     })
 }
 
-async fn load_deletion_vector(
+pub(crate) async fn load_deletion_vector(
     ctx: &ReadContext,
     dv: &DeletionVectorDescriptor,
 ) -> Result<super::deletion_vector::DeletionVector> {
@@ -373,40 +376,68 @@ struct FileState {
     emitted: usize,
 }
 
-/// Applies the transform, the predicate (when the decoder did not), the limit and the output
-/// projection.
+/// What turns a decoded batch of file columns into output rows.
+pub(crate) struct BatchFinish<'a> {
+    pub(crate) ctx: &'a ReadContext,
+    pub(crate) transform: &'a FileTransform,
+    /// The columns `transform` produces.
+    pub(crate) columns: &'a [ReadColumn],
+    /// Whether the predicate must still be applied (then `columns` are all read columns).
+    pub(crate) post_filter: bool,
+    pub(crate) limit: Option<usize>,
+}
+
+impl BatchFinish<'_> {
+    /// Applies the transform, the predicate (when the decoder did not), the limit (counting
+    /// `emitted`) and the output projection. `None` when no row is left.
+    pub(crate) fn apply(
+        &self,
+        batch: RecordBatch,
+        emitted: &mut usize,
+    ) -> Result<Option<RecordBatch>> {
+        let ctx = self.ctx;
+        let mut batch = self.transform.apply(&batch, self.columns)?;
+        if self.post_filter {
+            if let Some(predicate) = &ctx.predicate {
+                let keep = predicate(&batch)?;
+                batch = arrow_select::filter::filter_record_batch(&batch, &keep)
+                    .map_err(arrow_error)?;
+            }
+            batch = batch.project(&ctx.output_indices).map_err(arrow_error)?;
+        }
+        if let Some(limit) = self.limit {
+            let left = limit.saturating_sub(*emitted);
+            if batch.num_rows() > left {
+                batch = batch.slice(0, left);
+            }
+        }
+        if batch.num_rows() == 0 {
+            return Ok(None);
+        }
+        *emitted += batch.num_rows();
+        let batch = RecordBatch::try_new_with_options(
+            Arc::clone(&ctx.output_schema),
+            batch.columns().to_vec(),
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )
+        .map_err(arrow_error)?;
+        Ok(Some(batch))
+    }
+}
+
 fn finish_batch(
     state: &mut FileState,
     batch: RecordBatch,
     opened: &Opened,
 ) -> Result<Option<RecordBatch>> {
-    let ctx = &state.ctx;
-    let mut batch = opened.transform.apply(&batch, &opened.columns)?;
-    if opened.post_filter {
-        if let Some(predicate) = &ctx.predicate {
-            let keep = predicate(&batch)?;
-            batch =
-                arrow_select::filter::filter_record_batch(&batch, &keep).map_err(arrow_error)?;
-        }
-        batch = batch.project(&ctx.output_indices).map_err(arrow_error)?;
-    }
-    if let Some(limit) = state.task.limit {
-        let left = limit.saturating_sub(state.emitted);
-        if batch.num_rows() > left {
-            batch = batch.slice(0, left);
-        }
-    }
-    if batch.num_rows() == 0 {
-        return Ok(None);
-    }
-    state.emitted += batch.num_rows();
-    let batch = RecordBatch::try_new_with_options(
-        Arc::clone(&ctx.output_schema),
-        batch.columns().to_vec(),
-        &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-    )
-    .map_err(arrow_error)?;
-    Ok(Some(batch))
+    let finish = BatchFinish {
+        ctx: &state.ctx,
+        transform: &opened.transform,
+        columns: &opened.columns,
+        post_filter: opened.post_filter,
+        limit: state.task.limit,
+    };
+    finish.apply(batch, &mut state.emitted)
 }
 
 async fn next_batch(state: &mut FileState) -> Result<Option<RecordBatch>> {

@@ -6,6 +6,8 @@ mod coalesce;
 pub mod deletion_vector;
 mod file;
 mod footer;
+#[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
+mod kernel_backend;
 mod progress;
 mod row_filter;
 mod row_groups;

@@ -221,6 +221,8 @@ pub struct PartitionLimits {
     pub output_capacity: usize,
     /// Whole-file read threshold in bytes, if on.
     pub full_file_read_threshold: Option<u64>,
+    /// Whether files are decoded by delta_kernel (see `read::kernel_backend`).
+    pub kernel_backend: bool,
 }
 
 /// An admitted file: its task's index in the scan, its stream, its permits, and (when
@@ -323,7 +325,12 @@ impl PartitionStream {
                 task.path.clone(),
             ));
         }
-        read_file_with_metrics(ctx, task, Some(Arc::clone(&self.metrics)))
+        let metrics = Some(Arc::clone(&self.metrics));
+        #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
+        if self.limits.kernel_backend {
+            return super::kernel_backend::read_file_with_kernel(ctx, task, metrics);
+        }
+        read_file_with_metrics(ctx, task, metrics)
     }
 
     /// Admits tasks while there is room; `true` when one was admitted.
