@@ -97,6 +97,7 @@ pub struct DeltaScanMetrics {
     pub(crate) row_groups_pruned: Arc<AtomicU64>,
     file_tasks_started: AtomicU64,
     file_tasks_completed: AtomicU64,
+    file_tasks_skipped: AtomicU64,
     batches_emitted: AtomicU64,
     rows_emitted: AtomicU64,
     deletion_vectors_loaded: AtomicU64,
@@ -130,6 +131,8 @@ pub struct ScanMetricsSnapshot {
     pub file_tasks_started: u64,
     /// File tasks whose stream ended without error.
     pub file_tasks_completed: u64,
+    /// File tasks skipped just before admission (a dynamic filter ruled them out).
+    pub file_tasks_skipped: u64,
     /// Batches handed to the caller.
     pub batches_emitted: u64,
     /// Rows handed to the caller.
@@ -171,6 +174,7 @@ impl DeltaScanMetrics {
             row_groups_pruned: Arc::new(AtomicU64::new(0)),
             file_tasks_started: AtomicU64::new(0),
             file_tasks_completed: AtomicU64::new(0),
+            file_tasks_skipped: AtomicU64::new(0),
             batches_emitted: AtomicU64::new(0),
             rows_emitted: AtomicU64::new(0),
             deletion_vectors_loaded: AtomicU64::new(0),
@@ -248,6 +252,10 @@ impl DeltaScanMetrics {
         add(&self.file_tasks_completed, 1);
     }
 
+    pub(crate) fn file_task_skipped(&self) {
+        add(&self.file_tasks_skipped, 1);
+    }
+
     /// A deletion vector marking `rows` rows deleted was loaded.
     pub(crate) fn deletion_vector_loaded(&self, rows: u64) {
         add(&self.deletion_vectors_loaded, 1);
@@ -311,6 +319,11 @@ impl DeltaScanMetrics {
         get(&self.file_tasks_completed)
     }
 
+    /// File tasks skipped just before admission (a dynamic filter ruled them out).
+    pub fn file_tasks_skipped(&self) -> u64 {
+        get(&self.file_tasks_skipped)
+    }
+
     /// Batches handed to the caller.
     pub fn batches_emitted(&self) -> u64 {
         get(&self.batches_emitted)
@@ -370,6 +383,7 @@ impl DeltaScanMetrics {
             row_groups_pruned: self.row_groups_pruned(),
             file_tasks_started: self.file_tasks_started(),
             file_tasks_completed: self.file_tasks_completed(),
+            file_tasks_skipped: self.file_tasks_skipped(),
             batches_emitted: self.batches_emitted(),
             rows_emitted: self.rows_emitted(),
             deletion_vectors_loaded: self.deletion_vectors_loaded(),

@@ -6,6 +6,7 @@ mod coalesce;
 pub mod deletion_vector;
 mod file;
 mod footer;
+mod ranges;
 mod row_filter;
 mod row_groups;
 pub mod scheduler;
@@ -13,4 +14,5 @@ mod transform;
 
 pub use file::{read_file, read_file_with_metrics, FileTask, ReadContext, RowPredicate};
 pub use footer::{read_metadata, FOOTER_HINT};
+pub use ranges::{owned_row_groups, owns_row_group, row_group_start};
 pub use transform::{physical_name, FileTransform, ReadColumn};
