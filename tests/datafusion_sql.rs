@@ -1,7 +1,8 @@
 //! The DataFusion adapter against corpus tables: SQL returns the rows of the streaming API
 //! (full scans, filters on partition and data columns, aggregates, a join, projection and
-//! limit; deletion vectors and column mapping included), partition targets, byte-range
-//! tasks returning the rows of whole files, and conservative dynamic partition pruning.
+//! limit; deletion vectors and column mapping included), partition targets, DataFusion's
+//! file repartitioning into byte ranges, and conservative dynamic partition pruning. (Ranged
+//! tasks against whole files in general: `tests/ranged_tasks.rs`.)
 #![cfg(all(feature = "datafusion", not(target_arch = "wasm32")))]
 
 mod common;
@@ -308,80 +309,6 @@ async fn run(plan: Arc<dyn ExecutionPlan>, ctx: &SessionContext) -> Vec<String> 
         }
     }
     rows(&batches)
-}
-
-/// Tables with deletion vectors, several row groups per file, column mapping, partitions.
-const RANGED: [&str; 7] = [
-    DV,
-    DV_LOGS,
-    "kernel__compacted-log-files-table",
-    "kernel__cdf-table-with-cdc-and-dvs",
-    "kernel__with-short-dv",
-    MAPPED,
-    LETTERS,
-];
-
-fn row_groups(path: &std::path::Path) -> usize {
-    use parquet::file::reader::FileReader;
-    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    parquet::file::reader::SerializedFileReader::new(file)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .metadata()
-        .num_row_groups()
-}
-
-#[tokio::test]
-async fn ranged_tasks_return_the_rows_of_whole_files() {
-    let mut dv_with_row_groups = 0;
-    for name in RANGED {
-        let table = load(name).await;
-        let whole = table
-            .scan()
-            .with_target_partitions(1)
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
-        for task in whole.tasks() {
-            let path = common::table_dir(name).join(&task.path);
-            if task.deletion_vector.is_some() && row_groups(&path) > 1 {
-                dv_with_row_groups += 1;
-            }
-        }
-        let expected = rows(
-            &whole
-                .into_stream()
-                .collect_batches()
-                .await
-                .unwrap_or_else(|e| panic!("{e}")),
-        );
-        for parts in [2, 3, 5, 16, 64] {
-            let scan = table
-                .scan()
-                .with_target_partitions(1)
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"))
-                .split_into_byte_ranges(parts);
-            assert!(
-                scan.tasks().iter().any(|t| t.range.is_some()),
-                "{name} {parts}"
-            );
-            let partitions = scan.partitions();
-            let ranged = scan.into_partition_streams();
-            assert_eq!(ranged.len(), partitions);
-            let mut batches = Vec::new();
-            for s in ranged {
-                batches.extend(
-                    s.collect_batches()
-                        .await
-                        .unwrap_or_else(|e| panic!("{name}: {e}")),
-                );
-            }
-            assert_eq!(rows(&batches), expected, "{name} in {parts} ranges");
-        }
-    }
-    assert!(
-        dv_with_row_groups > 0,
-        "no file with a deletion vector and several row groups was covered"
-    );
 }
 
 #[tokio::test]

@@ -122,7 +122,7 @@ fn column_statistics(
                 .try_fold(None::<ScalarValue>, |best, v| {
                     let v = v?;
                     Some(Some(match best {
-                        Some(b) if b.partial_cmp(&v)? != keep => b,
+                        Some(b) if b.partial_cmp(&v)? == keep => b,
                         _ => v,
                     }))
                 })
