@@ -493,3 +493,31 @@ async fn dynamic_filters_skip_only_tasks_proven_not_to_match() {
         assert_eq!(m.file_tasks_skipped(), 0);
     }
 }
+
+#[tokio::test]
+async fn a_hash_join_build_side_prunes_the_probe_side_by_partition() {
+    let c = ctx(&[("d", DV)]).await;
+    let query = "SELECT d.part, d.col1, d.col2 FROM (VALUES (1), (3)) AS s(k) JOIN d ON d.part = s.k";
+    let plan = physical(&c, query).await;
+    let got = {
+        let batches = datafusion::physical_plan::collect(Arc::clone(&plan), c.task_ctx())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        rows(&batches)
+    };
+    assert_eq!(got, streamed(DV, None, Some("part in (1, 3)")).await);
+    let exec = find_exec(&plan).unwrap_or_else(|| panic!("no DeltaScanExec"));
+    assert!(!exec.pushed_filters().is_empty());
+    let m = exec.scan_metrics();
+    let outside = exec
+        .scan()
+        .files()
+        .iter()
+        .filter(|a| {
+            let p = a.partition_values.get("part").cloned().flatten();
+            !matches!(p.as_deref(), Some("1" | "3"))
+        })
+        .count();
+    assert!(outside > 0);
+    assert_eq!(m.file_tasks_skipped(), outside as u64);
+}
