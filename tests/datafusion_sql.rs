@@ -187,7 +187,7 @@ async fn aggregates_group_by() {
         g.0 += 1;
         g.1 += v;
         g.2 = g.2.min(v);
-        if cells[2].to_string() > g.3 {
+        if cells[2] > g.3.as_str() {
             g.3 = cells[2].to_string();
         }
     }
