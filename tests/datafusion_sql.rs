@@ -7,11 +7,11 @@
 
 mod common;
 
+use common::sorted_rows as rows;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use delta_arrow_reader::datafusion::{
@@ -30,27 +30,6 @@ async fn load(name: &str) -> DeltaTable {
         .load_table()
         .await
         .unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// Every row as `a|b|c`, sorted (row order is not meaningful).
-fn rows(batches: &[RecordBatch]) -> Vec<String> {
-    let options = FormatOptions::default().with_null("NULL");
-    let mut out = Vec::new();
-    for b in batches {
-        let formatters: Vec<ArrayFormatter> = b
-            .columns()
-            .iter()
-            .map(|c| {
-                ArrayFormatter::try_new(c.as_ref(), &options).unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect();
-        for r in 0..b.num_rows() {
-            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
-            out.push(cells.join("|"));
-        }
-    }
-    out.sort();
-    out
 }
 
 async fn ctx_with(
@@ -497,7 +476,8 @@ async fn dynamic_filters_skip_only_tasks_proven_not_to_match() {
 #[tokio::test]
 async fn a_hash_join_build_side_prunes_the_probe_side_by_partition() {
     let c = ctx(&[("d", DV)]).await;
-    let query = "SELECT d.part, d.col1, d.col2 FROM (VALUES (1), (3)) AS s(k) JOIN d ON d.part = s.k";
+    let query =
+        "SELECT d.part, d.col1, d.col2 FROM (VALUES (1), (3)) AS s(k) JOIN d ON d.part = s.k";
     let plan = physical(&c, query).await;
     let got = {
         let batches = datafusion::physical_plan::collect(Arc::clone(&plan), c.task_ctx())

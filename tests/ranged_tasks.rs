@@ -5,36 +5,16 @@
 
 mod common;
 
+use common::sorted_rows as rows;
+
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch};
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, Field, Schema};
 use delta_arrow_reader::api::DeltaScan;
 use delta_arrow_reader::fixture::{parquet_bytes_with_row_groups, TableWriter};
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
-
-/// Every row as `a|b|c`, sorted.
-fn rows(batches: &[RecordBatch]) -> Vec<String> {
-    let options = FormatOptions::default().with_null("NULL");
-    let mut out = Vec::new();
-    for b in batches {
-        let formatters: Vec<ArrayFormatter> = b
-            .columns()
-            .iter()
-            .map(|c| {
-                ArrayFormatter::try_new(c.as_ref(), &options).unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect();
-        for r in 0..b.num_rows() {
-            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
-            out.push(cells.join("|"));
-        }
-    }
-    out.sort();
-    out
-}
 
 /// The rows of every partition of `scan`, read one partition after the other.
 async fn read_partitions(scan: DeltaScan) -> Vec<String> {
@@ -91,21 +71,6 @@ async fn corpus_tables_read_the_same_in_ranges() {
     }
 }
 
-const MAGIC: u32 = 1_681_511_377;
-
-/// A deletion vector file: version byte, size, bitmap (magic + portable Roaring), CRC-32.
-fn dv_file(rows: impl IntoIterator<Item = u64>) -> (Vec<u8>, usize) {
-    let map: roaring::RoaringTreemap = rows.into_iter().collect();
-    let mut bitmap = MAGIC.to_le_bytes().to_vec();
-    map.serialize_into(&mut bitmap)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut file = vec![1u8];
-    file.extend_from_slice(&(bitmap.len() as u32).to_be_bytes());
-    file.extend_from_slice(&bitmap);
-    file.extend_from_slice(&crc32fast::hash(&bitmap).to_be_bytes());
-    (file, bitmap.len())
-}
-
 /// `id` 0..1000 in ten row groups of 100 rows, partition `part = 'a'`; the deletion vector
 /// removes rows in several row groups, the whole of row group 4, and the last row.
 fn dv_table() -> (TableWriter, Vec<u64>) {
@@ -122,7 +87,7 @@ fn dv_table() -> (TableWriter, Vec<u64>) {
         parquet_bytes_with_row_groups(path, &batch, Some(100)).unwrap_or_else(|e| panic!("{e}"));
     let size = bytes.len();
     w.store().put(path, bytes);
-    let (dv, dv_size) = dv_file(deleted.iter().copied());
+    let (dv, dv_size) = common::dv_file(deleted.iter().copied());
     w.store().put("dv.bin", dv);
     let schema = json!({"type": "struct", "fields": [
         {"name": "id", "type": "long", "nullable": false, "metadata": {}},
