@@ -290,6 +290,17 @@ async fn run(plan: Arc<dyn ExecutionPlan>, ctx: &SessionContext) -> Vec<String> 
     rows(&batches)
 }
 
+/// A session with `table` registered as `t` and the physical plan of `SELECT * FROM t`.
+async fn scan_plan(table: &str, options: ScanOptions) -> (SessionContext, Arc<dyn ExecutionPlan>) {
+    let c = ctx_with(&[("t", table)], options, SessionConfig::new()).await;
+    let plan = physical(&c, "SELECT * FROM t").await;
+    (c, plan)
+}
+
+fn exec_of(plan: &Arc<dyn ExecutionPlan>) -> &DeltaScanExec {
+    find_exec(plan).unwrap_or_else(|| panic!("no DeltaScanExec"))
+}
+
 #[tokio::test]
 async fn datafusion_repartitioning_splits_files_into_ranges() {
     use datafusion::config::ConfigOptions;
@@ -301,64 +312,36 @@ async fn datafusion_repartitioning_splits_files_into_ranges() {
     let mut config = ConfigOptions::new();
     config.optimizer.repartition_file_scans = true;
     config.optimizer.repartition_file_min_size = 0;
-    let expected = streamed(DV_LOGS, None, None).await;
-    // One file, four partitions wanted: below the target, so it is split.
-    let c = ctx_with(
-        &[("t", DV_LOGS)],
-        options(IntraFileRepartitioning::WhenBelowTarget),
-        SessionConfig::new(),
-    )
-    .await;
-    let plan = physical(&c, "SELECT * FROM t").await;
-    let exec = find_exec(&plan).unwrap_or_else(|| panic!("no DeltaScanExec"));
-    let split = exec
-        .repartitioned(4, &config)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("not repartitioned"));
-    assert_eq!(split.properties().partitioning.partition_count(), 4);
-    assert_eq!(run(split, &c).await, expected);
-    // Off, or too small in total: whole files.
     let mut off = config.clone();
     off.optimizer.repartition_file_scans = false;
-    assert!(exec
-        .repartitioned(4, &off)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_none());
     let mut big = config.clone();
     big.optimizer.repartition_file_min_size = 1 << 30;
-    assert!(exec
-        .repartitioned(4, &big)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_none());
+    let split = |plan: &Arc<dyn ExecutionPlan>, config: &ConfigOptions| {
+        exec_of(plan)
+            .repartitioned(4, config)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
 
-    // 13 files in 4 groups: not below the target; `Always` splits anyway.
-    let c = ctx_with(
-        &[("d", DV)],
-        options(IntraFileRepartitioning::WhenBelowTarget),
-        SessionConfig::new(),
-    )
-    .await;
-    let plan = physical(&c, "SELECT * FROM d").await;
-    let exec = find_exec(&plan).unwrap_or_else(|| panic!("no DeltaScanExec"));
-    assert!(exec
-        .repartitioned(4, &config)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .is_none());
-    let c = ctx_with(
-        &[("d", DV)],
-        options(IntraFileRepartitioning::Always),
-        SessionConfig::new(),
-    )
-    .await;
-    let plan = physical(&c, "SELECT * FROM d").await;
-    let exec = find_exec(&plan).unwrap_or_else(|| panic!("no DeltaScanExec"));
-    let split = exec
-        .repartitioned(4, &config)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("not repartitioned"));
-    let split_exec = find_exec(&split).unwrap_or_else(|| panic!("no DeltaScanExec"));
-    assert!(split_exec.scan().tasks().iter().any(|t| t.range.is_some()));
-    assert_eq!(run(split, &c).await, streamed(DV, None, None).await);
+    // One file, four partitions wanted: below the target, so it is split into ranges.
+    let (c, plan) = scan_plan(DV_LOGS, options(IntraFileRepartitioning::WhenBelowTarget)).await;
+    let ranged = split(&plan, &config).unwrap_or_else(|| panic!("not repartitioned"));
+    assert_eq!(ranged.properties().partitioning.partition_count(), 4);
+    assert_eq!(run(ranged, &c).await, streamed(DV_LOGS, None, None).await);
+    // Off, or too small in total: whole files.
+    assert!(split(&plan, &off).is_none());
+    assert!(split(&plan, &big).is_none());
+
+    // Many files in 4 groups: not below the target; `Always` splits anyway.
+    let (_, plan) = scan_plan(DV, options(IntraFileRepartitioning::WhenBelowTarget)).await;
+    assert!(split(&plan, &config).is_none());
+    let (c, plan) = scan_plan(DV, options(IntraFileRepartitioning::Always)).await;
+    let ranged = split(&plan, &config).unwrap_or_else(|| panic!("not repartitioned"));
+    assert!(exec_of(&ranged)
+        .scan()
+        .tasks()
+        .iter()
+        .any(|t| t.range.is_some()));
+    assert_eq!(run(ranged, &c).await, streamed(DV, None, None).await);
 }
 
 /// `exec` with `filter` pushed into it the way DataFusion pushes dynamic filters.
@@ -394,17 +377,19 @@ fn push_filter(
 #[tokio::test]
 async fn dynamic_filters_skip_only_tasks_proven_not_to_match() {
     use datafusion::logical_expr::Operator;
-    use datafusion::physical_expr::expressions::{binary, col, lit, DynamicFilterPhysicalExpr};
+    use datafusion::physical_expr::expressions::{
+        binary, col, lit, BinaryExpr, DynamicFilterPhysicalExpr,
+    };
     use datafusion::physical_plan::PhysicalExpr;
 
     let options = ScanOptions {
         target_partitions: Some(2),
         ..ScanOptions::default()
     };
-    let c = ctx_with(&[("d", DV)], options, SessionConfig::new()).await;
-    let plan = physical(&c, "SELECT * FROM d").await;
-    let exec = find_exec(&plan).unwrap_or_else(|| panic!("no DeltaScanExec"));
+    let (c, plan) = scan_plan(DV, options.clone()).await;
+    let exec = exec_of(&plan);
     let schema = exec.schema();
+    let column = |name: &str| col(name, &schema).unwrap_or_else(|e| panic!("{e}"));
     let files = exec.scan().tasks().len();
     let part1 = exec
         .scan()
@@ -414,62 +399,30 @@ async fn dynamic_filters_skip_only_tasks_proven_not_to_match() {
         .count();
     assert!(part1 > 0 && part1 < files);
     let dynamic = |expr: Arc<dyn PhysicalExpr>| -> Arc<dyn PhysicalExpr> {
-        let f = DynamicFilterPhysicalExpr::new(
-            vec![col("part", &schema).unwrap_or_else(|e| panic!("{e}"))],
-            lit(true),
-        );
+        let f = DynamicFilterPhysicalExpr::new(vec![column("part")], lit(true));
         f.update(expr).unwrap_or_else(|e| panic!("{e}"));
         Arc::new(f)
     };
-    let on = |name: &str, op, value: datafusion::scalar::ScalarValue| {
-        binary(
-            col(name, &schema).unwrap_or_else(|e| panic!("{e}")),
-            op,
-            lit(value),
-            &schema,
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
+    let equals = |name: &str, value: i32| {
+        binary(column(name), Operator::Eq, lit(value), &schema).unwrap_or_else(|e| panic!("{e}"))
     };
 
     // `part = 1`: every file of another partition is skipped, unread.
-    let pruned = push_filter(exec, dynamic(on("part", Operator::Eq, 1i32.into())), &c);
+    let pruned = push_filter(exec, dynamic(equals("part", 1)), &c);
     let got = run(Arc::clone(&pruned), &c).await;
     assert_eq!(got, streamed(DV, None, Some("part = 1")).await);
-    let m = find_exec(&pruned)
-        .unwrap_or_else(|| panic!("no exec"))
-        .scan_metrics();
+    let m = exec_of(&pruned).scan_metrics();
     assert_eq!(m.file_tasks_skipped(), (files - part1) as u64);
     assert_eq!(m.file_tasks_started(), part1 as u64);
 
     // Doubt reads every task: a data column, or an expression that fails to evaluate.
     let all = streamed(DV, None, None).await;
-    for filter in [
-        dynamic(on("col1", Operator::Eq, 1i32.into())),
-        dynamic(Arc::new(
-            datafusion::physical_expr::expressions::BinaryExpr::new(
-                col("part", &schema).unwrap_or_else(|e| panic!("{e}")),
-                Operator::Eq,
-                lit("x"),
-            ),
-        )),
-    ] {
-        let c = ctx_with(
-            &[("d", DV)],
-            ScanOptions {
-                target_partitions: Some(2),
-                ..ScanOptions::default()
-            },
-            SessionConfig::new(),
-        )
-        .await;
-        let plan = physical(&c, "SELECT * FROM d").await;
-        let exec = find_exec(&plan).unwrap_or_else(|| panic!("no DeltaScanExec"));
-        let kept = push_filter(exec, filter, &c);
+    let failing = Arc::new(BinaryExpr::new(column("part"), Operator::Eq, lit("x")));
+    for filter in [dynamic(equals("col1", 1)), dynamic(failing)] {
+        let (c, plan) = scan_plan(DV, options.clone()).await;
+        let kept = push_filter(exec_of(&plan), filter, &c);
         assert_eq!(run(Arc::clone(&kept), &c).await, all);
-        let m = find_exec(&kept)
-            .unwrap_or_else(|| panic!("no exec"))
-            .scan_metrics();
-        assert_eq!(m.file_tasks_skipped(), 0);
+        assert_eq!(exec_of(&kept).scan_metrics().file_tasks_skipped(), 0);
     }
 }
 
@@ -486,7 +439,7 @@ async fn a_hash_join_build_side_prunes_the_probe_side_by_partition() {
         rows(&batches)
     };
     assert_eq!(got, streamed(DV, None, Some("part in (1, 3)")).await);
-    let exec = find_exec(&plan).unwrap_or_else(|| panic!("no DeltaScanExec"));
+    let exec = exec_of(&plan);
     assert!(!exec.pushed_filters().is_empty());
     let m = exec.scan_metrics();
     let outside = exec
