@@ -7,6 +7,11 @@
 //! [`DeltaScan::into_stream`] merges the partitions (order across partitions unspecified),
 //! [`DeltaScan::into_partition_streams`] hands out one stream per partition. Nothing is
 //! spawned: the streams advance only while polled. [`DeltaScanMetrics`] count along.
+//!
+//! Two hooks serve front ends such as the DataFusion adapter:
+//! [`DeltaScan::split_into_byte_ranges`] replaces the whole-file partitions by byte ranges of
+//! files (more partitions than files), and [`DeltaScan::with_admit_check`] is asked just
+//! before each file task is admitted (a task it turns down is skipped unread).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
