@@ -12,6 +12,8 @@
 //! [`io::RangeRead`] store.
 
 pub mod api;
+#[cfg(all(feature = "datafusion", not(target_arch = "wasm32")))]
+pub mod datafusion;
 pub mod error;
 pub mod fixture;
 pub mod io;

@@ -99,6 +99,7 @@ pub struct DeltaScanMetrics {
     file_tasks_started: AtomicU64,
     file_tasks_completed: AtomicU64,
     file_bytes_done: AtomicU64,
+    file_tasks_skipped: AtomicU64,
     batches_emitted: AtomicU64,
     rows_emitted: AtomicU64,
     deletion_vectors_loaded: AtomicU64,
@@ -135,6 +136,8 @@ pub struct ScanMetricsSnapshot {
     /// Bytes of the data files read so far: each file's bytes as they arrive (at most its
     /// size), and all of its size once it is read to its end.
     pub file_bytes_done: u64,
+    /// File tasks skipped just before admission (a dynamic filter ruled them out).
+    pub file_tasks_skipped: u64,
     /// Batches handed to the caller.
     pub batches_emitted: u64,
     /// Rows handed to the caller.
@@ -177,6 +180,7 @@ impl DeltaScanMetrics {
             file_tasks_started: AtomicU64::new(0),
             file_tasks_completed: AtomicU64::new(0),
             file_bytes_done: AtomicU64::new(0),
+            file_tasks_skipped: AtomicU64::new(0),
             batches_emitted: AtomicU64::new(0),
             rows_emitted: AtomicU64::new(0),
             deletion_vectors_loaded: AtomicU64::new(0),
@@ -259,6 +263,10 @@ impl DeltaScanMetrics {
         add(&self.file_bytes_done, bytes);
     }
 
+    pub(crate) fn file_task_skipped(&self) {
+        add(&self.file_tasks_skipped, 1);
+    }
+
     /// A deletion vector marking `rows` rows deleted was loaded.
     pub(crate) fn deletion_vector_loaded(&self, rows: u64) {
         add(&self.deletion_vectors_loaded, 1);
@@ -328,6 +336,11 @@ impl DeltaScanMetrics {
         get(&self.file_bytes_done)
     }
 
+    /// File tasks skipped just before admission (a dynamic filter ruled them out).
+    pub fn file_tasks_skipped(&self) -> u64 {
+        get(&self.file_tasks_skipped)
+    }
+
     /// Batches handed to the caller.
     pub fn batches_emitted(&self) -> u64 {
         get(&self.batches_emitted)
@@ -388,6 +401,7 @@ impl DeltaScanMetrics {
             file_tasks_started: self.file_tasks_started(),
             file_tasks_completed: self.file_tasks_completed(),
             file_bytes_done: self.file_bytes_done(),
+            file_tasks_skipped: self.file_tasks_skipped(),
             batches_emitted: self.batches_emitted(),
             rows_emitted: self.rows_emitted(),
             deletion_vectors_loaded: self.deletion_vectors_loaded(),

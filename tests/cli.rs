@@ -140,3 +140,52 @@ fn errors_are_one_line_with_a_code_and_exit_1() {
         "{err}"
     );
 }
+
+#[cfg(feature = "datafusion")]
+#[test]
+fn sql_over_two_named_tables() {
+    let letters = common::table_dir("dat__basic_partitioned");
+    let letters = format!("l={}", letters.to_string_lossy());
+    let dv = common::table_dir("golden__dv-partitioned-with-checkpoint");
+    let dv = format!("d={}", dv.to_string_lossy());
+    let out = dar(&[
+        "sql",
+        "SELECT l.letter, count(*) AS n FROM l JOIN d ON d.part = l.number \
+         GROUP BY l.letter ORDER BY l.letter",
+        "--table",
+        &letters,
+        "--table",
+        &dv,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("| letter |"), "{text}");
+    assert!(text.contains(" row"), "{text}");
+
+    let out = dar(&[
+        "sql",
+        "SELECT count(*) AS n FROM d WHERE part = 1",
+        "--table",
+        &dv,
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(stdout(&out).trim())
+        .unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+    let n = json["n"].as_i64().unwrap_or(-1);
+    assert!(n > 0 && n < 35, "{json}");
+
+    let out = dar(&["sql", "SELECT 1 FROM missing", "--table", &dv, "--csv"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("dar: error ["));
+    let out = dar(&["sql", "SELECT 1", "--table", "no-equals-sign"]);
+    assert!(!out.status.success());
+}

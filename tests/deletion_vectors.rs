@@ -2,6 +2,8 @@
 //! table root and its rows are skipped; a path outside the table is a clear error.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch};
@@ -9,21 +11,6 @@ use arrow_schema::{DataType, Field, Schema};
 use delta_arrow_reader::fixture::TableWriter;
 use delta_arrow_reader::DeltaTableBuilder;
 use serde_json::json;
-
-const MAGIC: u32 = 1_681_511_377;
-
-/// A DV file: version byte, then size, bitmap (magic + portable 64-bit Roaring), CRC-32.
-fn dv_file(rows: &[u64]) -> (Vec<u8>, usize) {
-    let map: roaring::RoaringTreemap = rows.iter().copied().collect();
-    let mut bitmap = MAGIC.to_le_bytes().to_vec();
-    map.serialize_into(&mut bitmap)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut file = vec![1u8];
-    file.extend_from_slice(&(bitmap.len() as u32).to_be_bytes());
-    file.extend_from_slice(&bitmap);
-    file.extend_from_slice(&crc32fast::hash(&bitmap).to_be_bytes());
-    (file, bitmap.len())
-}
 
 fn table(dv_path: &str) -> TableWriter {
     let schema = json!({"type": "struct", "fields": [
@@ -37,7 +24,7 @@ fn table(dv_path: &str) -> TableWriter {
     let mut add = w
         .write_data_file("part-0.parquet", &batch, json!({}), None)
         .unwrap_or_else(|e| panic!("{e}"));
-    let (bytes, size) = dv_file(&[1, 3]);
+    let (bytes, size) = common::dv_file([1, 3]);
     w.store().put("dv/deleted.bin", bytes);
     add["add"]["deletionVector"] = json!({
         "storageType": "p",

@@ -7,6 +7,11 @@
 //! [`DeltaScan::into_stream`] merges the partitions (order across partitions unspecified),
 //! [`DeltaScan::into_partition_streams`] hands out one stream per partition. Nothing is
 //! spawned: the streams advance only while polled. [`DeltaScanMetrics`] count along.
+//!
+//! Two hooks serve front ends such as the DataFusion adapter:
+//! [`DeltaScan::split_into_byte_ranges`] replaces the whole-file partitions by byte ranges of
+//! files (more partitions than files), and [`DeltaScan::with_admit_check`] is asked just
+//! before each file task is admitted (a task it turns down is skipped unread).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,16 +28,16 @@ use crate::error::{DeltaError, Result};
 use crate::io::{BoxStream, BoxedStream};
 use crate::metrics::DeltaScanMetrics;
 use crate::plan::{
-    group_whole_files, plan_columns, plan_tasks, target_partitions, PartitionCaps, ScanColumns,
-    ScanRequest, TableFacts,
+    group_whole_files, plan_columns, plan_tasks, split_byte_ranges, target_partitions,
+    PartitionCaps, ScanColumns, ScanRequest, TableFacts,
 };
 use crate::predicate::{
     bind, evaluate, may_match_file, parse_filter, partition_scalars, BoundExpr, Expr, FileStats,
     StatsColumns,
 };
 use crate::read::scheduler::{
-    merge_safe_partitions, OrderedMerge, PartitionLimits, PartitionStream, ScanEnd, ScanShared,
-    Semaphore,
+    merge_safe_partitions, AdmitCheck, OrderedMerge, PartitionLimits, PartitionStream, ScanEnd,
+    ScanShared, Semaphore,
 };
 use crate::read::{FileTask, ReadContext, RowPredicate};
 
@@ -182,6 +187,11 @@ impl DeltaScanBuilder {
         };
         let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.size)).collect();
         let partitions = group_whole_files(&sizes, target);
+        let files = if self.limit == Some(0) {
+            Vec::new()
+        } else {
+            files
+        };
         metrics.record_plan(
             partitions.len(),
             tasks.len(),
@@ -193,6 +203,7 @@ impl DeltaScanBuilder {
             table: self.table.clone(),
             columns,
             tasks,
+            files: Arc::new(files),
             partitions,
             target,
             selection,
@@ -201,6 +212,7 @@ impl DeltaScanBuilder {
             batch_size: self.batch_size,
             execution: self.execution,
             metrics,
+            admit_check: None,
         })
     }
 }
@@ -262,12 +274,14 @@ fn select_files(
     Ok((kept, selection))
 }
 
-/// A planned scan; consumed by [`DeltaScan::into_stream`].
-#[derive(Debug)]
+/// A planned scan; consumed by [`DeltaScan::into_stream`]. A clone shares the metrics.
+#[derive(Clone)]
 pub struct DeltaScan {
     table: DeltaTable,
     columns: ScanColumns,
     tasks: Vec<FileTask>,
+    /// The `add` actions of the selected files, in the order of the whole-file tasks.
+    files: Arc<Vec<crate::log::Add>>,
     /// Indexes into `tasks`, one list per partition, each in task order.
     partitions: Vec<Vec<usize>>,
     target: usize,
@@ -277,6 +291,21 @@ pub struct DeltaScan {
     batch_size: usize,
     execution: DeltaScanExecutionOptions,
     metrics: Arc<DeltaScanMetrics>,
+    admit_check: Option<AdmitCheck>,
+}
+
+impl std::fmt::Debug for DeltaScan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaScan")
+            .field("tasks", &self.tasks)
+            .field("partitions", &self.partitions)
+            .field("target", &self.target)
+            .field("selection", &self.selection)
+            .field("limit", &self.limit)
+            .field("execution", &self.execution)
+            .field("admit_check", &self.admit_check.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl DeltaScan {
@@ -318,6 +347,71 @@ impl DeltaScan {
         &self.execution
     }
 
+    /// The number of partitions the scan was planned for.
+    pub fn target_partitions(&self) -> usize {
+        self.target
+    }
+
+    /// The `add` actions of the files the scan reads (after skipping), in log order.
+    pub fn files(&self) -> &[crate::log::Add] {
+        &self.files
+    }
+
+    /// Whether the predicate given at build is evaluated exactly on every row (it always is
+    /// when there is one: files and row groups are skipped, and the rows of the files read
+    /// are filtered).
+    pub fn has_predicate(&self) -> bool {
+        self.predicate.is_some()
+    }
+
+    /// Asks `check` just before each file task is admitted, with the permits held; a task it
+    /// turns down is skipped unread and counted in
+    /// [`DeltaScanMetrics::file_tasks_skipped`]. The check must answer `true` when in doubt.
+    pub fn with_admit_check(mut self, check: AdmitCheck) -> Self {
+        self.admit_check = Some(check);
+        self
+    }
+
+    /// Replaces the whole-file partitions by `target` groups of byte ranges of about
+    /// `ceil(total bytes / target)` bytes each (see `plan::split_byte_ranges`). A task whose
+    /// range is not the whole file reads only the row groups its range owns (see
+    /// [`crate::read::owns_row_group`]), keeping the file's partition values, transforms and
+    /// deletion vector; reading every range returns the rows of the whole file.
+    pub fn split_into_byte_ranges(mut self, target: usize) -> Self {
+        let whole: Vec<FileTask> = self
+            .tasks
+            .iter()
+            .filter(|t| t.range.is_none())
+            .cloned()
+            .collect();
+        if whole.len() != self.tasks.len() || whole.is_empty() {
+            // Already ranged, or nothing to read.
+            return self;
+        }
+        let sizes: Vec<u64> = whole.iter().map(|t| t.size).collect();
+        let mut tasks = Vec::new();
+        let mut partitions = Vec::new();
+        for group in split_byte_ranges(&sizes, target) {
+            let mut indexes = Vec::with_capacity(group.len());
+            for (file, range) in group {
+                let Some(task) = whole.get(file) else {
+                    continue;
+                };
+                let full = range.start == 0 && range.end >= task.size;
+                indexes.push(tasks.len());
+                tasks.push(FileTask {
+                    range: (!full).then_some(range),
+                    ..task.clone()
+                });
+            }
+            partitions.push(indexes);
+        }
+        self.tasks = tasks;
+        self.partitions = partitions;
+        self.metrics.set_partitions_planned(self.partitions.len());
+        self
+    }
+
     /// Starts reading: all partitions, read at once, merged into one stream. The order across
     /// partitions is unspecified by the scan's contract; this merge hands batches out in the
     /// scan's task (log) order, so the first rows of a limited scan are the first in the log.
@@ -335,7 +429,11 @@ impl DeltaScan {
             .min(o.prefetch_files_per_partition.saturating_add(1));
         let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
         if self.partitions.len() > safe {
-            let sizes: Vec<Option<u64>> = self.tasks.iter().map(|t| Some(t.size)).collect();
+            let sizes: Vec<Option<u64>> = self
+                .tasks
+                .iter()
+                .map(|t| Some(t.range.as_ref().map_or(t.size, |r| r.end - r.start)))
+                .collect();
             self.partitions = group_whole_files(&sizes, safe);
             metrics.set_partitions_planned(self.partitions.len());
         }
@@ -398,6 +496,7 @@ impl DeltaScan {
             scan_permits: Semaphore::new(o.scan_wide_file_reads(self.target)),
             metrics: Arc::clone(&metrics),
             end: Arc::new(ScanEnd(Arc::clone(&metrics))),
+            admit_check: self.admit_check.clone(),
         };
         let limits = PartitionLimits {
             max_concurrent_file_reads: o.max_concurrent_file_reads_per_partition,

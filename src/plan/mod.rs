@@ -7,6 +7,7 @@
 
 mod partitioning;
 mod path;
+mod ranged;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub use partitioning::{
     group_whole_files, target_partitions, PartitionCaps, FDS_PER_PARTITION, MEMORY_PER_PARTITION,
 };
 pub use path::data_file_path;
+pub use ranged::split_byte_ranges;
 
 /// What a scan asks for.
 #[derive(Debug, Clone, Default)]
@@ -177,6 +179,7 @@ pub fn plan_tasks(
                 partition_values: partition_values(facts, columns, add)?,
                 deletion_vector: add.deletion_vector.clone(),
                 limit,
+                range: None,
             })
         })
         .collect()

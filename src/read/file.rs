@@ -98,6 +98,10 @@ pub struct FileTask {
     pub deletion_vector: Option<DeletionVectorDescriptor>,
     /// Stop after this many rows (of those the predicate selects).
     pub limit: Option<usize>,
+    /// Read only the row groups this byte range of the file owns (see
+    /// [`owns_row_group`](super::owns_row_group)); `None` reads the whole file. Row
+    /// positions (deletion vectors) stay those of the whole file.
+    pub range: Option<std::ops::Range<u64>>,
 }
 
 fn parquet_error(path: &str, source: parquet::errors::ParquetError) -> DeltaError {
@@ -207,6 +211,14 @@ async fn open(
     let file_schema = Arc::clone(arrow_metadata.schema());
     let descr = metadata.file_metadata().schema_descr_ptr();
 
+    // A ranged task reads the row groups its range owns, the others none.
+    let owned: Vec<usize> = match &task.range {
+        Some(range) => super::ranges::owned_row_groups(&metadata, range),
+        None => (0..metadata.num_row_groups()).collect(),
+    };
+    if owned.is_empty() {
+        return Ok(None);
+    }
     // Row groups whose statistics rule the predicate out.
     let mut row_groups: Vec<usize> = match &ctx.predicate_expr {
         Some(expr) => prune_row_groups(
@@ -219,7 +231,8 @@ async fn open(
         ),
         None => (0..metadata.num_row_groups()).collect(),
     };
-    let pruned = metadata.num_row_groups() - row_groups.len();
+    row_groups.retain(|i| owned.contains(i));
+    let pruned = owned.len() - row_groups.len();
     if pruned > 0 {
         ctx.row_groups_pruned
             .fetch_add(pruned as u64, Ordering::Relaxed);

@@ -17,7 +17,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use arrow_array::RecordBatch;
+use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::Schema;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -35,8 +35,10 @@ use object_store::{
     ObjectMeta, ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 
+use super::deletion_vector::DeletionVector;
 use super::file::{int96_as_micros, load_deletion_vector, BatchFinish, FileTask, ReadContext};
 use super::footer::read_metadata;
+use super::ranges::owned_row_groups;
 use super::transform::{needed_file_columns, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store};
@@ -119,6 +121,24 @@ async fn open(
         }
         None => None,
     };
+    // A ranged task returns the rows of the row groups its range owns (the kernel reads the
+    // whole file): their row intervals, file-global like deletion vector positions.
+    let owned: Option<Vec<Range<u64>>> = task.range.as_ref().map(|range| {
+        let mut first = 0u64;
+        let mut starts = Vec::with_capacity(metadata.num_row_groups());
+        for rg in metadata.row_groups() {
+            let rows = u64::try_from(rg.num_rows()).unwrap_or(0);
+            starts.push(first..first + rows);
+            first += rows;
+        }
+        owned_row_groups(&metadata, range)
+            .into_iter()
+            .filter_map(|i| starts.get(i).cloned())
+            .collect()
+    });
+    if owned.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(futures::stream::empty().boxed());
+    }
     let kernel_schema = delta_kernel::schema::StructType::try_from_arrow(&projected)
         .map_err(|e| kernel_error(&path, e))?;
     let store = Arc::new(OneFileStore {
@@ -135,18 +155,15 @@ async fn open(
         let out = item.and_then(|batch| {
             let start = first_row;
             first_row += batch.num_rows() as u64;
-            let batch = match &deleted {
-                Some(dv) => {
-                    let keep = dv.keep_mask(start, batch.num_rows());
-                    arrow_select::filter::filter_record_batch(&batch, &keep).map_err(|e| {
-                        DeltaError::Arrow {
+            let batch =
+                match keep_mask(deleted.as_ref(), owned.as_deref(), start, batch.num_rows()) {
+                    Some(keep) => arrow_select::filter::filter_record_batch(&batch, &keep)
+                        .map_err(|e| DeltaError::Arrow {
                             phase: Phase::Read,
                             source: e,
-                        }
-                    })?
-                }
-                None => batch,
-            };
+                        })?,
+                    None => batch,
+                };
             if limit.is_some_and(|l| emitted >= l) {
                 return Ok(None);
             }
@@ -162,6 +179,29 @@ async fn open(
         futures::future::ready(out.transpose())
     });
     Ok(finished.boxed())
+}
+
+/// The rows of `[start, start + len)` to keep: not deleted, and in an owned row group when
+/// the task is ranged. `None` when every row is kept.
+fn keep_mask(
+    deleted: Option<&DeletionVector>,
+    owned: Option<&[Range<u64>]>,
+    start: u64,
+    len: usize,
+) -> Option<BooleanArray> {
+    let deleted = deleted.map(|dv| dv.keep_mask(start, len));
+    let Some(owned) = owned else {
+        return deleted;
+    };
+    let keep: BooleanArray = (0..len as u64)
+        .map(|i| {
+            let row = start + i;
+            let in_range = owned.iter().any(|r| r.contains(&row));
+            let live = deleted.as_ref().is_none_or(|d| d.value(i as usize));
+            Some(in_range && live)
+        })
+        .collect();
+    Some(keep)
 }
 
 /// Starts the thread that walks the kernel's iterator over the file and hands its batches

@@ -9,6 +9,7 @@ mod footer;
 #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
 mod kernel_backend;
 mod progress;
+mod ranges;
 mod row_filter;
 mod row_groups;
 pub mod scheduler;
@@ -16,4 +17,5 @@ mod transform;
 
 pub use file::{read_file, read_file_with_metrics, FileTask, ReadContext, RowPredicate};
 pub use footer::{read_metadata, FOOTER_HINT};
+pub use ranges::{owned_row_groups, owns_row_group, row_group_start};
 pub use transform::{physical_name, FileTransform, ReadColumn};

@@ -8,7 +8,9 @@
 //! 1. admits the next task in order when fewer than `1 + prefetch` files are open: the task
 //!    first takes a per-partition permit, then a scan-wide one ([`Semaphore`], fair, FIFO),
 //!    and only then is its file stream created; a task that cannot get both waits without
-//!    opening its file;
+//!    opening its file. With an [`AdmitCheck`], the check is asked just before a task that
+//!    holds its permits is admitted: a task it turns down is skipped (its permits go back at
+//!    once, nothing is read, the metrics count it);
 //! 2. polls the current (oldest) file stream while the output buffer holds fewer than
 //!    `output_channel_capacity` batches;
 //! 3. polls each prefetched file stream until it holds its first batch, which waits there
@@ -189,8 +191,12 @@ async fn acquire_both(partition: Arc<Semaphore>, scan: Arc<Semaphore>) -> Permit
     }
 }
 
+/// Asked just before a file task is admitted, with the latest knowledge of the caller (such
+/// as a dynamic filter): `false` skips the task. Any doubt must answer `true`.
+pub type AdmitCheck = Arc<dyn Fn(&FileTask) -> bool + Send + Sync>;
+
 /// What every partition of a scan shares.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ScanShared {
     /// File reads of the whole scan.
     pub scan_permits: Arc<Semaphore>,
@@ -198,6 +204,17 @@ pub struct ScanShared {
     pub metrics: Arc<DeltaScanMetrics>,
     /// Freezes the scan's I/O counts when the last partition lets go of it.
     pub end: Arc<ScanEnd>,
+    /// Decides, just before admission, whether a task is still worth reading.
+    pub admit_check: Option<AdmitCheck>,
+}
+
+impl std::fmt::Debug for ScanShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanShared")
+            .field("scan_permits", &self.scan_permits)
+            .field("admit_check", &self.admit_check.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Dropped with the last partition of a scan: the scan's I/O counts freeze.
@@ -315,10 +332,12 @@ impl PartitionStream {
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let mut ctx = self.ctx.clone();
         ctx.store = Arc::new(CreditingStore::new(ctx.store, Arc::clone(credit)));
-        if self
-            .limits
-            .full_file_read_threshold
-            .is_some_and(|t| task.size <= t)
+        // Ranged tasks never fetch their whole file.
+        if task.range.is_none()
+            && self
+                .limits
+                .full_file_read_threshold
+                .is_some_and(|t| task.size <= t)
         {
             ctx.store = Arc::new(WholeFileStore::new(
                 Arc::clone(&ctx.store),
@@ -353,6 +372,17 @@ impl PartitionStream {
             let Some((index, task)) = self.pending.pop_front() else {
                 break;
             };
+            if shared
+                .admit_check
+                .as_ref()
+                .is_some_and(|check| !check(&task))
+            {
+                // Turned down: the permits go back now and the next task may come in.
+                drop(permits);
+                self.metrics.file_task_skipped();
+                admitted = true;
+                continue;
+            }
             self.metrics.file_task_started();
             let credit = FileCredit::new(task.size, Arc::clone(&self.metrics));
             let stream = self.open(task, &credit);

@@ -1,4 +1,5 @@
-//! Shared helpers for integration tests: the corpus location and its inventory.
+//! Shared helpers for integration tests: the corpus location and its inventory, rows as
+//! text for comparisons, and deletion vector files.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -200,4 +201,43 @@ pub fn file_set(t: &delta_arrow_reader::DeltaTable) -> std::collections::BTreeSe
             )
         })
         .collect()
+}
+
+/// Every row of `batches` as `a|b|c` (nulls as `NULL`), sorted: row order is not meaningful.
+pub fn sorted_rows(batches: &[arrow_array::RecordBatch]) -> Vec<String> {
+    use arrow_cast::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default().with_null("NULL");
+    let mut out = Vec::new();
+    for b in batches {
+        let formatters: Vec<ArrayFormatter> = b
+            .columns()
+            .iter()
+            .map(|c| {
+                ArrayFormatter::try_new(c.as_ref(), &options).unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect();
+        for r in 0..b.num_rows() {
+            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
+            out.push(cells.join("|"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The magic number of a deletion vector's Roaring bitmap.
+const DV_MAGIC: u32 = 1_681_511_377;
+
+/// A deletion vector file marking `rows` deleted: version byte, then size, bitmap (magic +
+/// portable 64-bit Roaring), CRC-32; and the bitmap's size (the descriptor's `sizeInBytes`).
+pub fn dv_file(rows: impl IntoIterator<Item = u64>) -> (Vec<u8>, usize) {
+    let map: roaring::RoaringTreemap = rows.into_iter().collect();
+    let mut bitmap = DV_MAGIC.to_le_bytes().to_vec();
+    map.serialize_into(&mut bitmap)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut file = vec![1u8];
+    file.extend_from_slice(&(bitmap.len() as u32).to_be_bytes());
+    file.extend_from_slice(&bitmap);
+    file.extend_from_slice(&crc32fast::hash(&bitmap).to_be_bytes());
+    (file, bitmap.len())
 }

@@ -4,6 +4,8 @@ mod export;
 mod head;
 mod info;
 mod serve;
+#[cfg(feature = "datafusion")]
+mod sql;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -33,6 +35,9 @@ enum Command {
     Schema(TableArgs),
     /// The active data files.
     Files(TableArgs),
+    /// Run a SQL query over tables registered by name (DataFusion).
+    #[cfg(feature = "datafusion")]
+    Sql(sql::SqlArgs),
 }
 
 /// Which table, which version, how to print.
@@ -103,7 +108,23 @@ async fn run(command: Command) -> Result<(), DeltaError> {
             let table = open(&args).await?;
             info::print_files(&table, args.json)
         }
+        #[cfg(feature = "datafusion")]
+        Command::Sql(args) => sql::run_sql(&args).await,
     }
+}
+
+/// Storage options from `KEY=VALUE` arguments.
+pub fn parse_options(args: &[String]) -> Result<HashMap<String, String>, DeltaError> {
+    let mut options = HashMap::new();
+    for o in args {
+        let (k, v) = o
+            .split_once('=')
+            .ok_or_else(|| DeltaError::InvalidArgument {
+                reason: format!("storage option '{o}' is not KEY=VALUE"),
+            })?;
+        options.insert(k.to_string(), v.to_string());
+    }
+    Ok(options)
 }
 
 pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
@@ -113,15 +134,7 @@ pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
             .to_string_lossy()
             .into_owned(),
     };
-    let mut options = HashMap::new();
-    for o in &args.options {
-        let (k, v) = o
-            .split_once('=')
-            .ok_or_else(|| DeltaError::InvalidArgument {
-                reason: format!("storage option '{o}' is not KEY=VALUE"),
-            })?;
-        options.insert(k.to_string(), v.to_string());
-    }
+    let options = parse_options(&args.options)?;
     let mut builder = DeltaTableBuilder::new(location).with_storage_options(options);
     if let Some(v) = args.version {
         builder = builder.with_version(v);

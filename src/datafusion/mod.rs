@@ -1,0 +1,40 @@
+//! The DataFusion adapter (feature `datafusion`, native only): Delta tables as DataFusion
+//! tables.
+//!
+//! [`register_table`] (or [`DeltaTableProvider`] with `SessionContext::register_table`) makes
+//! a [`DeltaTable`](crate::DeltaTable) queryable with SQL. A query's scan becomes one
+//! [`DeltaScan`](crate::api::DeltaScan):
+//!
+//! - filters DataFusion pushes down are converted to the reader's predicate where possible
+//!   (`filters`): `Exact` when the reader evaluates them exactly on every row, `Inexact` when
+//!   only a weaker form (used for skipping and filtering, DataFusion filters again) converts;
+//! - projection and limit go to the scan; one DataFusion partition per scan partition
+//!   (`exec`), planned for [`ScanOptions::target_partitions`] or the machine's caps capped by
+//!   the session's `target_partitions` (`options`);
+//! - when DataFusion asks for more partitions (`repartition_file_scans`), whole-file groups
+//!   become byte ranges of files (`exec`, [`IntraFileRepartitioning`]);
+//! - dynamic filters (from a hash join's build side or a TopK) skip file tasks whose
+//!   partition values prove no row can match, just before each task is admitted (`dynamic`);
+//! - statistics come from the log's file statistics (`statistics`).
+
+mod dynamic;
+mod exec;
+mod filters;
+mod options;
+mod provider;
+mod statistics;
+
+pub use dynamic::partition_values_may_match;
+pub use exec::DeltaScanExec;
+pub use filters::{classify_filter, to_delta_predicate};
+pub use options::{scan_target_partitions, IntraFileRepartitioning, ScanOptions};
+pub use provider::{register_table, DeltaTableProvider};
+
+use datafusion::error::DataFusionError;
+
+use crate::error::DeltaError;
+
+/// A reader error as a DataFusion error (kept as the source, so callers can downcast it).
+pub(crate) fn to_df_error(e: DeltaError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}

@@ -1,0 +1,156 @@
+//! [`DeltaTableProvider`]: a [`DeltaTable`] snapshot as a DataFusion table, and
+//! [`register_table`].
+
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::datasource::TableType;
+use datafusion::error::Result;
+use datafusion::logical_expr::{Expr as DfExpr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionContext;
+
+use super::exec::DeltaScanExec;
+use super::filters::{classify_filter, to_delta_predicate};
+use super::options::{scan_target_partitions, ScanOptions};
+use super::statistics::scan_statistics;
+use super::to_df_error;
+use crate::api::{machine_caps, DeltaTable};
+use crate::predicate::Expr;
+
+/// A Delta table snapshot that DataFusion can query. Every scan reads the same snapshot; load
+/// the table again (and register it again) for a newer version.
+#[derive(Debug, Clone)]
+pub struct DeltaTableProvider {
+    table: DeltaTable,
+    options: ScanOptions,
+    schema: SchemaRef,
+}
+
+impl DeltaTableProvider {
+    /// A provider scanning `table` with `options` (checked here).
+    pub fn try_new(table: DeltaTable, options: ScanOptions) -> crate::Result<Self> {
+        options.validate()?;
+        let schema = table.schema();
+        Ok(DeltaTableProvider {
+            table,
+            options,
+            schema,
+        })
+    }
+
+    /// The table snapshot.
+    pub fn table(&self) -> &DeltaTable {
+        &self.table
+    }
+
+    /// The scan options.
+    pub fn options(&self) -> &ScanOptions {
+        &self.options
+    }
+}
+
+/// Registers `table` in `ctx` as `name` (replacing a table of that name) with `options`.
+pub fn register_table(
+    ctx: &SessionContext,
+    name: &str,
+    table: DeltaTable,
+    options: ScanOptions,
+) -> Result<()> {
+    let provider = DeltaTableProvider::try_new(table, options).map_err(to_df_error)?;
+    ctx.register_table(name, Arc::new(provider))?;
+    Ok(())
+}
+
+#[async_trait]
+impl TableProvider for DeltaTableProvider {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&DfExpr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| classify_filter(f, &self.schema))
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[DfExpr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let config = state.config();
+        let target =
+            scan_target_partitions(&self.options, machine_caps(), config.target_partitions())
+                .map_err(to_df_error)?;
+        let mut execution = self.options.execution_options.clone();
+        execution.target_partitions = Some(target);
+        let mut builder = self
+            .table
+            .scan()
+            .with_execution_options(execution)
+            .with_batch_size(config.batch_size().max(1));
+        let output: SchemaRef = match projection {
+            Some(indexes) => Arc::new(self.schema.project(indexes)?),
+            None => Arc::clone(&self.schema),
+        };
+        if let Some(indexes) = projection {
+            let names: Vec<String> = if indexes.is_empty() {
+                // Row counts only: read one column, preferring a partition column.
+                self.count_column().into_iter().collect()
+            } else {
+                output.fields().iter().map(|f| f.name().clone()).collect()
+            };
+            builder = builder.with_projection(names);
+        }
+        let predicates: Vec<Expr> = filters
+            .iter()
+            .filter_map(|f| to_delta_predicate(f, &self.schema).map(|(e, _)| e))
+            .collect();
+        if let Some(predicate) = predicates.into_iter().reduce(Expr::and) {
+            builder = builder.with_predicate(predicate);
+        }
+        if let Some(n) = limit {
+            builder = builder.with_limit(n);
+        }
+        let scan = builder.build().await.map_err(to_df_error)?;
+        let statistics = scan_statistics(
+            scan.files(),
+            &output,
+            self.table.delta_schema(),
+            self.table.partition_columns(),
+            self.table.column_mapping_mode(),
+            scan.has_predicate() || limit.is_some(),
+        );
+        let exec = DeltaScanExec::new(
+            scan,
+            output,
+            statistics,
+            self.options.intra_file_repartitioning,
+        );
+        Ok(Arc::new(exec))
+    }
+}
+
+impl DeltaTableProvider {
+    /// The cheapest column to read when only row counts are needed.
+    fn count_column(&self) -> Option<String> {
+        let partitions = self.table.partition_columns();
+        partitions.first().cloned().or_else(|| {
+            let schema: &Schema = &self.schema;
+            schema.fields().first().map(|f| f.name().clone())
+        })
+    }
+}
