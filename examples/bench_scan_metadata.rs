@@ -51,8 +51,16 @@ unsafe impl GlobalAlloc for CountingAlloc {
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
 
-/// The six queries: (name, projection, filter, limit).
-const QUERIES: [(&str, Option<&[&str]>, Option<&str>, Option<usize>); 6] = [
+/// One query: name, projection, filter, limit.
+type Query = (
+    &'static str,
+    Option<&'static [&'static str]>,
+    Option<&'static str>,
+    Option<usize>,
+);
+
+/// The six queries.
+const QUERIES: [Query; 6] = [
     ("one partition", None, Some("day = 'd03'"), None),
     (
         "id range (stats)",
@@ -184,10 +192,7 @@ struct QueryRun {
     requests: u64,
 }
 
-async fn run_query(
-    table: &DeltaTable,
-    q: &(&str, Option<&[&str]>, Option<&str>, Option<usize>),
-) -> Result<QueryRun, String> {
+async fn run_query(table: &DeltaTable, q: &Query) -> Result<QueryRun, String> {
     let counters = table.io_counters();
     let before = counters.snapshot().requests;
     let start = Instant::now();
