@@ -103,7 +103,11 @@ async fn partitions_read_every_file_in_task_order() {
     assert_eq!(metrics.file_tasks_completed(), FILES as u64);
     assert_eq!(metrics.partitions_completed(), 3);
     assert_eq!(metrics.rows_emitted(), (FILES * ROWS_PER_FILE) as u64);
-    assert_eq!(metrics.log_files_read(), 0, "an eager table reads no log at scan build");
+    assert_eq!(
+        metrics.log_files_read(),
+        0,
+        "an eager table reads no log at scan build"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -167,5 +171,9 @@ async fn lazy_and_eager_tables_plan_the_same_tasks() {
     let (lazy_tasks, lazy_reads) = plan(lazy).await;
     assert_eq!(eager_tasks, lazy_tasks);
     assert_eq!(eager_reads, 0);
-    assert_eq!(lazy_reads, FILES as u64 + 1, "the lazy build replays every commit");
+    assert_eq!(
+        lazy_reads,
+        FILES as u64 + 1,
+        "the lazy build replays every commit"
+    );
 }
