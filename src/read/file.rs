@@ -28,7 +28,7 @@ use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSour
 use super::footer::read_metadata;
 use super::row_filter::{plan_row_filter, take_error, ErrorSlot, FilterPlan};
 use super::row_groups::prune_row_groups;
-use super::transform::{needed_file_columns, FileTransform, ReadColumn};
+use super::transform::{projected_file_schema, FileTransform, ReadColumn};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store, TableLocation};
 use crate::log::DeletionVectorDescriptor;
@@ -290,13 +290,7 @@ async fn open(
         ));
         (columns, schema, values)
     };
-    let roots = needed_file_columns(&file_schema, &columns, ctx.mode);
-    let projected = Schema::new(
-        roots
-            .iter()
-            .map(|&i| file_schema.field(i).clone())
-            .collect::<Vec<_>>(),
-    );
+    let (roots, projected) = projected_file_schema(&file_schema, &columns, ctx.mode);
     let transform = FileTransform::new(schema, &columns, &values, &projected, ctx.mode);
     let mask = ProjectionMask::roots(&descr, roots);
     let mut builder = ParquetPushDecoderBuilder::new_with_metadata(arrow_metadata)

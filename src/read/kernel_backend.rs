@@ -18,7 +18,6 @@ use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::{BooleanArray, RecordBatch};
-use arrow_schema::Schema;
 use async_trait::async_trait;
 use bytes::Bytes;
 use delta_kernel::engine::arrow_conversion::TryFromArrow;
@@ -39,7 +38,7 @@ use super::deletion_vector::DeletionVector;
 use super::file::{int96_as_micros, load_deletion_vector, BatchFinish, FileTask, ReadContext};
 use super::footer::read_metadata;
 use super::ranges::owned_row_groups;
-use super::transform::{needed_file_columns, FileTransform};
+use super::transform::{projected_file_schema, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store};
 use crate::metrics::DeltaScanMetrics;
@@ -97,13 +96,7 @@ async fn open(
     })?;
     let file_schema = int96_as_micros(&metadata, &plain).unwrap_or_else(|| Arc::new(plain));
     let columns = ctx.columns.to_vec();
-    let roots = needed_file_columns(&file_schema, &columns, ctx.mode);
-    let projected = Schema::new(
-        roots
-            .iter()
-            .map(|&i| file_schema.field(i).clone())
-            .collect::<Vec<_>>(),
-    );
+    let (_, projected) = projected_file_schema(&file_schema, &columns, ctx.mode);
     let transform = FileTransform::new(
         Arc::clone(&ctx.read_schema),
         &columns,

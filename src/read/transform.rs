@@ -111,6 +111,23 @@ pub fn needed_file_columns(
     idx
 }
 
+/// [`needed_file_columns`] and the file's schema projected to them (the schema of the
+/// batches a reader of those columns returns).
+pub fn projected_file_schema(
+    file: &Schema,
+    columns: &[ReadColumn],
+    mode: ColumnMappingMode,
+) -> (Vec<usize>, Schema) {
+    let roots = needed_file_columns(file, columns, mode);
+    let projected = Schema::new(
+        roots
+            .iter()
+            .map(|&i| file.field(i).clone())
+            .collect::<Vec<_>>(),
+    );
+    (roots, projected)
+}
+
 impl FileTransform {
     /// Plans the transform for a file whose projected batches have schema `projected` (the
     /// file columns listed by [`needed_file_columns`], in file order). `partition_values`
