@@ -221,7 +221,7 @@ impl DeltaScanMetrics {
             .store(partitions as u64, Ordering::Relaxed);
     }
 
-    /// The scan's build began: I/O is counted from here (once; later calls keep the start).
+    /// The scan's build began: I/O is counted from here.
     pub(crate) fn start_io(&self) {
         if let Ok(mut io) = self.io.lock() {
             if io.start.is_none() {

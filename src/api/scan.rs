@@ -180,18 +180,15 @@ impl DeltaScanBuilder {
         metrics.start_io();
         let active = table.scan_files().await?;
         let (files, selection) = select_files(facts, &active.files, predicate.as_ref())?;
-        let tasks = if self.limit == Some(0) {
-            Vec::new()
-        } else {
-            plan_tasks(facts, &columns.columns, &files, self.limit)?
-        };
-        let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.size)).collect();
-        let partitions = group_whole_files(&sizes, target);
+        // A limit of 0 reads nothing: no file, no task.
         let files = if self.limit == Some(0) {
             Vec::new()
         } else {
             files
         };
+        let tasks = plan_tasks(facts, &columns.columns, &files, self.limit)?;
+        let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.size)).collect();
+        let partitions = group_whole_files(&sizes, target);
         metrics.record_plan(
             partitions.len(),
             tasks.len(),
@@ -474,7 +471,6 @@ impl DeltaScan {
 
     fn partition_readers(self) -> Vec<PartitionStream> {
         let metrics = self.metrics;
-        metrics.start_io();
         let ctx = ReadContext {
             store: Arc::clone(self.table.store()),
             location: self.table.location().clone(),

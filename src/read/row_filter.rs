@@ -284,6 +284,24 @@ mod tests {
         (all, stream.row_groups_pruned())
     }
 
+    /// The values of the string column `column`, the only one output, under `filter`.
+    fn strings(table: &DeltaTable, column: &str, filter: &str) -> Vec<Option<String>> {
+        let scan = table
+            .scan()
+            .with_projection([column])
+            .with_filter(filter)
+            .build();
+        let scan = block_on(scan).unwrap_or_else(|e| panic!("{filter}: {e}"));
+        let batches =
+            block_on(scan.into_stream().collect_batches()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(batches.iter().all(|b| b.num_columns() == 1));
+        batches
+            .iter()
+            .flat_map(|b| b.column(0).as_string::<i32>().iter())
+            .map(|v| v.map(str::to_string))
+            .collect()
+    }
+
     /// A full read filtered afterwards.
     fn expected(table: &DeltaTable, filter: &str) -> RecordBatch {
         let (full, pruned) = scan(table, None, None);
@@ -388,34 +406,16 @@ mod tests {
         assert_eq!(ids(&got), vec![42]);
         assert_eq!(got.num_columns(), 4);
         // Predicate-only columns are read but not output.
-        let scan = t
-            .scan()
-            .with_projection(["name"])
-            .with_filter("id between 98 and 101")
-            .build();
-        let scan = block_on(scan).unwrap_or_else(|e| panic!("{e}"));
-        let batches =
-            block_on(scan.into_stream().collect_batches()).unwrap_or_else(|e| panic!("{e}"));
-        let names: Vec<Option<&str>> = batches
-            .iter()
-            .flat_map(|b| b.column(0).as_string::<i32>().iter())
-            .collect();
-        assert_eq!(names, [Some("n98"), Some("n99"), None, Some("n101")]);
+        let names = strings(&t, "name", "id between 98 and 101");
+        let want = [Some("n98"), Some("n99"), None, Some("n101")];
+        assert_eq!(names, want.map(|v| v.map(String::from)));
         // Only a partition column is output: no file column is decoded after the filter.
-        let scan = t
-            .scan()
-            .with_projection(["grp"])
-            .with_filter("id < 3 or (id > 100 and s.a = 6)")
-            .build();
-        let scan = block_on(scan).unwrap_or_else(|e| panic!("{e}"));
-        let batches =
-            block_on(scan.into_stream().collect_batches()).unwrap_or_else(|e| panic!("{e}"));
-        let groups: Vec<Option<&str>> = batches
-            .iter()
-            .flat_map(|b| b.column(0).as_string::<i32>().iter())
-            .collect();
-        let mut want = vec![Some("a"); 3];
-        want.extend(vec![Some("b"); (101..200).filter(|i| i % 7 == 6).count()]);
+        let groups = strings(&t, "grp", "id < 3 or (id > 100 and s.a = 6)");
+        let mut want = vec![Some("a".to_string()); 3];
+        want.extend(vec![
+            Some("b".to_string());
+            (101..200).filter(|i| i % 7 == 6).count()
+        ]);
         assert_eq!(groups, want);
     }
 
