@@ -13,6 +13,9 @@ use crate::io::RangeRead;
 /// Bytes read from the end of a file in the first request.
 pub const FOOTER_HINT: u64 = 64 * 1024;
 
+/// The smallest Parquet file: magic, footer length, magic (4 + 4 + 4 bytes).
+pub const MIN_PARQUET_SIZE: u64 = 12;
+
 fn parquet_error(path: &str, source: parquet::errors::ParquetError) -> DeltaError {
     DeltaError::Parquet {
         path: path.to_string(),
@@ -28,7 +31,7 @@ pub async fn read_metadata(
     path: &str,
     size: u64,
 ) -> Result<Arc<ParquetMetaData>> {
-    if size < 12 {
+    if size < MIN_PARQUET_SIZE {
         return Err(DeltaError::Parquet {
             path: path.to_string(),
             phase: Phase::Read,

@@ -2,9 +2,10 @@
 //! `delta_kernel`'s default engine through its synchronous iterator API
 //! (`ParquetHandler::read_parquet_files`).
 //!
-//! Per file: the footer is read here (for the file's schema), the deletion vector loaded, and
-//! then one blocking thread walks the kernel's iterator over the file and hands each batch over
-//! a channel of one slot, so the thread waits while the consumer does not poll. The batches
+//! Per file: the file's tail is fetched once (our footer decode and the kernel's both read it
+//! from memory), the footer decoded here for the file's schema, the deletion vector loaded,
+//! and then one blocking thread walks the kernel's iterator over the file and hands each batch
+//! over a channel of one slot, so the thread waits while the consumer does not poll. The batches
 //! then get the same treatment as the direct backend's: deletion vector (by row position: the
 //! kernel reads every row, in order), transform, predicate, limit, output projection.
 //!
@@ -36,11 +37,11 @@ use object_store::{
 
 use super::deletion_vector::DeletionVector;
 use super::file::{int96_as_micros, load_deletion_vector, BatchFinish, FileTask, ReadContext};
-use super::footer::read_metadata;
+use super::footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE};
 use super::ranges::owned_row_groups;
 use super::transform::{projected_file_schema, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
-use crate::io::{BoxStream, BoxedStream, Store};
+use crate::io::{BoxFuture, BoxStream, BoxedStream, RangeRead, Store};
 use crate::metrics::DeltaScanMetrics;
 
 /// The location the kernel is given for every file; [`OneFileStore`] ignores it.
@@ -84,7 +85,10 @@ async fn open(
     metrics: Option<Arc<DeltaScanMetrics>>,
 ) -> Result<OsBoxStream<'static, Result<RecordBatch>>> {
     let path = task.path.clone();
-    let metadata = read_metadata(ctx.store.as_ref(), &path, task.size).await?;
+    // The file's tail is fetched once: our footer decode and the kernel's both read it here.
+    let store =
+        Arc::new(OneFileStore::open(Arc::clone(&ctx.store), path.clone(), task.size).await?);
+    let metadata = read_metadata(store.as_ref(), &path, task.size).await?;
     let plain = parquet::arrow::parquet_to_arrow_schema(
         metadata.file_metadata().schema_descr(),
         metadata.file_metadata().key_value_metadata(),
@@ -134,11 +138,6 @@ async fn open(
     }
     let kernel_schema = delta_kernel::schema::StructType::try_from_arrow(&projected)
         .map_err(|e| kernel_error(&path, e))?;
-    let store = Arc::new(OneFileStore {
-        store: Arc::clone(&ctx.store),
-        path: path.clone(),
-        size: task.size,
-    });
     let batches = spawn_reader(store, Arc::new(kernel_schema), task.size, path.clone())?;
 
     let limit = task.limit;
@@ -242,11 +241,15 @@ fn spawn_reader(
 }
 
 /// An `object_store` view of one file of a [`Store`]: every location reads that file. Read
-/// only; listing and writing are not implemented.
+/// only; listing and writing are not implemented. The file's last [`FOOTER_HINT`] bytes are
+/// fetched once, when it is opened, and ranges inside them are served from memory (as a
+/// [`RangeRead`] too, for our own footer decode).
 struct OneFileStore {
     store: Store,
     path: String,
     size: u64,
+    tail_start: u64,
+    tail: Bytes,
 }
 
 impl fmt::Debug for OneFileStore {
@@ -278,6 +281,36 @@ fn store_error(e: DeltaError) -> object_store::Error {
 }
 
 impl OneFileStore {
+    async fn open(store: Store, path: String, size: u64) -> Result<Self> {
+        let tail_start = size.saturating_sub(FOOTER_HINT);
+        // Too small to be Parquet: nothing to fetch; the footer decode reports it.
+        let tail = if size < MIN_PARQUET_SIZE {
+            Bytes::new()
+        } else {
+            store.get_range(&path, tail_start..size).await?
+        };
+        Ok(OneFileStore {
+            store,
+            path,
+            size,
+            tail_start,
+            tail,
+        })
+    }
+
+    /// `range` of the file: from the tail when it lies inside, else from the store.
+    async fn read(&self, range: Range<u64>) -> Result<Bytes> {
+        if range.start >= self.tail_start {
+            let from = usize::try_from(range.start - self.tail_start).unwrap_or(usize::MAX);
+            let to =
+                usize::try_from(range.end.saturating_sub(self.tail_start)).unwrap_or(usize::MAX);
+            if from <= to && to <= self.tail.len() {
+                return Ok(self.tail.slice(from..to));
+            }
+        }
+        self.store.get_range(&self.path, range).await
+    }
+
     fn range(&self, range: Option<&GetRange>) -> Range<u64> {
         match range {
             None => 0..self.size,
@@ -285,6 +318,23 @@ impl OneFileStore {
             Some(GetRange::Offset(o)) => (*o).min(self.size)..self.size,
             Some(GetRange::Suffix(n)) => self.size.saturating_sub(*n)..self.size,
         }
+    }
+}
+
+impl RangeRead for OneFileStore {
+    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
+        if path != self.path {
+            return self.store.get_range(path, range);
+        }
+        Box::pin(self.read(range))
+    }
+
+    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
+        self.store.get(path)
+    }
+
+    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
+        self.store.size(path)
     }
 }
 
@@ -323,10 +373,7 @@ impl ObjectStore for OneFileStore {
         let data = if options.head || range.is_empty() {
             Bytes::new()
         } else {
-            self.store
-                .get_range(&self.path, range.clone())
-                .await
-                .map_err(store_error)?
+            self.read(range.clone()).await.map_err(store_error)?
         };
         let payload = futures::stream::once(async move { Ok(data) }).boxed();
         Ok(GetResult {
