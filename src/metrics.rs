@@ -1,7 +1,9 @@
 //! [`DeltaScanMetrics`]: what one scan planned, read and emitted.
 //!
 //! One shared value per scan (an `Arc`), filled while the scan runs and readable at any time:
-//! during the stream, after it ends, and after it is dropped. Counters only grow. I/O counts
+//! during the stream, after it ends, and after it is dropped. Counters only grow; two gauges
+//! (file reads holding permits, partition tasks running) go back to 0 once every stream of
+//! the scan has ended or been dropped and its tasks are gone. I/O counts
 //! (requests, bytes) are the table store's counters taken as deltas since the scan's build
 //! began (so a lazily loaded table's log replay is counted);
 //! they freeze when the scan's last stream ends or is dropped (other scans of the same table
@@ -105,6 +107,8 @@ pub struct DeltaScanMetrics {
     deletion_vectors_loaded: AtomicU64,
     rows_deleted: AtomicU64,
     log_files_read: AtomicU64,
+    file_reads_open: AtomicU64,
+    partition_tasks_running: AtomicU64,
     io: Mutex<IoWindow>,
     started_at: Mutex<Option<Stamp>>,
     first_batch: Mutex<Option<Duration>>,
@@ -156,6 +160,11 @@ pub struct ScanMetricsSnapshot {
     pub log_files_read: u64,
     /// Time from the first poll to the first batch handed out, in microseconds.
     pub time_to_first_batch_us: Option<u64>,
+    /// File reads holding their permits now (a gauge).
+    pub file_reads_open: u64,
+    /// Partitions running as their own runtime task now (a gauge; natively, see
+    /// [`DeltaScan::into_stream`](crate::api::DeltaScan::into_stream)).
+    pub partition_tasks_running: u64,
 }
 
 fn add(counter: &AtomicU64, n: u64) {
@@ -186,6 +195,8 @@ impl DeltaScanMetrics {
             deletion_vectors_loaded: AtomicU64::new(0),
             rows_deleted: AtomicU64::new(0),
             log_files_read: AtomicU64::new(0),
+            file_reads_open: AtomicU64::new(0),
+            partition_tasks_running: AtomicU64::new(0),
             io: Mutex::new(IoWindow {
                 counters,
                 start: None,
@@ -413,6 +424,64 @@ impl DeltaScanMetrics {
             time_to_first_batch_us: self
                 .time_to_first_batch()
                 .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
+            file_reads_open: self.file_reads_open(),
+            partition_tasks_running: self.partition_tasks_running(),
+        }
+    }
+
+    /// File reads holding their permits now: 0 once the scan's streams have ended or been
+    /// dropped (and, natively, their partition tasks are gone).
+    pub fn file_reads_open(&self) -> u64 {
+        get(&self.file_reads_open)
+    }
+
+    /// Partitions running as their own runtime task now.
+    pub fn partition_tasks_running(&self) -> u64 {
+        get(&self.partition_tasks_running)
+    }
+}
+
+/// Which gauge a [`GaugeGuard`] holds up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Gauge {
+    /// [`DeltaScanMetrics::file_reads_open`].
+    FileReadsOpen,
+    /// [`DeltaScanMetrics::partition_tasks_running`].
+    PartitionTasksRunning,
+}
+
+/// Adds one to a gauge of a scan's metrics for as long as it lives.
+#[derive(Debug)]
+pub(crate) struct GaugeGuard {
+    metrics: Arc<DeltaScanMetrics>,
+    gauge: Gauge,
+}
+
+impl GaugeGuard {
+    pub(crate) fn new(metrics: &Arc<DeltaScanMetrics>, gauge: Gauge) -> Self {
+        add(metrics.gauge(gauge), 1);
+        GaugeGuard {
+            metrics: Arc::clone(metrics),
+            gauge,
+        }
+    }
+}
+
+impl Drop for GaugeGuard {
+    fn drop(&mut self) {
+        let _ = self.metrics.gauge(self.gauge).fetch_update(
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+            |n| n.checked_sub(1),
+        );
+    }
+}
+
+impl DeltaScanMetrics {
+    fn gauge(&self, gauge: Gauge) -> &AtomicU64 {
+        match gauge {
+            Gauge::FileReadsOpen => &self.file_reads_open,
+            Gauge::PartitionTasksRunning => &self.partition_tasks_running,
         }
     }
 }

@@ -112,10 +112,190 @@ fn export_every_format_and_read_back() {
             _ => String::from_utf8_lossy(&bytes).lines().count(),
         };
         assert_eq!(rows, 11, "{format}");
+        assert_no_partial_files(dir.path());
+    }
+}
+
+/// No temporary file of an export is left in `dir`.
+fn assert_no_partial_files(dir: &std::path::Path) {
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("dar-partial"))
+        .collect();
+    assert!(left.is_empty(), "partial files left behind: {left:?}");
+}
+
+fn primitives() -> String {
+    common::table_dir("golden__data-reader-primitives")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn export_to_stdout_writes_every_row() {
+    let table = primitives();
+    let out = dar(&["export", &table, "--out", "-", "--format", "csv"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout(&out).lines().count(), 12, "a header and 11 rows");
+    let out = dar(&["export", &table, "--out", "-", "--format", "parquet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: usize = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        bytes::Bytes::from(out.stdout),
+    )
+    .and_then(|b| b.build())
+    .unwrap_or_else(|e| panic!("{e}"))
+    .map(|b| b.map(|b| b.num_rows()).unwrap_or(0))
+    .sum();
+    assert_eq!(rows, 11);
+}
+
+#[cfg(unix)]
+#[test]
+fn export_to_special_files_writes_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let table = primitives();
+    // A device: written, still a device.
+    if std::fs::metadata("/dev/null").is_ok_and(|m| m.file_type().is_char_device()) {
+        let out = dar(&["export", &table, "--out", "/dev/null", "--format", "ipc"]);
         assert!(
-            !dir.path().join("out.dar-partial").exists(),
-            "no partial file is left behind"
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
         );
+        let meta = std::fs::metadata("/dev/null").unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            meta.file_type().is_char_device(),
+            "/dev/null is still a device"
+        );
+        assert!(!std::path::Path::new("/dev/null.dar-partial").exists());
+    }
+    // A FIFO: its reader gets every row, and it stays a FIFO.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fifo = dir.path().join("rows.csv");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap_or_else(|e| panic!("{e}")))
+    };
+    let out = dar(&["export", &table, "--out", &fifo.to_string_lossy()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = reader.join().unwrap_or_else(|_| panic!("reader thread"));
+    assert_eq!(text.lines().count(), 12, "{text}");
+    let meta = std::fs::symlink_metadata(&fifo).unwrap_or_else(|e| panic!("{e}"));
+    assert!(meta.file_type().is_fifo(), "the FIFO is still a FIFO");
+    assert_no_partial_files(dir.path());
+    // A directory is refused and left alone.
+    let out = dar(&["export", &table, "--out", &dir.path().to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(dir.path().is_dir());
+}
+
+#[cfg(unix)]
+#[test]
+fn export_replaces_a_regular_file_only_on_success() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let target = dir.path().join("out.csv");
+    std::fs::write(&target, "precious\n").unwrap_or_else(|e| panic!("{e}"));
+    let target_text = target.to_string_lossy().into_owned();
+
+    // A table whose data file is corrupt: the export fails and the target is untouched.
+    let broken = dir.path().join("broken");
+    copy_dir(
+        &common::table_dir("golden__data-reader-primitives"),
+        &broken,
+    );
+    let data = std::fs::read_dir(&broken)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap_or_else(|| panic!("a data file"));
+    let len = std::fs::metadata(&data).map(|m| m.len()).unwrap_or(0);
+    std::fs::write(&data, vec![7u8; len as usize]).unwrap_or_else(|e| panic!("{e}"));
+    let out = dar(&["export", &broken.to_string_lossy(), "--out", &target_text]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        std::fs::read_to_string(&target).ok().as_deref(),
+        Some("precious\n")
+    );
+    assert_no_partial_files(dir.path());
+
+    // A planted link where a temporary file could go is neither followed nor overwritten.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&victim, dir.path().join(".out.csv.dar-partial"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Through a link to the target: the target is replaced, the link stays a link.
+    let link = dir.path().join("link.csv");
+    std::os::unix::fs::symlink(&target, &link).unwrap_or_else(|e| panic!("{e}"));
+    let out = dar(&["export", &primitives(), "--out", &link.to_string_lossy()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target)
+            .map(|t| t.lines().count())
+            .ok(),
+        Some(12)
+    );
+    let link_meta = std::fs::symlink_metadata(&link).unwrap_or_else(|e| panic!("{e}"));
+    assert!(link_meta.file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&victim).ok().as_deref(),
+        Some("keep")
+    );
+    std::fs::remove_file(dir.path().join(".out.csv.dar-partial")).unwrap_or_else(|e| panic!("{e}"));
+
+    // Zero rows still give the CSV header.
+    let out = dar(&[
+        "export",
+        &primitives(),
+        "--out",
+        &target_text,
+        "--filter",
+        "as_int is null and as_int is not null",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&target).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("as_int,"), "{text}");
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+        let path = entry.path();
+        let dest = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_dir(&path, &dest);
+        } else {
+            std::fs::copy(&path, &dest).unwrap_or_else(|e| panic!("{e}"));
+        }
     }
 }
 

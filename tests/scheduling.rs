@@ -322,7 +322,8 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
     union.sort_unstable();
     assert_eq!(union, all_ids(&rows));
 
-    // The merged stream hands batches out in the scan's task (log) order.
+    // Without a limit the merged stream hands batches out as the partitions yield them:
+    // every row once, each partition's rows in its task order.
     let scan = ok(t
         .scan()
         .with_batch_size(3)
@@ -330,20 +331,54 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
         .build()
         .await);
     assert_eq!(scan.partitions(), 3);
+    let expected: Vec<Vec<i64>> = (0..3).map(|p| partition_ids(&scan, p, &rows)).collect();
+    let got = ids(&ok(scan.into_stream().collect_batches().await));
+    for (p, want) in expected.iter().enumerate() {
+        let mine: Vec<i64> = got.iter().copied().filter(|id| want.contains(id)).collect();
+        assert_eq!(
+            &mine, want,
+            "partition {p} keeps its task order in the merge"
+        );
+    }
+    let mut sorted = got;
+    sorted.sort_unstable();
+    assert_eq!(sorted, all_ids(&rows));
+
+    // With a limit, in the scan's task (log) order: the first rows are the first in the log.
+    let total = all_ids(&rows).len();
+    let scan = ok(t
+        .scan()
+        .with_batch_size(3)
+        .with_target_partitions(3)
+        .with_limit(total)
+        .build()
+        .await);
     let got = ids(&ok(scan.into_stream().collect_batches().await));
     assert_eq!(got, all_ids(&rows));
 
     // A scan-wide limit too small for every partition to hold its files while it waits for
-    // its turn in the merge: fewer partitions are read (4 permits, 3 per partition → 2).
+    // its turn in the ordered merge: fewer partitions are read (4 permits, 3 per partition →
+    // 2). Without a limit every partition is drained as it yields, so all 3 are read.
     let scan = ok(t
         .scan()
         .with_execution_options(options(3, Some(4), 3, 5))
+        .with_limit(total)
         .build()
         .await);
     assert_eq!(scan.partitions(), 3);
     let stream = scan.into_stream();
     assert_eq!(stream.metrics().partitions_planned(), 2);
     let got = ids(&ok(stream.collect_batches().await));
+    assert_eq!(got, all_ids(&rows));
+    let scan = ok(t
+        .scan()
+        .with_execution_options(options(3, Some(4), 3, 5))
+        .build()
+        .await);
+    let stream = scan.into_stream();
+    assert_eq!(stream.metrics().partitions_planned(), 3);
+    let mut got = ids(&ok(stream.collect_batches().await));
+    got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
 
     // Never more partitions than files; the merged stream returns every row.
@@ -684,4 +719,185 @@ async fn metrics_of_a_full_scan() {
         filtered.metrics().files_skipped_by_partition(),
         sel.skipped_by_partition as u64
     );
+}
+
+/// A store whose first data requests wait, blocking their thread, until a second thread makes
+/// one too (or a timeout passes): two arriving means two partitions decode at once on two
+/// threads. Polling every partition from one thread can never bring the second.
+#[derive(Debug)]
+struct Rendezvous {
+    inner: MemoryStore,
+    /// The threads that arrived, and whether two met (`None` while undecided, `Some(false)`
+    /// once one gave up waiting).
+    seen: Mutex<(Vec<std::thread::ThreadId>, Option<bool>)>,
+    met: std::sync::Condvar,
+}
+
+impl Rendezvous {
+    fn arrive(&self) {
+        let Ok(mut seen) = self.seen.lock() else {
+            return;
+        };
+        if seen.1.is_some() {
+            return;
+        }
+        let me = std::thread::current().id();
+        if !seen.0.contains(&me) {
+            seen.0.push(me);
+        }
+        if seen.0.len() >= 2 {
+            seen.1 = Some(true);
+            self.met.notify_all();
+            return;
+        }
+        // Blocks this thread: nothing else it would poll can make progress meanwhile.
+        if let Ok((mut seen, _)) = self
+            .met
+            .wait_timeout_while(seen, Duration::from_secs(10), |s| s.1.is_none())
+        {
+            seen.1.get_or_insert(false);
+        }
+    }
+
+    fn met(&self) -> bool {
+        self.seen.lock().map(|s| s.1 == Some(true)).unwrap_or(false)
+    }
+}
+
+impl RangeRead for Rendezvous {
+    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
+        let inner = self.inner.get_range(path, range);
+        let data = is_data(path);
+        Box::pin(async move {
+            if data {
+                self.arrive();
+            }
+            inner.await
+        })
+    }
+    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
+        self.inner.get(path)
+    }
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<delta_arrow_reader::io::ListEntry>>>> {
+        self.inner.list(prefix, start_after)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn into_stream_decodes_partitions_on_two_threads_at_once() {
+    let rows = [200; 6];
+    let store = Arc::new(Rendezvous {
+        inner: table_store(&rows),
+        seen: Mutex::new((Vec::new(), None)),
+        met: std::sync::Condvar::new(),
+    });
+    let table = ok(DeltaTableBuilder::new("memory://rendezvous/")
+        .with_store(Arc::clone(&store) as Arc<dyn RangeRead>)
+        .load_table_with_eager_scan_metadata()
+        .await);
+    // Default options apart from the partitions: two, whatever this machine's cores.
+    let scan = ok(table.scan().with_target_partitions(2).build().await);
+    assert_eq!(scan.partitions(), 2);
+    let metrics = scan.metrics();
+    let mut got = ids(&ok(scan.into_stream().collect_batches().await));
+    got.sort_unstable();
+    assert_eq!(got, all_ids(&rows), "same rows as ever");
+    assert!(
+        store.met(),
+        "two partitions must have been in flight on two threads at once"
+    );
+    assert_eq!(metrics.partitions_completed(), 2);
+    wait_until("every task is gone", || {
+        metrics.partition_tasks_running() == 0 && metrics.file_reads_open() == 0
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_merged_stream_mid_scan_ends_every_task_and_permit() {
+    let rows = [50; 8];
+    // Waiting reads: dropped while held.
+    let probe = Probe::new(false);
+    let t = load(&rows, &probe).await;
+    let scan = ok(t
+        .scan()
+        .with_execution_options(options(2, None, 2, 1))
+        .build()
+        .await);
+    let metrics = scan.metrics();
+    let mut stream = scan.into_stream();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), stream.next())
+            .await
+            .is_err(),
+        "every read waits at the gate"
+    );
+    wait_until("both partitions hold their files", || {
+        metrics.partition_tasks_running() == 2 && metrics.file_reads_open() == 4
+    })
+    .await;
+    drop(stream);
+    wait_until("tasks and permits are gone", || {
+        metrics.partition_tasks_running() == 0 && metrics.file_reads_open() == 0
+    })
+    .await;
+    assert!(
+        probe.dropped.load(Ordering::SeqCst) >= 2,
+        "held reads dropped"
+    );
+
+    // Reads under way: a few batches, then a drop.
+    probe.open_gate();
+    let scan = ok(t
+        .scan()
+        .with_batch_size(5)
+        .with_execution_options(options(2, None, 2, 1))
+        .build()
+        .await);
+    let metrics = scan.metrics();
+    let mut stream = scan.into_stream();
+    for _ in 0..3 {
+        assert!(ok(stream.next().await.unwrap_or_else(|| panic!("no batch"))).num_rows() > 0);
+    }
+    drop(stream);
+    wait_until("tasks and permits are gone after a partial read", || {
+        metrics.partition_tasks_running() == 0 && metrics.file_reads_open() == 0
+    })
+    .await;
+
+    // The table reads in full afterwards.
+    let mut got = ids(&ok(t
+        .scan()
+        .with_target_partitions(2)
+        .build()
+        .await
+        .map(DeltaScan::into_stream)
+        .map(|s| s.collect_batches())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .await));
+    got.sort_unstable();
+    assert_eq!(got, all_ids(&rows));
+}
+
+#[test]
+fn into_stream_works_outside_a_runtime() {
+    let rows = [20; 5];
+    futures::executor::block_on(async {
+        let table = ok(DeltaTableBuilder::new("memory://no-runtime/")
+            .with_store(Arc::new(table_store(&rows)))
+            .load_table_with_eager_scan_metadata()
+            .await);
+        let scan = ok(table.scan().with_target_partitions(3).build().await);
+        let metrics = scan.metrics();
+        let mut got = ids(&ok(scan.into_stream().collect_batches().await));
+        got.sort_unstable();
+        assert_eq!(got, all_ids(&rows));
+        assert_eq!(metrics.partitions_completed(), 3);
+        assert_eq!(metrics.partition_tasks_running(), 0);
+        assert_eq!(metrics.file_reads_open(), 0);
+    });
 }

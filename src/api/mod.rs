@@ -6,6 +6,8 @@ mod caps;
 mod load;
 mod options;
 mod scan;
+#[cfg(not(target_arch = "wasm32"))]
+mod spawn;
 mod table;
 
 pub use builder::{parse_timestamp, DeltaTableBuilder};

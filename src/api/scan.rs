@@ -4,9 +4,9 @@
 //! `plan::partitioning`): the target is the explicit one, else the machine's caps natively
 //! and 1 on wasm32. Each partition reads its tasks in order through the scheduler
 //! (`read::scheduler`: permits, prefetch, a bounded output buffer, cancellation);
-//! [`DeltaScan::into_stream`] merges the partitions (order across partitions unspecified),
-//! [`DeltaScan::into_partition_streams`] hands out one stream per partition. Nothing is
-//! spawned: the streams advance only while polled. [`DeltaScanMetrics`] count along.
+//! [`DeltaScan::into_stream`] merges the partitions (natively, each on its own task of the
+//! caller's Tokio runtime: see `api::spawn`), [`DeltaScan::into_partition_streams`] hands out
+//! one stream per partition, which advance only while polled. [`DeltaScanMetrics`] count along.
 //!
 //! Two hooks serve front ends such as the DataFusion adapter:
 //! [`DeltaScan::split_into_byte_ranges`] replaces the whole-file partitions by byte ranges of
@@ -37,7 +37,7 @@ use crate::predicate::{
 };
 use crate::read::scheduler::{
     merge_safe_partitions, AdmitCheck, OrderedMerge, PartitionLimits, PartitionStream, ScanEnd,
-    ScanShared, Semaphore,
+    ScanShared, Semaphore, Tagged,
 };
 use crate::read::{FileTask, ReadContext, RowPredicate};
 
@@ -409,30 +409,40 @@ impl DeltaScan {
         self
     }
 
-    /// Starts reading: all partitions, read at once, merged into one stream. The order across
-    /// partitions is unspecified by the scan's contract; this merge hands batches out in the
-    /// scan's task (log) order, so the first rows of a limited scan are the first in the log.
+    /// Starts reading: all partitions, read at once, merged into one stream.
     ///
-    /// A partition waiting for its turn keeps its open files' permits, so with a scan-wide
-    /// limit too small for every partition to hold its files, fewer (larger) partitions are
-    /// read: at most [`merge_safe_partitions`] of them.
+    /// Natively, when called inside a Tokio runtime, each partition runs as its own task on
+    /// that runtime (so one scan decodes on every core), each with a bounded buffer of
+    /// `output_channel_capacity` batches; dropping the stream aborts the tasks, which drops
+    /// their open files and returns every permit. Outside a runtime, and on wasm32, the
+    /// partitions are polled by whoever polls this stream (one thread).
+    ///
+    /// Order: without a limit, batches come as the partitions produce them (the order across
+    /// partitions is unspecified); with a limit, in the scan's task (log) order, so the first
+    /// rows of a limited scan are the first in the log. An ordered merge keeps a partition
+    /// that waits for its turn holding its open files' permits, so with a scan-wide limit too
+    /// small for every partition to hold its files, fewer (larger) partitions are read: at
+    /// most [`merge_safe_partitions`] of them.
     pub fn into_stream(mut self) -> DeltaBatchStream {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);
         let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
-        let o = &self.execution.effective();
-        let held = o
-            .max_concurrent_file_reads_per_partition
-            .min(o.prefetch_files_per_partition.saturating_add(1));
-        let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
-        if self.partitions.len() > safe {
-            let sizes: Vec<Option<u64>> = self
-                .tasks
-                .iter()
-                .map(|t| Some(t.range.as_ref().map_or(t.size, |r| r.end - r.start)))
-                .collect();
-            self.partitions = group_whole_files(&sizes, safe);
-            metrics.set_partitions_planned(self.partitions.len());
+        let ordered = self.limit.is_some();
+        let o = self.execution.effective();
+        if ordered {
+            let held = o
+                .max_concurrent_file_reads_per_partition
+                .min(o.prefetch_files_per_partition.saturating_add(1));
+            let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
+            if self.partitions.len() > safe {
+                let sizes: Vec<Option<u64>> = self
+                    .tasks
+                    .iter()
+                    .map(|t| Some(t.range.as_ref().map_or(t.size, |r| r.end - r.start)))
+                    .collect();
+                self.partitions = group_whole_files(&sizes, safe);
+                metrics.set_partitions_planned(self.partitions.len());
+            }
         }
         let mut owner = vec![0; self.tasks.len()];
         for (p, group) in self.partitions.iter().enumerate() {
@@ -442,8 +452,18 @@ impl DeltaScan {
                 }
             }
         }
-        let parts = self.partition_readers();
-        let inner = OrderedMerge::new(parts, owner).boxed_local_or_send();
+        let parts = run_partitions(
+            self.partition_readers(),
+            o.output_channel_capacity,
+            &metrics,
+        );
+        let inner = if ordered {
+            OrderedMerge::new(parts, owner).boxed_local_or_send()
+        } else {
+            futures::stream::select_all(parts)
+                .map(|(_, item)| item)
+                .boxed_local_or_send()
+        };
         DeltaBatchStream {
             schema,
             inner: Some(inner),
@@ -513,6 +533,36 @@ impl DeltaScan {
             })
             .collect()
     }
+}
+
+/// The partitions of a merged read, each as a stream of its tagged items: natively on their
+/// own tasks of the current Tokio runtime when there is one and more than one partition (see
+/// `api::spawn`), else as they are, polled by the merged stream.
+fn run_partitions(
+    parts: Vec<PartitionStream>,
+    capacity: usize,
+    metrics: &Arc<DeltaScanMetrics>,
+) -> Vec<BoxStream<'static, Tagged>> {
+    #[cfg(not(target_arch = "wasm32"))]
+    let parts = if parts.len() > 1 {
+        match super::spawn::spawn_partitions(parts, capacity, metrics) {
+            Ok(spawned) => {
+                return spawned
+                    .into_iter()
+                    .map(BoxedStream::boxed_local_or_send)
+                    .collect()
+            }
+            Err(parts) => parts,
+        }
+    } else {
+        parts
+    };
+    #[cfg(target_arch = "wasm32")]
+    let _ = (capacity, metrics);
+    parts
+        .into_iter()
+        .map(BoxedStream::boxed_local_or_send)
+        .collect()
 }
 
 /// The record batches of a scan (all partitions, or one).

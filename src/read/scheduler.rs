@@ -26,7 +26,8 @@
 //! longer polled keeps the permits of its open files.
 //!
 //! [`OrderedMerge`] polls every partition of a scan and hands their batches out in the scan's
-//! task order; each partition still reads ahead within its own limits.
+//! task order; each partition still reads ahead within its own limits. (A merge in arrival
+//! order needs nothing of this file: every partition is drained as it yields.)
 //!
 //! The semaphore is this file's own (a mutex, a count and a FIFO of wakers) rather than a
 //! crate's, so the read path needs no new dependency on either target.
@@ -45,7 +46,7 @@ use super::file::{read_file_with_metrics, FileTask, ReadContext};
 use super::progress::{CreditingStore, FileCredit};
 use crate::error::Result;
 use crate::io::{BoxFuture, BoxStream, ListEntry, RangeRead, Store};
-use crate::metrics::DeltaScanMetrics;
+use crate::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
 
 /// A counting semaphore with no runtime: fair (first come, first served), its waits
 /// cancellable by dropping them.
@@ -174,11 +175,13 @@ impl Drop for Acquire {
     }
 }
 
-/// The two permits an admitted file task holds.
+/// The two permits an admitted file task holds, counted in the scan's
+/// [`DeltaScanMetrics::file_reads_open`] while held.
 #[derive(Debug)]
 struct Permits {
     _partition: Permit,
     _scan: Permit,
+    _open: Option<GaugeGuard>,
 }
 
 /// Takes the partition permit, then the scan-wide one.
@@ -188,6 +191,7 @@ async fn acquire_both(partition: Arc<Semaphore>, scan: Arc<Semaphore>) -> Permit
     Permits {
         _partition: p,
         _scan: s,
+        _open: None,
     }
 }
 
@@ -365,9 +369,10 @@ impl PartitionStream {
                     Arc::clone(&shared.scan_permits),
                 ))
             });
-            let Poll::Ready(permits) = fut.as_mut().poll(cx) else {
+            let Poll::Ready(mut permits) = fut.as_mut().poll(cx) else {
                 break;
             };
+            permits._open = Some(GaugeGuard::new(&self.metrics, Gauge::FileReadsOpen));
             self.admitting = None;
             let Some((index, task)) = self.pending.pop_front() else {
                 break;
@@ -522,7 +527,7 @@ pub struct OrderedMerge {
 }
 
 struct MergePart {
-    stream: Option<PartitionStream>,
+    stream: Option<BoxStream<'static, Tagged>>,
     peek: Option<Tagged>,
 }
 
@@ -534,7 +539,7 @@ impl MergePart {
         let Some(stream) = self.stream.as_mut() else {
             return;
         };
-        match Pin::new(stream).poll_next(cx) {
+        match stream.as_mut().poll_next(cx) {
             Poll::Ready(Some(item)) => self.peek = Some(item),
             Poll::Ready(None) => self.stream = None,
             Poll::Pending => {}
@@ -543,8 +548,9 @@ impl MergePart {
 }
 
 impl OrderedMerge {
-    /// Merges `parts`; `owner[i]` is the partition reading task `i`.
-    pub fn new(parts: Vec<PartitionStream>, owner: Vec<usize>) -> Self {
+    /// Merges `parts` (partition streams, or what each partition yields when it runs
+    /// elsewhere); `owner[i]` is the partition reading task `i`.
+    pub fn new(parts: Vec<BoxStream<'static, Tagged>>, owner: Vec<usize>) -> Self {
         OrderedMerge {
             parts: parts
                 .into_iter()

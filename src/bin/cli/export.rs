@@ -1,10 +1,11 @@
-//! `dar export`: the whole result of a scan written to a file (Parquet, Arrow IPC, CSV or
-//! JSON lines), with a progress line on a terminal.
+//! `dar export`: the whole result of a scan written to a file, a special file or standard
+//! output (Parquet, Arrow IPC, CSV or JSON lines), with a progress bar on a terminal that
+//! counts the bytes of the files the scan selected. Where the bytes go, and how a regular
+//! file is replaced only after success, is `output`'s job.
 
-use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -12,7 +13,11 @@ use clap::{Args, ValueEnum};
 use delta_arrow_reader::{DeltaError, DeltaTable, Phase};
 use futures::StreamExt;
 
+use super::output::{io_error, Output, Sink as OutputSink};
 use super::TableArgs;
+
+/// What every writer writes to.
+type Sink = BufWriter<OutputSink>;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -33,7 +38,8 @@ pub enum Format {
 pub struct ExportArgs {
     #[command(flatten)]
     pub table: TableArgs,
-    /// Output file.
+    /// Output file; `-` writes to standard output. A device or FIFO is written in place; a
+    /// regular file is replaced only when the export succeeds.
     #[arg(long)]
     pub out: PathBuf,
     /// Output format (default: from the file extension, else parquet).
@@ -62,15 +68,6 @@ fn format_for(args: &ExportArgs) -> Format {
     }
 }
 
-fn io_error(path: &std::path::Path, e: impl std::fmt::Display) -> DeltaError {
-    DeltaError::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
-        phase: Phase::Read,
-        transient: false,
-    }
-}
-
 fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
     DeltaError::Arrow {
         phase: Phase::Read,
@@ -79,14 +76,15 @@ fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
 }
 
 enum Writer {
-    Parquet(parquet::arrow::ArrowWriter<BufWriter<File>>),
-    Ipc(arrow_ipc::writer::FileWriter<BufWriter<File>>),
-    Csv(arrow_csv::Writer<BufWriter<File>>),
-    Json(arrow_json::LineDelimitedWriter<BufWriter<File>>),
+    Parquet(parquet::arrow::ArrowWriter<Sink>),
+    Ipc(arrow_ipc::writer::FileWriter<Sink>),
+    /// The writer and whether a batch (so the header) was written.
+    Csv(arrow_csv::Writer<Sink>, bool),
+    Json(arrow_json::LineDelimitedWriter<Sink>),
 }
 
 impl Writer {
-    fn new(format: Format, file: BufWriter<File>, schema: &SchemaRef) -> Result<Self, DeltaError> {
+    fn new(format: Format, file: Sink, schema: &SchemaRef) -> Result<Self, DeltaError> {
         Ok(match format {
             Format::Parquet => {
                 let props = parquet::file::properties::WriterProperties::builder()
@@ -104,7 +102,7 @@ impl Writer {
             Format::Ipc => Writer::Ipc(
                 arrow_ipc::writer::FileWriter::try_new(file, schema).map_err(arrow_error)?,
             ),
-            Format::Csv => Writer::Csv(arrow_csv::Writer::new(file)),
+            Format::Csv => Writer::Csv(arrow_csv::Writer::new(file), false),
             Format::Json => Writer::Json(arrow_json::LineDelimitedWriter::new(file)),
         })
     }
@@ -117,30 +115,67 @@ impl Writer {
                 source,
             }),
             Writer::Ipc(w) => w.write(batch).map_err(arrow_error),
-            Writer::Csv(w) => w.write(batch).map_err(arrow_error),
+            Writer::Csv(w, wrote) => {
+                *wrote = true;
+                w.write(batch).map_err(arrow_error)
+            }
             Writer::Json(w) => w.write(batch).map_err(arrow_error),
         }
     }
 
-    fn finish(self) -> Result<(), DeltaError> {
+    fn finish(self, schema: &SchemaRef) -> Result<(), DeltaError> {
         match self {
             Writer::Parquet(w) => w.close().map(|_| ()).map_err(|source| DeltaError::Parquet {
                 path: "output".into(),
                 phase: Phase::Read,
                 source,
             }),
-            Writer::Ipc(mut w) => w.finish().map_err(arrow_error),
-            Writer::Csv(w) => w
-                .into_inner()
-                .flush()
-                .map_err(|e| io_error(std::path::Path::new("output"), e)),
-            Writer::Json(mut w) => w.finish().map_err(arrow_error),
+            Writer::Ipc(mut w) => {
+                w.finish().map_err(arrow_error)?;
+                w.into_inner()
+                    .map_err(arrow_error)?
+                    .flush()
+                    .map_err(|e| io_error(std::path::Path::new("output"), e))
+            }
+            Writer::Csv(mut w, wrote) => {
+                if !wrote {
+                    // No rows: the header alone, so the columns are still known.
+                    w.write(&RecordBatch::new_empty(schema.clone()))
+                        .map_err(arrow_error)?;
+                }
+                w.into_inner()
+                    .flush()
+                    .map_err(|e| io_error(std::path::Path::new("output"), e))
+            }
+            Writer::Json(mut w) => {
+                w.finish().map_err(arrow_error)?;
+                w.into_inner()
+                    .flush()
+                    .map_err(|e| io_error(std::path::Path::new("output"), e))
+            }
         }
     }
 }
 
+/// A progress bar over the bytes of the files a scan selected (hidden off a terminal).
+fn progress_bar(total_bytes: u64) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total_bytes.max(1));
+    let style = indicatif::ProgressStyle::with_template(
+        "[{bar:30}] {percent:>3}%  {binary_bytes}/{binary_total_bytes}  {msg}  {elapsed}",
+    )
+    .map(|s| s.progress_chars("#>."))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
 /// Runs the export.
 pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaError> {
+    let format = format_for(args);
     let mut scan = table.scan();
     if !args.columns.is_empty() {
         scan = scan.with_projection(args.columns.iter().map(|c| c.trim().to_string()));
@@ -151,53 +186,41 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     if let Some(f) = &args.filter {
         scan = scan.with_filter(f.clone());
     }
-    let mut stream = scan.build().await?.into_stream();
+    let scan = scan.build().await?;
+    let total_bytes: u64 = scan.tasks().iter().map(|t| t.size).sum();
+    let (sink, output) = Output::open(&args.out)?;
+    if output.is_terminal && matches!(format, Format::Parquet | Format::Ipc) {
+        return Err(DeltaError::InvalidArgument {
+            reason: format!(
+                "refusing to write {format:?} (binary) to a terminal: redirect the output or \
+                 choose --format csv or json"
+            ),
+        });
+    }
+    let mut stream = scan.into_stream();
     let schema = stream.schema();
-    let format = format_for(args);
-    // Write to a temporary name beside the target, renamed at the end: a failed export
-    // leaves no half-written file under the requested name.
-    let partial = args.out.with_extension("dar-partial");
-    let file = File::create(&partial).map_err(|e| io_error(&partial, e))?;
-    let mut writer = Writer::new(format, BufWriter::new(file), &schema)?;
-    let progress = std::io::stderr().is_terminal();
-    let counters = table.io_counters();
-    let total_bytes = table.eager_size_bytes().unwrap_or_default().max(1);
+    let metrics = stream.metrics();
+    let mut writer = Writer::new(format, BufWriter::with_capacity(1 << 20, sink), &schema)?;
+    let bar = progress_bar(total_bytes);
     let started = Instant::now();
     let mut rows = 0usize;
-    let result: Result<(), DeltaError> = async {
+    let copy = async {
         while let Some(batch) = stream.next().await {
             let batch = batch?;
             rows += batch.num_rows();
             writer.write(&batch)?;
-            if progress {
-                let read = counters.snapshot().bytes_received;
-                let pct = (read as f64 / total_bytes as f64 * 100.0).min(100.0);
-                let bar: String = (0..30)
-                    .map(|i| {
-                        if (i as f64) < pct / 100.0 * 30.0 {
-                            '#'
-                        } else {
-                            '.'
-                        }
-                    })
-                    .collect();
-                eprint!(
-                    "\r[{bar}] {pct:5.1}%  {rows} rows  {:.1} s",
-                    started.elapsed().as_secs_f64()
-                );
-            }
+            bar.set_position(metrics.file_bytes_done().min(total_bytes));
+            bar.set_message(format!("{rows} rows"));
         }
-        Ok(())
-    }
-    .await;
-    if progress {
-        eprintln!();
-    }
-    if let Err(e) = result.and_then(|_| writer.finish()) {
-        let _ = std::fs::remove_file(&partial);
-        return Err(e);
-    }
-    std::fs::rename(&partial, &args.out).map_err(|e| io_error(&args.out, e))?;
+        Ok::<(), DeltaError>(())
+    };
+    let result = copy.await;
+    bar.finish_and_clear();
+    // On any failure `output` is dropped unfinished: its temporary file is removed and the
+    // target is left as it was.
+    result?;
+    writer.finish(&schema)?;
+    output.finish()?;
     eprintln!(
         "wrote {rows} rows to {} ({:?}) in {:.2} s",
         args.out.display(),

@@ -3,6 +3,7 @@
 mod export;
 mod head;
 mod info;
+mod output;
 mod serve;
 #[cfg(feature = "datafusion")]
 mod sql;

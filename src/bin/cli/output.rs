@@ -1,0 +1,155 @@
+//! Where `dar export` writes: standard output (`-`), a special file written in place (a
+//! device such as `/dev/null`, a FIFO), or a regular file replaced only once the export has
+//! succeeded.
+//!
+//! A regular file (new or existing) is written through a temporary file beside it, created
+//! exclusively (`O_CREAT | O_EXCL`: a planted file or link of that name is never opened or
+//! followed), removed on every failure and renamed over the target at the end, so a failed
+//! export leaves the target as it was. A symbolic link as the target is resolved first: the
+//! file it points to is replaced and the link stays. A rename never replaces anything but a
+//! regular file; a special file keeps its kind because it is opened and written, never
+//! created or renamed over; a directory is refused.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use delta_arrow_reader::{DeltaError, Phase};
+
+/// An I/O error on the export's output.
+pub fn io_error(path: &Path, e: impl std::fmt::Display) -> DeltaError {
+    DeltaError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+        phase: Phase::Read,
+        transient: false,
+    }
+}
+
+/// What the bytes of an export go to.
+pub type Sink = Box<dyn Write + Send>;
+
+/// An open output of an export: what ends it (or, dropped unfinished, undoes it).
+pub struct Output {
+    /// Whether the bytes go to a terminal.
+    pub is_terminal: bool,
+    commit: Commit,
+}
+
+enum Commit {
+    /// Nothing to do at the end: stdout or a special file, written in place.
+    InPlace,
+    /// Rename `temp` over `target` at the end; remove `temp` on failure.
+    Rename { temp: PathBuf, target: PathBuf },
+}
+
+impl Output {
+    /// Opens the output named `out` (`-` is standard output): where to write, and the
+    /// handle that ends the export.
+    pub fn open(out: &Path) -> Result<(Sink, Self), DeltaError> {
+        if out.as_os_str() == "-" {
+            use std::io::IsTerminal;
+            let stdout = std::io::stdout();
+            let output = Output {
+                is_terminal: stdout.is_terminal(),
+                commit: Commit::InPlace,
+            };
+            return Ok((Box::new(stdout), output));
+        }
+        let target = resolve(out)?;
+        match std::fs::metadata(&target) {
+            Ok(meta) if meta.is_dir() => Err(io_error(out, "is a directory")),
+            Ok(meta) if !meta.is_file() => {
+                // A device, FIFO or socket: written in place, never replaced.
+                let file = OpenOptions::new()
+                    .write(true)
+                    .open(&target)
+                    .map_err(|e| io_error(out, e))?;
+                let output = Output {
+                    is_terminal: std::io::IsTerminal::is_terminal(&file),
+                    commit: Commit::InPlace,
+                };
+                Ok((Box::new(file), output))
+            }
+            Ok(meta) => Self::replacing(target, Some(meta.permissions())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::replacing(target, None),
+            Err(e) => Err(io_error(out, e)),
+        }
+    }
+
+    /// A temporary file beside `target`, renamed over it by [`finish`](Self::finish).
+    fn replacing(
+        target: PathBuf,
+        permissions: Option<std::fs::Permissions>,
+    ) -> Result<(Sink, Self), DeltaError> {
+        let (temp, file) = create_temp(&target)?;
+        if let Some(p) = permissions {
+            // The replaced file's mode is kept; failing to copy it is not worth an error.
+            let _ = file.set_permissions(p);
+        }
+        let output = Output {
+            is_terminal: false,
+            commit: Commit::Rename { temp, target },
+        };
+        Ok((Box::new(file), output))
+    }
+
+    /// Ends a successful export: the temporary file (if any) replaces the target.
+    pub fn finish(mut self) -> Result<(), DeltaError> {
+        match std::mem::replace(&mut self.commit, Commit::InPlace) {
+            Commit::InPlace => Ok(()),
+            Commit::Rename { temp, target } => {
+                let renamed = std::fs::rename(&temp, &target).map_err(|e| io_error(&target, e));
+                if renamed.is_err() {
+                    let _ = std::fs::remove_file(&temp);
+                }
+                renamed
+            }
+        }
+    }
+}
+
+impl Drop for Output {
+    /// An export that did not finish leaves nothing behind.
+    fn drop(&mut self) {
+        if let Commit::Rename { temp, .. } = &self.commit {
+            let _ = std::fs::remove_file(temp);
+        }
+    }
+}
+
+/// `out` with a symbolic link (at its last component) followed; a dangling link is refused.
+fn resolve(out: &Path) -> Result<PathBuf, DeltaError> {
+    match std::fs::symlink_metadata(out) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(out)
+            .map_err(|e| io_error(out, format!("cannot follow the symbolic link: {e}"))),
+        _ => Ok(out.to_path_buf()),
+    }
+}
+
+/// Creates a new, exclusively owned temporary file in the folder of `target`.
+fn create_temp(target: &Path) -> Result<(PathBuf, File), DeltaError> {
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| io_error(target, "not a file name"))?;
+    for attempt in 0..100u32 {
+        let temp = match attempt {
+            0 => dir.join(format!(".{name}.dar-partial")),
+            n => dir.join(format!(".{name}.dar-partial-{n}")),
+        };
+        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_error(&temp, e)),
+        }
+    }
+    Err(io_error(
+        target,
+        "cannot create a temporary file beside it (100 names taken)",
+    ))
+}
