@@ -47,6 +47,11 @@ export interface ScanOptions {
   limit?: number;
   /** Rows per batch, at most (default 8192). */
   batchSize?: number;
+  /** Arrow type of string columns, at every depth (default `'Utf8'`, which every
+   * `apache-arrow` version reads). `'Utf8View'` needs a reader of Arrow view types. */
+  stringType?: 'Utf8' | 'LargeUtf8' | 'Utf8View';
+  /** Arrow type of binary columns, at every depth (default `'Binary'`). */
+  binaryType?: 'Binary' | 'LargeBinary' | 'BinaryView';
   /** Aborts the scan: reading stops, everything is released, a pending read rejects with an
    * AbortError. */
   signal?: AbortSignal;

@@ -247,3 +247,138 @@ async fn skipping_never_drops_a_matching_row() {
     );
     assert!(failures.is_empty());
 }
+
+/// Tables with string columns at the top level, in structs, as partition columns, under
+/// column mapping, with deletion vectors and with several row groups.
+const STRING_FILTER_TABLES: &[&str] = &[
+    "kernel__parquet_row_group_skipping",
+    "golden__data-reader-nested-struct",
+    "golden__table-with-columnmapping-mode-name",
+    "deltars__table_with_column_mapping",
+    "golden__data-skipping-basic-stats-all-types-columnmapping-id",
+    "dat__multi_partitioned",
+    "golden__dv-partitioned-with-checkpoint",
+    "kernel__with-short-dv",
+    "golden__data-reader-partition-values",
+];
+
+/// Rows, file selection and row groups pruned of a scan with `predicate` and output `types`.
+async fn filtered_scan(
+    table: &DeltaTable,
+    predicate: &Expr,
+    types: delta_arrow_reader::api::OutputTypes,
+) -> (rows::Rows, String) {
+    let scan = table
+        .scan()
+        .with_output_types(types)
+        .with_predicate(predicate.clone())
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("{predicate}: {e}"));
+    let selection = scan.file_selection();
+    let schema = scan.schema();
+    let stream = scan.into_stream();
+    let metrics = stream.metrics();
+    let batches = stream
+        .collect_batches()
+        .await
+        .unwrap_or_else(|e| panic!("{predicate} {types:?}: {e}"));
+    let facts = format!(
+        "{selection:?}, {} row groups pruned",
+        metrics.row_groups_pruned()
+    );
+    let rows = rows::Rows::from_batches(&schema, &batches).unwrap_or_else(|e| panic!("{e}"));
+    (rows, facts)
+}
+
+/// Every path to a string field of `fields` (top level and inside structs).
+fn string_paths(fields: &arrow_schema::Fields, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    for f in fields {
+        let mut path = prefix.to_vec();
+        path.push(f.name().clone());
+        match f.data_type() {
+            DataType::Utf8 => out.push(path),
+            DataType::Struct(children) => string_paths(children, &path, out),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predicates_on_string_views_prune_and_filter_like_utf8() {
+    use delta_arrow_reader::api::OutputTypes;
+    let (mut checked, mut pruning, mut failures) = (0usize, 0usize, Vec::new());
+    for name in STRING_FILTER_TABLES {
+        let table = DeltaTableBuilder::new(common::table_dir(name).to_string_lossy())
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let full = table
+            .scan()
+            .with_output_types(OutputTypes::PLAIN)
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .into_stream()
+            .collect_batches()
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let one = arrow_select::concat::concat_batches(&table.schema(), &full)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut paths = Vec::new();
+        string_paths(table.schema().fields(), &[], &mut paths);
+        assert!(!paths.is_empty(), "{name} has no string column");
+        for path in paths {
+            // The column's values, struct by struct.
+            let mut array = one.column_by_name(&path[0]).cloned();
+            for field in &path[1..] {
+                array = array.and_then(|a| {
+                    a.as_any()
+                        .downcast_ref::<arrow_array::StructArray>()
+                        .and_then(|s| s.column_by_name(field).cloned())
+                });
+            }
+            let array = array.unwrap_or_else(|| panic!("{name}: no {path:?}"));
+            let c = || delta_arrow_reader::predicate::column(path.clone());
+            let mut predicates = vec![c().is_null(), c().is_not_null()];
+            let n = array.len();
+            for row in [0, n / 3, n / 2, n.saturating_sub(1)] {
+                let Ok(value) = Scalar::from_array(array.as_ref(), row) else {
+                    continue;
+                };
+                if value.is_null() {
+                    continue;
+                }
+                predicates.push(c().eq(lit(value.clone())));
+                predicates.push(c().lt(lit(value.clone())));
+                predicates.push(c().gt_eq(lit(value.clone())));
+                predicates.push(c().in_list([value.clone(), Scalar::from("no such value")]));
+                predicates.push(!c().not_eq(lit(value)));
+            }
+            for p in predicates {
+                let (plain, plain_facts) = filtered_scan(&table, &p, OutputTypes::PLAIN).await;
+                let (views, view_facts) = filtered_scan(&table, &p, OutputTypes::VIEWS).await;
+                checked += 1;
+                if !plain_facts.ends_with(" 0 row groups pruned")
+                    || !plain_facts.contains("skipped_by_stats: 0")
+                    || !plain_facts.contains("skipped_by_partition: 0")
+                {
+                    pruning += 1;
+                }
+                let cmp = rows::compare(&plain, &views);
+                if !cmp.is_equal() {
+                    failures.push(format!("{name}: {p}: {}", cmp.report()));
+                } else if plain_facts != view_facts {
+                    failures.push(format!("{name}: {p}: {plain_facts} / views {view_facts}"));
+                }
+            }
+        }
+    }
+    println!(
+        "string views: {checked} predicates, {pruning} pruned something, {} differ",
+        failures.len()
+    );
+    assert!(checked > 100, "only {checked} predicates checked");
+    assert!(pruning > 10, "pruning is not exercised ({pruning})");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

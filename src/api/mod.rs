@@ -21,3 +21,5 @@ pub use options::{
 };
 pub use scan::{DeltaBatchStream, DeltaScan, DeltaScanBuilder, FileSelection, DEFAULT_BATCH_SIZE};
 pub use table::{DeltaTable, LoadInfo};
+
+pub use crate::schema::{BinaryType, OutputTypes, StringType};

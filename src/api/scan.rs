@@ -40,6 +40,7 @@ use crate::read::scheduler::{
     ScanShared, Semaphore, Tagged,
 };
 use crate::read::{FileTask, ReadContext, RowPredicate};
+use crate::schema::OutputTypes;
 
 /// Default rows per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -54,6 +55,7 @@ pub struct DeltaScanBuilder {
     limit: Option<usize>,
     batch_size: usize,
     execution: DeltaScanExecutionOptions,
+    output_types: OutputTypes,
 }
 
 /// How many files a scan selected and why it left the others out.
@@ -80,7 +82,16 @@ impl DeltaScanBuilder {
             limit: None,
             batch_size: DEFAULT_BATCH_SIZE,
             execution: DeltaScanExecutionOptions::default(),
+            output_types: OutputTypes::scan_default(),
         }
+    }
+
+    /// The Arrow types strings and binaries come out as (see [`OutputTypes`]), decoded so by
+    /// the Parquet reader, at every depth and in partition columns too. The default is
+    /// [`OutputTypes::scan_default`].
+    pub fn with_output_types(mut self, types: OutputTypes) -> Self {
+        self.output_types = types;
+        self
     }
 
     /// Output only these columns (top-level logical names), in this order.
@@ -173,6 +184,7 @@ impl DeltaScanBuilder {
             projection: self.projection.clone(),
             predicate_columns,
             limit: self.limit,
+            output_types: self.output_types,
         };
         let columns = plan_columns(facts, &request)?;
         // I/O is counted from here, so a lazy table's log replay shows in the scan's requests.
@@ -208,6 +220,7 @@ impl DeltaScanBuilder {
             limit: self.limit,
             batch_size: self.batch_size,
             execution: self.execution,
+            output_types: self.output_types,
             metrics,
             admit_check: None,
         })
@@ -287,6 +300,7 @@ pub struct DeltaScan {
     limit: Option<usize>,
     batch_size: usize,
     execution: DeltaScanExecutionOptions,
+    output_types: OutputTypes,
     metrics: Arc<DeltaScanMetrics>,
     admit_check: Option<AdmitCheck>,
 }
@@ -306,9 +320,14 @@ impl std::fmt::Debug for DeltaScan {
 }
 
 impl DeltaScan {
-    /// The output schema.
+    /// The output schema (strings and binaries in the scan's [`OutputTypes`]).
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.columns.output_schema)
+    }
+
+    /// The Arrow types strings and binaries come out as.
+    pub fn output_types(&self) -> OutputTypes {
+        self.output_types
     }
 
     /// The files the scan will read.
@@ -506,6 +525,7 @@ impl DeltaScan {
             }),
             predicate_expr: self.predicate,
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
+            output_types: self.output_types,
         };
         let o = &self.execution.effective();
         let shared = ScanShared {

@@ -15,7 +15,9 @@
 //!   become byte ranges of files (`exec`, [`IntraFileRepartitioning`]);
 //! - dynamic filters (from a hash join's build side or a TopK) skip file tasks whose
 //!   partition values prove no row can match, just before each task is admitted (`dynamic`);
-//! - statistics come from the log's file statistics (`statistics`).
+//! - statistics come from the log's file statistics (`statistics`);
+//! - strings and binaries are read as DataFusion reads Parquet: views, unless the session
+//!   turns `schema_force_view_types` off or [`ScanOptions::output_types`] says otherwise.
 
 mod dynamic;
 mod exec;
@@ -27,7 +29,9 @@ mod statistics;
 pub use dynamic::partition_values_may_match;
 pub use exec::DeltaScanExec;
 pub use filters::{classify_filter, to_delta_predicate};
-pub use options::{scan_target_partitions, IntraFileRepartitioning, ScanOptions};
+pub use options::{
+    scan_output_types, scan_target_partitions, IntraFileRepartitioning, ScanOptions,
+};
 pub use provider::{register_table, DeltaTableProvider};
 
 use datafusion::error::DataFusionError;

@@ -4,6 +4,7 @@
 use crate::api::DeltaScanExecutionOptions;
 use crate::error::Result;
 use crate::plan::{target_partitions, PartitionCaps};
+use crate::schema::OutputTypes;
 
 /// Whether a DataFusion scan offers its whole-file groups to DataFusion's file
 /// repartitioning (needs the session option `repartition_file_scans`; files smaller in total
@@ -30,6 +31,13 @@ pub struct ScanOptions {
     pub target_partitions: Option<usize>,
     /// When file groups are split into byte ranges.
     pub intra_file_repartitioning: IntraFileRepartitioning,
+    /// The Arrow types strings and binaries are read as. `None` [default]: what DataFusion
+    /// reads Parquet as, that is views (`Utf8View`, `BinaryView`) unless the session given to
+    /// [`register_table`](super::register_table) turns
+    /// `datafusion.execution.parquet.schema_force_view_types` off (then `Utf8`, `Binary`).
+    /// [`DeltaTableProvider::try_new`](super::DeltaTableProvider::try_new), which sees no
+    /// session, takes views.
+    pub output_types: Option<OutputTypes>,
 }
 
 impl ScanOptions {
@@ -38,6 +46,17 @@ impl ScanOptions {
         self.execution_options.validate()?;
         target_partitions(self.target_partitions, &PartitionCaps::default()).map(|_| ())
     }
+}
+
+/// The output types of a DataFusion scan: those of `options`, else views when the session
+/// forces view types (`schema_force_view_types`, on by default in DataFusion), else `Utf8`
+/// and `Binary`.
+pub fn scan_output_types(options: &ScanOptions, force_view_types: bool) -> OutputTypes {
+    options.output_types.unwrap_or(if force_view_types {
+        OutputTypes::VIEWS
+    } else {
+        OutputTypes::PLAIN
+    })
 }
 
 /// The partitions a DataFusion scan plans for: the explicit target (`options`), else the
@@ -66,6 +85,22 @@ mod tests {
             available_parallelism: Some(parallelism),
             ..PartitionCaps::default()
         }
+    }
+
+    #[test]
+    fn output_types_follow_the_options_then_the_session() {
+        let o = ScanOptions::default();
+        assert_eq!(scan_output_types(&o, true), OutputTypes::VIEWS);
+        assert_eq!(scan_output_types(&o, false), OutputTypes::PLAIN);
+        let large = OutputTypes::new(
+            crate::schema::StringType::LargeUtf8,
+            crate::schema::BinaryType::Binary,
+        );
+        let explicit = ScanOptions {
+            output_types: Some(large),
+            ..ScanOptions::default()
+        };
+        assert_eq!(scan_output_types(&explicit, true), large);
     }
 
     #[test]

@@ -14,11 +14,12 @@ use datafusion::prelude::SessionContext;
 
 use super::exec::DeltaScanExec;
 use super::filters::{classify_filter, to_delta_predicate};
-use super::options::{scan_target_partitions, ScanOptions};
+use super::options::{scan_output_types, scan_target_partitions, ScanOptions};
 use super::statistics::scan_statistics;
 use super::to_df_error;
 use crate::api::{machine_caps, DeltaTable};
 use crate::predicate::Expr;
+use crate::schema::OutputTypes;
 
 /// A Delta table snapshot that DataFusion can query. Every scan reads the same snapshot; load
 /// the table again (and register it again) for a newer version.
@@ -26,17 +27,31 @@ use crate::predicate::Expr;
 pub struct DeltaTableProvider {
     table: DeltaTable,
     options: ScanOptions,
+    output_types: OutputTypes,
     schema: SchemaRef,
 }
 
 impl DeltaTableProvider {
-    /// A provider scanning `table` with `options` (checked here).
+    /// A provider scanning `table` with `options` (checked here). Strings and binaries are
+    /// read as `options.output_types`, views when not given (DataFusion's default).
     pub fn try_new(table: DeltaTable, options: ScanOptions) -> crate::Result<Self> {
+        Self::with_session_views(table, options, true)
+    }
+
+    /// A provider whose output types, when `options` give none, follow the session's
+    /// `schema_force_view_types`.
+    fn with_session_views(
+        table: DeltaTable,
+        options: ScanOptions,
+        force_view_types: bool,
+    ) -> crate::Result<Self> {
         options.validate()?;
-        let schema = table.schema();
+        let output_types = scan_output_types(&options, force_view_types);
+        let schema = Arc::new(output_types.apply_schema(&table.schema()));
         Ok(DeltaTableProvider {
             table,
             options,
+            output_types,
             schema,
         })
     }
@@ -50,16 +65,31 @@ impl DeltaTableProvider {
     pub fn options(&self) -> &ScanOptions {
         &self.options
     }
+
+    /// The Arrow types strings and binaries are read as.
+    pub fn output_types(&self) -> OutputTypes {
+        self.output_types
+    }
 }
 
 /// Registers `table` in `ctx` as `name` (replacing a table of that name) with `options`.
+/// Without `options.output_types`, strings and binaries are views when `ctx` forces view types
+/// (`datafusion.execution.parquet.schema_force_view_types`, on by default), else `Utf8` and
+/// `Binary`.
 pub fn register_table(
     ctx: &SessionContext,
     name: &str,
     table: DeltaTable,
     options: ScanOptions,
 ) -> Result<()> {
-    let provider = DeltaTableProvider::try_new(table, options).map_err(to_df_error)?;
+    let force_views = ctx
+        .state()
+        .config_options()
+        .execution
+        .parquet
+        .schema_force_view_types;
+    let provider =
+        DeltaTableProvider::with_session_views(table, options, force_views).map_err(to_df_error)?;
     ctx.register_table(name, Arc::new(provider))?;
     Ok(())
 }
@@ -101,6 +131,7 @@ impl TableProvider for DeltaTableProvider {
             .table
             .scan()
             .with_execution_options(execution)
+            .with_output_types(self.output_types)
             .with_batch_size(config.batch_size().max(1));
         let output: SchemaRef = match projection {
             Some(indexes) => Arc::new(self.schema.project(indexes)?),

@@ -3,7 +3,9 @@
 //! From a snapshot (schema, partition columns, active files) and a scan request (projection,
 //! predicate, limit) it builds the read columns (output columns plus those only the predicate
 //! needs), the output schema, and one [`FileTask`] per file that may hold matching rows, with
-//! its partition values parsed to their types.
+//! its partition values parsed to their types. Strings and binaries take the Arrow types the
+//! request's [`OutputTypes`] ask for, in the read columns, the output schema and the
+//! partition values alike.
 
 mod partitioning;
 mod path;
@@ -19,7 +21,7 @@ use crate::error::{DeltaError, Result};
 use crate::io::TableLocation;
 use crate::log::Add;
 use crate::read::{FileTask, ReadColumn};
-use crate::schema::{parse_partition_value, ColumnMappingMode, StructType};
+use crate::schema::{parse_partition_value, ColumnMappingMode, OutputTypes, StructType};
 
 pub use partitioning::{
     group_whole_files, target_partitions, PartitionCaps, FDS_PER_PARTITION, MEMORY_PER_PARTITION,
@@ -36,6 +38,8 @@ pub struct ScanRequest {
     pub predicate_columns: Vec<String>,
     /// Stop after this many rows.
     pub limit: Option<usize>,
+    /// The Arrow types strings and binaries are read and output as.
+    pub output_types: OutputTypes,
 }
 
 /// The facts of a snapshot planning needs.
@@ -105,7 +109,7 @@ pub fn plan_columns(facts: TableFacts<'_>, request: &ScanRequest) -> Result<Scan
     let mut columns = Vec::with_capacity(read_names.len());
     for name in &read_names {
         let field = resolve(facts.schema, name)?.clone();
-        let arrow = Arc::new(field.to_arrow()?);
+        let arrow = Arc::new(request.output_types.apply_field(&field.to_arrow()?));
         let partition = facts.partition_columns.iter().any(|p| p == name);
         columns.push(ReadColumn {
             field,
@@ -134,7 +138,8 @@ pub fn plan_columns(facts: TableFacts<'_>, request: &ScanRequest) -> Result<Scan
     })
 }
 
-/// The parsed partition values of `add` for the read columns (`None` for data columns).
+/// The parsed partition values of `add` for the read columns (`None` for data columns), each
+/// of its column's Arrow type (a string as the scan's string type, say).
 pub fn partition_values(
     facts: TableFacts<'_>,
     columns: &[ReadColumn],
@@ -158,7 +163,16 @@ pub fn partition_values(
                     c.field.name
                 ))
             })?;
-            parse_partition_value(raw, ty).map(Some)
+            let value = parse_partition_value(raw, ty)?;
+            if value.data_type() == c.arrow.data_type() {
+                return Ok(Some(value));
+            }
+            crate::schema::cast::cast(&value, c.arrow.data_type())
+                .map(Some)
+                .map_err(|source| DeltaError::Arrow {
+                    phase: crate::error::Phase::Plan,
+                    source,
+                })
         })
         .collect()
 }

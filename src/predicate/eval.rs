@@ -2,8 +2,10 @@
 //! list of columns a predicate reads.
 //!
 //! Columns are found by logical path (exact name, then ignoring case) and cast to the type
-//! the predicate was bound with when the batch has another representation (string views,
-//! dictionaries, another time zone name, an older type before widening). Comparisons use
+//! the predicate was bound with when the batch has another representation (dictionaries,
+//! another time zone name, an older type before widening). Strings and binaries are the
+//! exception: a `Utf8View` or `LargeUtf8` column is compared as it is, against the literal
+//! converted to its type. Comparisons use
 //! SQL's three-valued logic (Kleene `and`/`or`); a row whose result is null is not selected.
 //! Floats are compared as SQL does: `-0.0` equals `0.0`, and NaN equals NaN and is greater
 //! than every number.
@@ -21,6 +23,7 @@ use super::bind::{BoundColumn, BoundExpr};
 use super::expr::CompareOp;
 use super::scalar::{normal_f32, normal_f64};
 use crate::error::{DeltaError, Phase, Result};
+use crate::schema::output_types::same_values;
 
 /// Evaluates `predicate` on every row of `batch`: `true` for the rows it selects, `false` for
 /// the others (including rows where it is null). The result has no nulls, ready for
@@ -77,11 +80,7 @@ fn eval(e: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
         BoundExpr::Compare { column, op, value } => {
             let want = column_arrow_type(column)?;
             let array = column_array(batch, column, Some(&want))?;
-            compare(
-                *op,
-                &array,
-                &arrow_array::Scalar::new(Arc::clone(&value.array)),
-            )?
+            compare(*op, &array, &literal_like(&value.array, &array)?)?
         }
         BoundExpr::CompareColumns {
             left,
@@ -90,8 +89,13 @@ fn eval(e: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
             common,
         } => {
             let want = common.to_arrow();
-            let l = column_array(batch, left, Some(&want))?;
-            let r = column_array(batch, right, Some(&want))?;
+            let mut l = column_array(batch, left, Some(&want))?;
+            let mut r = column_array(batch, right, Some(&want))?;
+            if l.data_type() != r.data_type() {
+                // Two encodings of strings (or binaries): compare them as the bound type.
+                l = cast_to(&l, &want)?;
+                r = cast_to(&r, &want)?;
+            }
             compare(*op, &l, &r)?
         }
         BoundExpr::In {
@@ -108,11 +112,7 @@ fn eval(e: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
                 BooleanArray::from(vec![false; rows])
             };
             for value in values {
-                let hit = compare(
-                    CompareOp::Eq,
-                    &array,
-                    &arrow_array::Scalar::new(Arc::clone(&value.array)),
-                )?;
+                let hit = compare(CompareOp::Eq, &array, &literal_like(&value.array, &array)?)?;
                 acc = or_kleene(&acc, &hit).map_err(arrow)?;
             }
             if *negated {
@@ -207,11 +207,31 @@ fn column_array(
         };
     }
     if let Some(want) = want {
-        if array.data_type() != want {
-            array = crate::schema::cast::cast(&array, want).map_err(arrow)?;
+        // A string or binary column stays in its encoding (a view, say): the literal is
+        // converted to it instead (see `literal_like`).
+        if array.data_type() != want && !same_values(array.data_type(), want) {
+            array = cast_to(&array, want)?;
         }
     }
     Ok(normalize_floats(array))
+}
+
+/// A bound literal (a length-1 array) as a scalar of `column`'s type when that is another
+/// encoding of the same kind (a `Utf8` literal against a `Utf8View` column), so that the
+/// column is compared as it was decoded.
+fn literal_like(literal: &ArrayRef, column: &ArrayRef) -> Result<arrow_array::Scalar<ArrayRef>> {
+    let value = if literal.data_type() != column.data_type()
+        && same_values(literal.data_type(), column.data_type())
+    {
+        cast_to(literal, column.data_type())?
+    } else {
+        Arc::clone(literal)
+    };
+    Ok(arrow_array::Scalar::new(value))
+}
+
+fn cast_to(array: &ArrayRef, to: &ArrowDataType) -> Result<ArrayRef> {
+    crate::schema::cast::cast(array, to).map_err(arrow)
 }
 
 /// `-0.0` as `0.0` and every NaN as the positive quiet NaN, matching the bound literals.

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
-    StringViewArray, StructArray, TimestampMillisecondArray,
+    Array, ArrayRef, BinaryViewArray, BooleanArray, Float64Array, Int32Array, Int64Array,
+    LargeStringArray, RecordBatch, StringArray, StringViewArray, StructArray,
+    TimestampMillisecondArray,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType as ArrowDataType, Field, Fields};
@@ -27,6 +28,8 @@ fn schema() -> Result<StructType> {
         ),
         StructField::new("ts", PrimitiveType::Timestamp, true),
         StructField::new("view", PrimitiveType::String, true),
+        StructField::new("large", PrimitiveType::String, true),
+        StructField::new("bin", PrimitiveType::Binary, true),
     ]))
 }
 
@@ -81,6 +84,24 @@ fn batch() -> Result<RecordBatch> {
                 Some("y"),
                 None,
                 Some("x"),
+            ])),
+        ),
+        (
+            "large",
+            Arc::new(LargeStringArray::from(vec![
+                Some("a"),
+                Some("y"),
+                Some("c"),
+                None,
+            ])),
+        ),
+        (
+            "bin",
+            Arc::new(BinaryViewArray::from(vec![
+                Some(b"hi".as_slice()),
+                None,
+                Some(b"a longer binary value".as_slice()),
+                Some(b"hi".as_slice()),
             ])),
         ),
     ];
@@ -192,6 +213,29 @@ fn nested_fields_and_representations() -> Result<()> {
         // Columns of different integer types compare as long.
         ("id = small", [T, F, F, F]),
         ("id < small", [F, T, F, F]),
+    ])
+}
+
+#[test]
+fn string_and_binary_encodings_compare_as_decoded() -> Result<()> {
+    expect(&[
+        ("view != 'x'", [F, T, F, F]),
+        ("view > 'x'", [F, T, F, F]),
+        ("view <= 'x'", [T, F, F, T]),
+        ("view in ('y', 'z')", [F, T, F, F]),
+        ("view not in ('y')", [T, F, F, T]),
+        ("view between 'a' and 'x'", [T, F, F, T]),
+        ("view is null", [F, F, T, F]),
+        ("large = 'c'", [F, F, T, F]),
+        ("large < 'b'", [T, F, F, F]),
+        ("large in ('a', 'y')", [T, T, F, F]),
+        // Columns of two string encodings (a view, a large string, a plain one).
+        ("view = large", [F, T, F, F]),
+        ("large = name", [T, F, T, F]),
+        ("binary '6869' = bin", [T, F, F, T]),
+        ("bin > binary '6869'", [F, F, F, F]),
+        ("bin < binary '6869'", [F, F, T, F]),
+        ("bin in (binary '6869')", [T, F, F, T]),
     ])
 }
 

@@ -3,8 +3,9 @@
 //! The footer comes first (see `footer`); then arrow-rs's sans-io `ParquetPushDecoder` says
 //! which byte ranges it needs, this driver fetches them (coalesced) and pushes them back.
 //! Only the projected columns are fetched; deleted rows (deletion vectors) are skipped by a
-//! row selection so they are never decoded; INT96 timestamps are read as microseconds; each
-//! decoded batch goes through the file's [`FileTransform`].
+//! row selection so they are never decoded; INT96 timestamps are read as microseconds and
+//! strings and binaries in the scan's output types (see `decode_types`); each decoded batch
+//! goes through the file's [`FileTransform`].
 //!
 //! With a bound predicate, row groups whose statistics rule it out are not read at all (see
 //! `row_groups`), and the predicate runs inside the decoder as a Parquet `RowFilter` on its
@@ -16,7 +17,6 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use futures::stream;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder};
 use parquet::arrow::ProjectionMask;
 use parquet::basic::Type as PhysicalType;
@@ -24,6 +24,7 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::DecodeResult;
 
 use super::coalesce::{coalesce, slice, COALESCE_GAP};
+use super::decode_types::reader_metadata;
 use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSource};
 use super::footer::read_metadata;
 use super::row_filter::{plan_row_filter, take_error, ErrorSlot, FilterPlan};
@@ -34,7 +35,7 @@ use crate::io::{BoxStream, BoxedStream, Store, TableLocation};
 use crate::log::DeletionVectorDescriptor;
 use crate::metrics::DeltaScanMetrics;
 use crate::predicate::BoundExpr;
-use crate::schema::ColumnMappingMode;
+use crate::schema::{ColumnMappingMode, OutputTypes};
 
 /// Evaluates the scan's row predicate on a batch of read columns; `true` keeps the row.
 pub type RowPredicate = Arc<dyn Fn(&RecordBatch) -> Result<BooleanArray> + Send + Sync>;
@@ -66,6 +67,8 @@ pub struct ReadContext {
     pub predicate_expr: Option<Arc<BoundExpr>>,
     /// Row groups left out because their statistics rule the predicate out, over all files.
     pub row_groups_pruned: Arc<AtomicU64>,
+    /// The Arrow types strings and binaries are decoded as (those of `columns`' fields).
+    pub output_types: OutputTypes,
 }
 
 impl std::fmt::Debug for ReadContext {
@@ -75,6 +78,7 @@ impl std::fmt::Debug for ReadContext {
             .field("output_schema", &self.output_schema)
             .field("mode", &self.mode)
             .field("batch_size", &self.batch_size)
+            .field("output_types", &self.output_types)
             .field("predicate", &self.predicate.is_some())
             .field("predicate_expr", &self.predicate_expr)
             .field(
@@ -198,16 +202,7 @@ async fn open(
 ) -> Result<Option<Opened>> {
     let path = task.path.as_str();
     let metadata = read_metadata(ctx.store.as_ref(), path, task.size).await?;
-    let options = ArrowReaderOptions::new();
-    let plain = ArrowReaderMetadata::try_new(Arc::clone(&metadata), options.clone())
-        .map_err(|e| parquet_error(path, e))?;
-    let arrow_metadata = match int96_as_micros(&metadata, plain.schema()) {
-        Some(hint) => {
-            ArrowReaderMetadata::try_new(Arc::clone(&metadata), options.with_schema(hint))
-                .map_err(|e| parquet_error(path, e))?
-        }
-        None => plain,
-    };
+    let arrow_metadata = reader_metadata(&metadata, path, ctx.output_types)?;
     let file_schema = Arc::clone(arrow_metadata.schema());
     let descr = metadata.file_metadata().schema_descr_ptr();
 

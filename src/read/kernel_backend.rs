@@ -9,6 +9,11 @@
 //! then get the same treatment as the direct backend's: deletion vector (by row position: the
 //! kernel reads every row, in order), transform, predicate, limit, output projection.
 //!
+//! The kernel decodes strings and binaries as `Utf8` and `Binary` only (its schema has no
+//! view or large types), so with other output types ([`crate::schema::OutputTypes`]) the
+//! transform converts them: views are built over the kernel's value buffers, without copying
+//! the values (see `schema::cast`). The rows are the same as the direct backend's.
+//!
 //! The kernel reads through [`OneFileStore`], an `object_store` view of the table's own
 //! [`Store`] that serves this one file, so its requests go through the same store (and
 //! counters) as everything else. Dropping the stream closes the channel: the thread stops at

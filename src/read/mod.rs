@@ -3,6 +3,7 @@
 //! reads of a partition (permits, prefetch, bounded output, cancellation).
 
 mod coalesce;
+mod decode_types;
 pub mod deletion_vector;
 mod file;
 mod footer;

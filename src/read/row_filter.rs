@@ -553,6 +553,7 @@ mod tests {
             projection: None,
             predicate_columns: vec!["s".into(), "id".into()],
             limit: None,
+            output_types: Default::default(),
         };
         let columns = plan_columns(facts, &request).unwrap_or_else(|e| panic!("{e}"));
         let tasks = plan_tasks(
@@ -576,6 +577,7 @@ mod tests {
             predicate: Some(predicate),
             predicate_expr: None,
             row_groups_pruned: Default::default(),
+            output_types: Default::default(),
         };
         let mut batches = Vec::new();
         for task in tasks {

@@ -13,7 +13,8 @@
 //! - `Date64` to `Date32`; dates and timestamps of any unit to a timestamp of any unit
 //!   (dividing truncates, multiplying checks overflow); a time zone label is only relabelled,
 //!   as stored values are UTC instants (or zone-less for `timestamp_ntz`);
-//! - the string and binary encodings to `Utf8` (checked UTF-8) and `Binary`;
+//! - the string and binary encodings (plain, large, view) to one another, read as strings only
+//!   when they are UTF-8 (see [`crate::schema::OutputTypes`]);
 //! - `Null` to anything (all nulls), a dictionary to its value type;
 //! - lists, structs and maps whose children convert.
 //!
@@ -28,9 +29,9 @@ use arrow_array::types::{
     UInt8Type,
 };
 use arrow_array::{
-    make_array, new_null_array, Array, ArrayRef, BinaryArray, Decimal128Array, Float32Array,
-    Float64Array, Int64Array, ListArray, MapArray, PrimitiveArray, StringArray, StructArray,
-    UInt32Array,
+    make_array, new_null_array, Array, ArrayRef, BinaryArray, BinaryViewArray, Decimal128Array,
+    Float32Array, Float64Array, Int64Array, LargeBinaryArray, LargeStringArray, ListArray,
+    MapArray, PrimitiveArray, StringArray, StringViewArray, StructArray, UInt32Array,
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, FieldRef, Fields, TimeUnit};
@@ -79,8 +80,15 @@ pub(crate) fn cast(data: &ArrayRef, target: &DataType) -> Result<ArrayRef, Arrow
         (_, DataType::Timestamp(unit, _)) => {
             to_timestamp(data, *unit, target).ok_or_else(|| unsupported(from, target))?
         }
-        (_, DataType::Utf8) => to_utf8(data).ok_or_else(|| unsupported(from, target))?,
-        (_, DataType::Binary) => to_binary(data).ok_or_else(|| unsupported(from, target))?,
+        (
+            _,
+            DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
+            | DataType::Binary
+            | DataType::LargeBinary
+            | DataType::BinaryView,
+        ) => to_bytes(data, target).ok_or_else(|| unsupported(from, target))?,
         (
             DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _),
             DataType::List(item),
@@ -274,36 +282,67 @@ fn to_timestamp(
     Some(scaled.and_then(|v| retype(&v, target)))
 }
 
-/// The string and binary encodings as `Utf8` (binary values must be UTF-8).
-fn to_utf8(data: &ArrayRef) -> Option<Result<ArrayRef, ArrowError>> {
-    let out = match data.data_type() {
-        DataType::LargeUtf8 => StringArray::from_iter(data.as_string::<i64>().iter()),
-        DataType::Utf8View => StringArray::from_iter(data.as_string_view().iter()),
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
-            let bytes = binary_values(data)?;
-            let text: Result<Vec<Option<&str>>, _> = bytes
-                .iter()
-                .map(|b| b.map(std::str::from_utf8).transpose())
-                .collect();
-            match text {
-                Ok(text) => StringArray::from(text),
-                Err(_) => {
-                    return Some(Err(ArrowError::CastError(format!(
-                        "a {} value is not valid UTF-8",
-                        data.data_type()
-                    ))))
-                }
-            }
+/// The string and binary encodings as one another (`target` is one of `Utf8`, `LargeUtf8`,
+/// `Utf8View`, `Binary`, `LargeBinary`, `BinaryView`; values read as strings must be UTF-8).
+/// Views are built over the source's value buffer, without copying values.
+fn to_bytes(data: &ArrayRef, target: &DataType) -> Option<Result<ArrayRef, ArrowError>> {
+    let from = data.data_type();
+    let view: Option<ArrayRef> = match (from, target) {
+        (DataType::Utf8, DataType::Utf8View) => {
+            Some(Arc::new(StringViewArray::from(data.as_string::<i32>())))
         }
+        (DataType::LargeUtf8, DataType::Utf8View) => {
+            Some(Arc::new(StringViewArray::from(data.as_string::<i64>())))
+        }
+        (DataType::Binary, DataType::BinaryView) => {
+            Some(Arc::new(BinaryViewArray::from(data.as_binary::<i32>())))
+        }
+        (DataType::LargeBinary, DataType::BinaryView) => {
+            Some(Arc::new(BinaryViewArray::from(data.as_binary::<i64>())))
+        }
+        (DataType::Utf8View, DataType::BinaryView) => {
+            Some(Arc::new(data.as_string_view().clone().to_binary_view()))
+        }
+        (DataType::Binary | DataType::LargeBinary | DataType::BinaryView, DataType::Utf8View) => {
+            let binary = match from {
+                DataType::Binary => BinaryViewArray::from(data.as_binary::<i32>()),
+                DataType::LargeBinary => BinaryViewArray::from(data.as_binary::<i64>()),
+                _ => data.as_binary_view().clone(),
+            };
+            return Some(
+                binary
+                    .to_string_view()
+                    .map(|v| Arc::new(v) as ArrayRef)
+                    .map_err(|_| not_utf8(from)),
+            );
+        }
+        _ => None,
+    };
+    if let Some(view) = view {
+        return Some(Ok(view));
+    }
+    let bytes = binary_values(data)?;
+    let text = || -> Result<Vec<Option<&str>>, ArrowError> {
+        bytes
+            .iter()
+            .map(|b| b.map(std::str::from_utf8).transpose())
+            .collect::<Result<_, _>>()
+            .map_err(|_| not_utf8(from))
+    };
+    let out: Result<ArrayRef, ArrowError> = match target {
+        DataType::Utf8 => text().map(|t| Arc::new(StringArray::from(t)) as ArrayRef),
+        DataType::LargeUtf8 => text().map(|t| Arc::new(LargeStringArray::from(t)) as ArrayRef),
+        DataType::Utf8View => text().map(|t| Arc::new(StringViewArray::from(t)) as ArrayRef),
+        DataType::Binary => Ok(Arc::new(BinaryArray::from(bytes))),
+        DataType::LargeBinary => Ok(Arc::new(LargeBinaryArray::from(bytes))),
+        DataType::BinaryView => Ok(Arc::new(BinaryViewArray::from(bytes))),
         _ => return None,
     };
-    Some(Ok(Arc::new(out)))
+    Some(out)
 }
 
-/// The string and binary encodings as `Binary`.
-fn to_binary(data: &ArrayRef) -> Option<Result<ArrayRef, ArrowError>> {
-    let values = binary_values(data)?;
-    Some(Ok(Arc::new(BinaryArray::from(values))))
+fn not_utf8(from: &DataType) -> ArrowError {
+    ArrowError::CastError(format!("a {from} value is not valid UTF-8"))
 }
 
 /// The values of a string or binary array as bytes (`None` for another type).
@@ -405,8 +444,7 @@ mod tests {
     use arrow_array::types::{TimestampMicrosecondType, TimestampNanosecondType};
     use arrow_array::{
         Date32Array, DictionaryArray, Float32Array, Int32Array, Int8Array, LargeListArray,
-        LargeStringArray, NullArray, TimestampMillisecondArray, TimestampNanosecondArray,
-        UInt64Array,
+        NullArray, TimestampMillisecondArray, TimestampNanosecondArray, UInt64Array,
     };
     use arrow_schema::Field;
 
@@ -522,6 +560,88 @@ mod tests {
         let out = run(text, &DataType::Binary);
         assert_eq!(out.as_binary::<i32>().value(0), b"x");
         let text: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+        assert!(cast(&text, &DataType::Int64).is_err());
+    }
+
+    #[test]
+    fn strings_and_binary_to_large_and_view_types() {
+        let text: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("short"),
+            None,
+            Some("a value longer than twelve bytes"),
+        ]));
+        let bin: ArrayRef = Arc::new(BinaryArray::from(vec![
+            Some(b"ab".as_slice()),
+            None,
+            Some([0xffu8, 0].as_slice()),
+        ]));
+        let want_text = [
+            Some("short"),
+            None,
+            Some("a value longer than twelve bytes"),
+        ];
+        for target in [DataType::Utf8View, DataType::LargeUtf8, DataType::Utf8] {
+            let out = run(Arc::clone(&text), &target);
+            // And back, from every encoding to every other.
+            for back in [DataType::Utf8, DataType::LargeUtf8, DataType::Utf8View] {
+                let again = run(Arc::clone(&out), &back);
+                let values: Vec<Option<String>> = match back {
+                    DataType::Utf8 => again
+                        .as_string::<i32>()
+                        .iter()
+                        .map(|v| v.map(String::from))
+                        .collect(),
+                    DataType::LargeUtf8 => again
+                        .as_string::<i64>()
+                        .iter()
+                        .map(|v| v.map(String::from))
+                        .collect(),
+                    _ => again
+                        .as_string_view()
+                        .iter()
+                        .map(|v| v.map(String::from))
+                        .collect(),
+                };
+                let want: Vec<Option<String>> =
+                    want_text.iter().map(|v| v.map(String::from)).collect();
+                assert_eq!(values, want, "{target} -> {back}");
+            }
+        }
+        // Views over a plain array share its value buffer.
+        let view = run(Arc::clone(&text), &DataType::Utf8View);
+        let view = view.as_string_view();
+        assert_eq!(view.data_buffers().len(), 1);
+        assert_eq!(
+            view.data_buffers()[0].as_ptr(),
+            text.as_string::<i32>().values().as_ptr()
+        );
+        for target in [DataType::BinaryView, DataType::LargeBinary] {
+            let out = run(Arc::clone(&bin), &target);
+            let back = run(out, &DataType::Binary);
+            assert_eq!(back.as_binary::<i32>(), bin.as_binary::<i32>());
+        }
+        // Strings to binaries, and binaries to strings only when UTF-8.
+        let out = run(Arc::clone(&text), &DataType::BinaryView);
+        assert_eq!(out.as_binary_view().value(0), b"short");
+        let out = run(
+            run(Arc::clone(&text), &DataType::Utf8View),
+            &DataType::BinaryView,
+        );
+        assert_eq!(
+            out.as_binary_view().value(2),
+            want_text[2].map(str::as_bytes).unwrap_or_default()
+        );
+        for target in [DataType::Utf8View, DataType::LargeUtf8] {
+            assert!(cast(&bin, &target).is_err(), "{target}");
+            let good: ArrayRef = Arc::new(BinaryArray::from(vec![b"ok".as_slice()]));
+            assert_eq!(cast(&good, &target).map(|a| a.len()).ok(), Some(1));
+        }
+        let view_bin: ArrayRef = Arc::new(BinaryViewArray::from(vec![b"ok".as_slice()]));
+        let out = run(view_bin, &DataType::Utf8View);
+        assert_eq!(out.as_string_view().value(0), "ok");
+        let dict: DictionaryArray<Int8Type> = vec![Some("b"), None].into_iter().collect();
+        let out = run(Arc::new(dict), &DataType::Utf8View);
+        assert_eq!((out.as_string_view().value(0), out.is_null(1)), ("b", true));
         assert!(cast(&text, &DataType::Int64).is_err());
     }
 

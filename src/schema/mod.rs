@@ -8,6 +8,8 @@
 //! - [`arrow`]: the logical Arrow schema ([`StructType::to_arrow`]), matching `delta_kernel`.
 //! - [`column_mapping`]: [`ColumnMappingMode`], physical names and field ids, and the physical
 //!   schema of data files ([`StructType::physical_arrow_schema`]).
+//! - [`output_types`]: [`OutputTypes`], the Arrow types strings and binaries are output as
+//!   (`Utf8`/`LargeUtf8`/`Utf8View`, `Binary`/`LargeBinary`/`BinaryView`).
 //! - [`partition`]: `add.partitionValues` strings to typed Arrow arrays
 //!   ([`parse_partition_value`]).
 //! - `cast`: column data converted to its logical Arrow type (type widening, timestamp units,
@@ -17,6 +19,7 @@ pub mod arrow;
 pub(crate) mod cast;
 pub mod column_mapping;
 pub(crate) mod number_text;
+pub mod output_types;
 pub mod partition;
 pub mod types;
 
@@ -25,6 +28,7 @@ pub use column_mapping::{
     field_id, physical_name, ColumnMappingMode, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_MODE_KEY,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
+pub use output_types::{BinaryType, OutputTypes, StringType};
 pub use partition::{parse_partition_value, parse_partition_values};
 pub use types::{
     parse_schema, ArrayType, DataType, DecimalType, MapType, PrimitiveType, StructField, StructType,

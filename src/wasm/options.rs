@@ -7,6 +7,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortSignal;
 
 use crate::error::{DeltaError, Result};
+use crate::schema::{BinaryType, OutputTypes, StringType};
 
 /// Which version `openTable` loads.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,13 +32,16 @@ pub(crate) struct OpenOptions {
     pub retries: Option<u32>,
 }
 
-/// `{ columns, filter, limit, batchSize, signal, onProgress }`.
+/// `{ columns, filter, limit, batchSize, stringType, binaryType, signal, onProgress }`.
 #[derive(Debug, Default)]
 pub(crate) struct ScanOptions {
     pub columns: Option<Vec<String>>,
     pub filter: Option<String>,
     pub limit: Option<usize>,
     pub batch_size: Option<usize>,
+    /// The output types; `Utf8` and `Binary` unless `stringType`/`binaryType` say otherwise
+    /// (what every `apache-arrow` version reads).
+    pub output_types: OutputTypes,
     pub signal: Option<AbortSignal>,
     pub on_progress: Option<Function>,
 }
@@ -111,11 +115,20 @@ impl ScanOptions {
         let batch_size = get(options, "batchSize")?
             .map(|v| whole_number(&v, "batchSize").map(saturating_usize))
             .transpose()?;
+        let strings = get(options, "stringType")?
+            .map(|v| type_name::<StringType>(&v, "stringType"))
+            .transpose()?
+            .unwrap_or(StringType::Utf8);
+        let binaries = get(options, "binaryType")?
+            .map(|v| type_name::<BinaryType>(&v, "binaryType"))
+            .transpose()?
+            .unwrap_or(BinaryType::Binary);
         Ok(ScanOptions {
             columns,
             filter,
             limit,
             batch_size,
+            output_types: OutputTypes::new(strings, binaries),
             signal: signal(options)?,
             on_progress: get(options, "onProgress")?
                 .map(|v| function(v, "onProgress"))
@@ -141,6 +154,14 @@ fn get(options: &JsValue, key: &str) -> Result<Option<JsValue>> {
     let value = Reflect::get(options, &JsValue::from_str(key))
         .map_err(|_| invalid(format!("cannot read options.{key}")))?;
     Ok((!value.is_undefined() && !value.is_null()).then_some(value))
+}
+
+/// A type name (`"Utf8View"`, `"LargeBinary"`, ...) given as a string.
+fn type_name<T: std::str::FromStr<Err = DeltaError>>(value: &JsValue, key: &str) -> Result<T> {
+    value
+        .as_string()
+        .ok_or_else(|| invalid(format!("options.{key} must be a string")))?
+        .parse()
 }
 
 fn saturating_usize(n: u64) -> usize {

@@ -54,7 +54,7 @@ struct ScanState {
 impl WasmScan {
     /// Plans the scan of `table`.
     pub(crate) fn start(table: &DeltaTable, options: ScanOptions) -> Result<WasmScan, JsValue> {
-        let mut builder = table.scan();
+        let mut builder = table.scan().with_output_types(options.output_types);
         if let Some(columns) = options.columns {
             builder = builder.with_projection(columns);
         }
