@@ -369,3 +369,47 @@ fn sql_over_two_named_tables() {
     let out = dar(&["sql", "SELECT 1", "--table", "no-equals-sign"]);
     assert!(!out.status.success());
 }
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_export_leaves_nothing_behind() {
+    use delta_arrow_reader::serve::{ServeConfig, StaticServer};
+    // A slow server: every request waits 1 s, so the export is still running when
+    // interrupted.
+    let server = StaticServer::start_background(
+        ServeConfig::new(common::table_dir("golden__data-reader-primitives"))
+            .with_latency(std::time::Duration::from_millis(1000)),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let target = dir.path().join("out.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+        .args(["export", &server.url(), "--out", &target.to_string_lossy()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+    let partial = dir.path().join(".out.csv.dar-partial");
+    for _ in 0..600 {
+        if partial.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(
+        partial.exists(),
+        "the export writes its temporary file first"
+    );
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("kill: {e}"));
+    assert!(killed.success());
+    let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        !target.exists(),
+        "nothing was written under the target's name"
+    );
+    assert_no_partial_files(dir.path());
+}

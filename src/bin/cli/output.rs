@@ -8,11 +8,13 @@
 //! export leaves the target as it was. A symbolic link as the target is resolved first: the
 //! file it points to is replaced and the link stays. A rename never replaces anything but a
 //! regular file; a special file keeps its kind because it is opened and written, never
-//! created or renamed over; a directory is refused.
+//! created or renamed over; a directory is refused. An interrupt (Ctrl-C, SIGTERM) removes
+//! the temporary file before the process exits.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use delta_arrow_reader::{DeltaError, Phase};
 
@@ -24,6 +26,35 @@ pub fn io_error(path: &Path, e: impl std::fmt::Display) -> DeltaError {
         phase: Phase::Read,
         transient: false,
     }
+}
+
+/// The temporary file being written, removed by the interrupt handler.
+static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Exit code after an interrupt (128 + SIGINT).
+const INTERRUPTED: i32 = 130;
+
+fn set_partial(path: Option<PathBuf>) {
+    if let Ok(mut p) = PARTIAL.lock() {
+        *p = path;
+    }
+}
+
+/// Installs the interrupt handler (once per process; a second call is a no-op).
+fn remove_partial_on_interrupt() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // Without a handler an interrupt still ends the process; only the clean-up is lost.
+        let _ = ctrlc::set_handler(|| {
+            if let Ok(mut p) = PARTIAL.lock() {
+                if let Some(path) = p.take() {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+            eprintln!("\ndar: interrupted");
+            std::process::exit(INTERRUPTED);
+        });
+    });
 }
 
 /// What the bytes of an export go to.
@@ -82,7 +113,9 @@ impl Output {
         target: PathBuf,
         permissions: Option<std::fs::Permissions>,
     ) -> Result<(Sink, Self), DeltaError> {
+        remove_partial_on_interrupt();
         let (temp, file) = create_temp(&target)?;
+        set_partial(Some(temp.clone()));
         if let Some(p) = permissions {
             // The replaced file's mode is kept; failing to copy it is not worth an error.
             let _ = file.set_permissions(p);
@@ -103,6 +136,8 @@ impl Output {
                 if renamed.is_err() {
                     let _ = std::fs::remove_file(&temp);
                 }
+                // After the rename: an interrupt in between finds nothing left to remove.
+                set_partial(None);
                 renamed
             }
         }
@@ -113,6 +148,7 @@ impl Drop for Output {
     /// An export that did not finish leaves nothing behind.
     fn drop(&mut self) {
         if let Commit::Rename { temp, .. } = &self.commit {
+            set_partial(None);
             let _ = std::fs::remove_file(temp);
         }
     }
