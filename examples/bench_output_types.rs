@@ -43,6 +43,11 @@ impl Lcg {
     }
 }
 
+/// One of `from`, at random.
+fn pick<'a>(rng: &mut Lcg, from: &[&'a str]) -> &'a str {
+    from[rng.below(from.len() as u64) as usize]
+}
+
 fn flag(args: &[String], name: &str, default: &str) -> String {
     args.iter()
         .position(|a| a == name)
@@ -84,7 +89,6 @@ fn write(dir: &str, rows: usize, files: usize) -> Result<(), String> {
     for f in 0..files {
         let n = per_file.min(rows - f * per_file);
         let start = (f * per_file) as i64;
-        let pick = |rng: &mut Lcg, from: &[&str]| from[rng.below(from.len() as u64) as usize];
         let columns: Vec<(&str, ArrayRef)> = vec![
             (
                 "id",
