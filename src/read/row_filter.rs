@@ -263,9 +263,10 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// The rows of a scan (one batch) and the row groups it pruned.
+    /// The rows of a scan (one batch, in log order: one partition) and the row groups it
+    /// pruned.
     fn scan(table: &DeltaTable, filter: Option<&str>, limit: Option<usize>) -> (RecordBatch, u64) {
-        let mut builder = table.scan().with_batch_size(7);
+        let mut builder = table.scan().with_batch_size(7).with_target_partitions(1);
         if let Some(f) = filter {
             builder = builder.with_filter(f);
         }
@@ -288,6 +289,7 @@ mod tests {
     fn strings(table: &DeltaTable, column: &str, filter: &str) -> Vec<Option<String>> {
         let scan = table
             .scan()
+            .with_target_partitions(1)
             .with_projection([column])
             .with_filter(filter)
             .build();
