@@ -50,7 +50,7 @@ def run(args):
     checksum = 0
     dt = DeltaTable(args.table)
     if args.mode == "log":
-        actions = pa.table(dt.get_add_actions(flatten=True))
+        actions = pa.table(dt.get_add_actions(flatten=False))
         rows = actions.num_rows
         checksum = pc.sum(actions.column("size_bytes")).as_py() or 0
     else:

@@ -218,7 +218,8 @@ struct Builders {
 
 impl Builders {
     fn new(rows: usize) -> Self {
-        let dec = || Decimal128Builder::with_capacity(rows).with_precision_and_scale(12, 2);
+        let dec =
+            || Decimal128Builder::with_capacity(rows).with_data_type(DataType::Decimal128(12, 2));
         let text = |bytes| StringBuilder::with_capacity(rows, rows * bytes);
         Builders {
             ints: std::array::from_fn(|_| Int64Builder::with_capacity(rows)),
