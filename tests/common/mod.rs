@@ -225,19 +225,8 @@ pub fn sorted_rows(batches: &[arrow_array::RecordBatch]) -> Vec<String> {
     out
 }
 
-/// The magic number of a deletion vector's Roaring bitmap.
-const DV_MAGIC: u32 = 1_681_511_377;
-
 /// A deletion vector file marking `rows` deleted: version byte, then size, bitmap (magic +
 /// portable 64-bit Roaring), CRC-32; and the bitmap's size (the descriptor's `sizeInBytes`).
 pub fn dv_file(rows: impl IntoIterator<Item = u64>) -> (Vec<u8>, usize) {
-    let map: roaring::RoaringTreemap = rows.into_iter().collect();
-    let mut bitmap = DV_MAGIC.to_le_bytes().to_vec();
-    map.serialize_into(&mut bitmap)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut file = vec![1u8];
-    file.extend_from_slice(&(bitmap.len() as u32).to_be_bytes());
-    file.extend_from_slice(&bitmap);
-    file.extend_from_slice(&crc32fast::hash(&bitmap).to_be_bytes());
-    (file, bitmap.len())
+    delta_arrow_reader::fixture::deletion_vector_file(rows)
 }

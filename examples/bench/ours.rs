@@ -1,0 +1,99 @@
+//! Our readers: the streaming API with default options
+//! (`DeltaTableBuilder … scan() … build().await?.into_stream()`), and the DataFusion adapter
+//! with the session defaults of `dar sql` (`SessionContext::new()`, eagerly loaded scan
+//! metadata, `ScanOptions::default()`), batches dropped as they arrive. Bytes read are the
+//! table store's own counters (log and data).
+
+use std::time::Instant;
+
+use datafusion::prelude::SessionContext;
+use delta_arrow_reader::datafusion::{register_table, ScanOptions};
+use delta_arrow_reader::DeltaTableBuilder;
+use futures::StreamExt;
+
+use crate::cell::{status_kib, CellResult, Tally};
+use crate::scenario::{Kind, Scenario};
+
+fn finish(started: Instant, ttfb: Option<f64>, tally: Tally, bytes: u64) -> CellResult {
+    CellResult {
+        secs: started.elapsed().as_secs_f64(),
+        ttfb_secs: ttfb,
+        rows: tally.rows,
+        checksum: tally.checksum,
+        bytes,
+        bytes_from: "metrics".into(),
+        rss_kib: status_kib("VmHWM"),
+    }
+}
+
+/// Our streaming API on `location`.
+pub async fn streaming(location: &str, s: &Scenario) -> Result<CellResult, String> {
+    let started = Instant::now();
+    let table = DeltaTableBuilder::new(location)
+        .load_table()
+        .await
+        .map_err(|e| e.to_string())?;
+    let counters = table.io_counters();
+    if s.kind == Kind::LogLoad {
+        let files = table.active_files().await.map_err(|e| e.to_string())?;
+        let tally = Tally {
+            rows: files.len() as u64,
+            checksum: files.iter().map(|f| f.size).sum(),
+        };
+        return Ok(finish(
+            started,
+            None,
+            tally,
+            counters.snapshot().bytes_received,
+        ));
+    }
+    let mut builder = table.scan();
+    if let Some(columns) = s.projection {
+        builder = builder.with_projection(columns.iter().copied());
+    }
+    if let Some(f) = s.filter {
+        builder = builder.with_filter(f.text());
+    }
+    let scan = builder.build().await.map_err(|e| e.to_string())?;
+    let mut stream = scan.into_stream();
+    let mut tally = Tally::default();
+    let mut ttfb = None;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(|e| e.to_string())?;
+        ttfb.get_or_insert_with(|| started.elapsed().as_secs_f64());
+        tally.add(&batch);
+    }
+    Ok(finish(
+        started,
+        ttfb,
+        tally,
+        counters.snapshot().bytes_received,
+    ))
+}
+
+/// Our DataFusion adapter on `location`, as `dar sql` sets it up.
+pub async fn datafusion(location: &str, s: &Scenario) -> Result<CellResult, String> {
+    let started = Instant::now();
+    let ctx = SessionContext::new();
+    let table = DeltaTableBuilder::new(location)
+        .load_table_with_eager_scan_metadata()
+        .await
+        .map_err(|e| e.to_string())?;
+    let counters = table.io_counters();
+    register_table(&ctx, "lineitem", table, ScanOptions::default()).map_err(|e| e.to_string())?;
+    let frame = ctx.sql(&s.sql()).await.map_err(|e| e.to_string())?;
+    let mut stream = frame.execute_stream().await.map_err(|e| e.to_string())?;
+    let mut tally = Tally::default();
+    let mut ttfb = None;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(|e| e.to_string())?;
+        ttfb.get_or_insert_with(|| started.elapsed().as_secs_f64());
+        tally.add(&batch);
+    }
+    Ok(finish(
+        started,
+        ttfb,
+        tally,
+        counters.snapshot().bytes_received,
+    ))
+}
