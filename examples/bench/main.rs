@@ -113,7 +113,7 @@ fn run_cell(args: &Args, cell: &[String]) -> Outcome {
         cell.get(1).and_then(|n| {
             scenario::all(tables.layout, tables.commits)
                 .into_iter()
-                .find(|s| &s.name == n)
+                .find(|s| s.name == *n)
         }),
         args.location.as_deref(),
     ) else {

@@ -183,7 +183,7 @@ pub fn write_lineitem(dir: &Path, layout: Layout) -> Result<Vec<Value>, String> 
 pub fn deleted_rows(layout: Layout, file: usize) -> Vec<u64> {
     let mut rng = SplitMix64::new(SEED ^ 0xDE1E_7ED0, file as u64);
     (0..layout.rows_per_file as u64)
-        .filter(|_| rng.next_u64() % 10 == 0)
+        .filter(|_| rng.next_u64().is_multiple_of(10))
         .collect()
 }
 
