@@ -13,13 +13,18 @@
 //! - `TRUNCATING_PORT`: sends the bodies of data files (`…/part-…`) cut short after 10 bytes
 //!   (with the full `Content-Length`), and the log intact.
 //!
+//! A port of `0` lets the system pick a free one. Once every server listens, the first line
+//! on stdout is `urls MAIN_URL [FAULTY_URL TRUNCATING_URL]`, so a script that passes `0` reads
+//! the addresses from there instead of racing other processes for a port it chose earlier.
+//!
 //! It runs until killed.
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
+    use std::io::Write;
     use std::process::ExitCode;
 
-    use delta_arrow_reader::serve::{run_forever, Faults, ServeConfig, StaticServer};
+    use delta_arrow_reader::serve::{Faults, ServeConfig, StaticServer};
 
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: serve_corpus DIR PORT [FAULTY_PORT TRUNCATING_PORT]";
@@ -51,8 +56,8 @@ fn main() -> std::process::ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        // Kept alive until the main server ends (never, unless it fails).
-        let mut fault_servers = Vec::new();
+        let main = StaticServer::start(ServeConfig::new(&dir).with_port(main_port)).await?;
+        let mut servers = vec![main];
         if let Some((faulty, truncating)) = fault_ports {
             let faults = Faults {
                 fail_first: 2,
@@ -60,7 +65,7 @@ fn main() -> std::process::ExitCode {
                 ..Faults::default()
             };
             let config = ServeConfig::new(&dir).with_port(faulty).with_faults(faults);
-            fault_servers.push(StaticServer::start(config).await?);
+            servers.push(StaticServer::start(config).await?);
 
             let faults = Faults {
                 truncate_body: Some(10),
@@ -70,14 +75,18 @@ fn main() -> std::process::ExitCode {
             let config = ServeConfig::new(&dir)
                 .with_port(truncating)
                 .with_faults(faults);
-            fault_servers.push(StaticServer::start(config).await?);
-            for server in &fault_servers {
-                println!("Serving {dir} with faults at {}/", server.url());
-            }
+            servers.push(StaticServer::start(config).await?);
         }
-        let served = run_forever(ServeConfig::new(&dir).with_port(main_port)).await;
-        drop(fault_servers);
-        served
+        let urls: Vec<String> = servers.iter().map(|s| format!("{}/", s.url())).collect();
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "urls {}", urls.join(" "))?;
+        out.flush()?;
+        drop(out);
+        // The servers run as tasks on this runtime; they are kept alive until the process is
+        // killed.
+        std::future::pending::<()>().await;
+        drop(servers);
+        Ok::<(), std::io::Error>(())
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,6 @@
 //! The scan scheduler on wasm32's single-threaded executor (headless Chromium), with the same
 //! code as natively: several partitions with prefetch and a one-batch output buffer read a
-//! twelve-file table from the in-memory store in task order; dropping a stream mid-way ends
+//! twelve-file table from the in-memory store, each partition in its task order; dropping a stream mid-way ends
 //! the scan with nothing left running; lazy and eager tables plan the same tasks.
 #![cfg(target_arch = "wasm32")]
 
@@ -68,6 +68,13 @@ fn options() -> DeltaScanExecutionOptions {
     }
 }
 
+/// The `k` of a data file `part-k.parquet`.
+fn file_index(path: &str) -> usize {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let digits = name.trim_start_matches("part-").trim_end_matches(".parquet");
+    digits.parse().unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 fn ids(batches: &[RecordBatch]) -> Vec<i64> {
     batches
         .iter()
@@ -91,14 +98,48 @@ async fn partitions_read_every_file_in_task_order() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scan.partitions(), 3);
     let metrics = scan.metrics();
+    // Each partition's ids, in its task order (file k holds ids 50k..50k+49).
+    let partition_of_file: Vec<usize> = {
+        let mut owner = vec![usize::MAX; FILES as usize];
+        for (p, tasks) in scan.partition_tasks().iter().enumerate() {
+            for t in tasks {
+                owner[file_index(&t.path)] = p;
+            }
+        }
+        owner
+    };
+    let per_partition = |ids: &[i64]| -> Vec<Vec<i64>> {
+        let mut out = vec![Vec::new(); 3];
+        for &id in ids {
+            out[partition_of_file[(id / ROWS_PER_FILE) as usize]].push(id);
+        }
+        out
+    };
+    let want: Vec<Vec<i64>> = scan
+        .partition_tasks()
+        .iter()
+        .map(|tasks| {
+            tasks
+                .iter()
+                .flat_map(|t| {
+                    let k = file_index(&t.path) as i64;
+                    k * ROWS_PER_FILE..(k + 1) * ROWS_PER_FILE
+                })
+                .collect()
+        })
+        .collect();
     let batches = scan
         .into_stream()
         .collect_batches()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    // The merged stream hands batches out in the log's task order.
-    let want: Vec<i64> = (0..FILES * ROWS_PER_FILE).collect();
-    assert_eq!(ids(&batches), want);
+    // With no limit, the merged stream hands batches out as partitions produce them: every
+    // id comes exactly once, and each partition's ids keep its task order.
+    let got = ids(&batches);
+    let mut sorted = got.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..FILES * ROWS_PER_FILE).collect::<Vec<_>>());
+    assert_eq!(per_partition(&got), want);
     assert_eq!(metrics.file_tasks_started(), FILES as u64);
     assert_eq!(metrics.file_tasks_completed(), FILES as u64);
     assert_eq!(metrics.partitions_completed(), 3);

@@ -28,6 +28,28 @@ pub struct CellResult {
     pub rss_kib: u64,
 }
 
+impl CellResult {
+    /// The result of a run that began at `started` and ends now: `tally` of what it returned,
+    /// `bytes` read (counted as `bytes_from` says), and this process's peak resident set.
+    pub fn measured(
+        started: std::time::Instant,
+        ttfb_secs: Option<f64>,
+        tally: &Tally,
+        bytes: u64,
+        bytes_from: &str,
+    ) -> Self {
+        CellResult {
+            secs: started.elapsed().as_secs_f64(),
+            ttfb_secs,
+            rows: tally.rows,
+            checksum: tally.checksum,
+            bytes,
+            bytes_from: bytes_from.into(),
+            rss_kib: status_kib("VmHWM"),
+        }
+    }
+}
+
 /// A reader's answer for a cell: a result, or why it has none.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

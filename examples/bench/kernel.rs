@@ -17,7 +17,7 @@ use delta_kernel::scan::state::ScanFile;
 use delta_kernel::Snapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
 
-use crate::cell::{rchar, status_kib, CellResult, Tally};
+use crate::cell::{rchar, CellResult, Tally};
 use crate::scenario::{Filter, Kind, Scenario};
 
 fn predicate(f: Filter) -> Predicate {
@@ -115,13 +115,11 @@ pub fn run(url: &url::Url, s: &Scenario) -> Result<CellResult, String> {
             tally.add(&batch);
         }
     }
-    Ok(CellResult {
-        secs: started.elapsed().as_secs_f64(),
-        ttfb_secs: ttfb,
-        rows: tally.rows,
-        checksum: tally.checksum,
-        bytes: rchar().saturating_sub(read_before),
-        bytes_from: "rchar".into(),
-        rss_kib: status_kib("VmHWM"),
-    })
+    Ok(CellResult::measured(
+        started,
+        ttfb,
+        &tally,
+        rchar().saturating_sub(read_before),
+        "rchar",
+    ))
 }

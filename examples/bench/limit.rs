@@ -27,7 +27,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
 
-use crate::cell::{rchar, status_kib, CellResult, Tally};
+use crate::cell::{rchar, CellResult, Tally};
 use crate::scenario::{Filter, Scenario};
 
 /// One file our scan reads.
@@ -43,14 +43,11 @@ async fn plan(dir: &Path, s: &Scenario) -> Result<(Vec<Planned>, SchemaRef), Str
         .load_table()
         .await
         .map_err(|e| e.to_string())?;
-    let mut builder = table.scan();
-    if let Some(columns) = s.projection {
-        builder = builder.with_projection(columns.iter().copied());
-    }
-    if let Some(f) = s.filter {
-        builder = builder.with_filter(f.text());
-    }
-    let scan = builder.build().await.map_err(|e| e.to_string())?;
+    let scan = s
+        .scan_builder(&table)
+        .build()
+        .await
+        .map_err(|e| e.to_string())?;
     let files = scan
         .tasks()
         .iter()
@@ -240,13 +237,11 @@ pub fn run(dir: &Path, s: &Scenario, threads: usize) -> Result<CellResult, Strin
         }
     });
     let tally = total.into_inner().unwrap_or_else(|p| p.into_inner())?;
-    Ok(CellResult {
-        secs: started.elapsed().as_secs_f64(),
-        ttfb_secs: None,
-        rows: tally.rows,
-        checksum: tally.checksum,
-        bytes: rchar().saturating_sub(read_before),
-        bytes_from: "rchar".into(),
-        rss_kib: status_kib("VmHWM"),
-    })
+    Ok(CellResult::measured(
+        started,
+        None,
+        &tally,
+        rchar().saturating_sub(read_before),
+        "rchar",
+    ))
 }

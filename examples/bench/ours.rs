@@ -6,24 +6,25 @@
 
 use std::time::Instant;
 
+use arrow_array::RecordBatch;
 use datafusion::prelude::SessionContext;
 use delta_arrow_reader::datafusion::{register_table, ScanOptions};
+use delta_arrow_reader::io::IoCounters;
 use delta_arrow_reader::DeltaTableBuilder;
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 
-use crate::cell::{status_kib, CellResult, Tally};
+use crate::cell::{CellResult, Tally};
 use crate::scenario::{Kind, Scenario};
 
-fn finish(started: Instant, ttfb: Option<f64>, tally: Tally, bytes: u64) -> CellResult {
-    CellResult {
-        secs: started.elapsed().as_secs_f64(),
-        ttfb_secs: ttfb,
-        rows: tally.rows,
-        checksum: tally.checksum,
-        bytes,
-        bytes_from: "metrics".into(),
-        rss_kib: status_kib("VmHWM"),
-    }
+/// The result of a run of ours, its bytes from the table store's counters.
+fn finish(started: Instant, ttfb: Option<f64>, tally: &Tally, counters: &IoCounters) -> CellResult {
+    CellResult::measured(
+        started,
+        ttfb,
+        tally,
+        counters.snapshot().bytes_received,
+        "metrics",
+    )
 }
 
 /// Our streaming API on `location`.
@@ -40,22 +41,24 @@ pub async fn streaming(location: &str, s: &Scenario) -> Result<CellResult, Strin
             rows: files.len() as u64,
             checksum: files.iter().map(|f| f.size).sum(),
         };
-        return Ok(finish(
-            started,
-            None,
-            tally,
-            counters.snapshot().bytes_received,
-        ));
+        return Ok(finish(started, None, &tally, &counters));
     }
-    let mut builder = table.scan();
-    if let Some(columns) = s.projection {
-        builder = builder.with_projection(columns.iter().copied());
-    }
-    if let Some(f) = s.filter {
-        builder = builder.with_filter(f.text());
-    }
-    let scan = builder.build().await.map_err(|e| e.to_string())?;
+    let scan = s
+        .scan_builder(&table)
+        .build()
+        .await
+        .map_err(|e| e.to_string())?;
     let mut stream = scan.into_stream();
+    drain(&mut stream, started, &counters).await
+}
+
+/// Reads `stream` to its end, batches dropped: the run's result (time to the first batch,
+/// the tally of the rows, the bytes `counters` saw).
+async fn drain<E: std::fmt::Display>(
+    stream: &mut (impl Stream<Item = Result<RecordBatch, E>> + Unpin),
+    started: Instant,
+    counters: &IoCounters,
+) -> Result<CellResult, String> {
     let mut tally = Tally::default();
     let mut ttfb = None;
     while let Some(batch) = stream.next().await {
@@ -63,12 +66,7 @@ pub async fn streaming(location: &str, s: &Scenario) -> Result<CellResult, Strin
         ttfb.get_or_insert_with(|| started.elapsed().as_secs_f64());
         tally.add(&batch);
     }
-    Ok(finish(
-        started,
-        ttfb,
-        tally,
-        counters.snapshot().bytes_received,
-    ))
+    Ok(finish(started, ttfb, &tally, counters))
 }
 
 /// Our DataFusion adapter on `location`, as `dar sql` sets it up.
@@ -83,17 +81,5 @@ pub async fn datafusion(location: &str, s: &Scenario) -> Result<CellResult, Stri
     register_table(&ctx, "lineitem", table, ScanOptions::default()).map_err(|e| e.to_string())?;
     let frame = ctx.sql(&s.sql()).await.map_err(|e| e.to_string())?;
     let mut stream = frame.execute_stream().await.map_err(|e| e.to_string())?;
-    let mut tally = Tally::default();
-    let mut ttfb = None;
-    while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(|e| e.to_string())?;
-        ttfb.get_or_insert_with(|| started.elapsed().as_secs_f64());
-        tally.add(&batch);
-    }
-    Ok(finish(
-        started,
-        ttfb,
-        tally,
-        counters.snapshot().bytes_received,
-    ))
+    drain(&mut stream, started, &counters).await
 }

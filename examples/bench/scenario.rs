@@ -1,6 +1,9 @@
 //! The scenarios: which table, which columns, which filter, and how each reader expresses
 //! them (our text filter, SQL, or a check done on the rows).
 
+use delta_arrow_reader::api::DeltaScanBuilder;
+use delta_arrow_reader::DeltaTable;
+
 use crate::lineitem::{Layout, FIRST_YEAR, PARTITION_COLUMN};
 
 /// What a scenario measures.
@@ -56,6 +59,20 @@ pub struct Scenario {
     pub projection: Option<&'static [&'static str]>,
     /// Row filter.
     pub filter: Option<Filter>,
+}
+
+impl Scenario {
+    /// Our scan of `table` with this scenario's projection and filter.
+    pub fn scan_builder(&self, table: &DeltaTable) -> DeltaScanBuilder {
+        let mut builder = table.scan();
+        if let Some(columns) = self.projection {
+            builder = builder.with_projection(columns.iter().copied());
+        }
+        if let Some(f) = self.filter {
+            builder = builder.with_filter(f.text());
+        }
+        builder
+    }
 }
 
 /// The 3-column projection.

@@ -463,20 +463,24 @@ impl DeltaScan {
                 metrics.set_partitions_planned(self.partitions.len());
             }
         }
-        let mut owner = vec![0; self.tasks.len()];
-        for (p, group) in self.partitions.iter().enumerate() {
-            for &i in group {
-                if let Some(o) = owner.get_mut(i) {
-                    *o = p;
+        // Task index → partition, for the ordered merge.
+        let owner = ordered.then(|| {
+            let mut owner = vec![0; self.tasks.len()];
+            for (p, group) in self.partitions.iter().enumerate() {
+                for &i in group {
+                    if let Some(o) = owner.get_mut(i) {
+                        *o = p;
+                    }
                 }
             }
-        }
+            owner
+        });
         let parts = run_partitions(
             self.partition_readers(),
             o.output_channel_capacity,
             &metrics,
         );
-        let inner = if ordered {
+        let inner = if let Some(owner) = owner {
             OrderedMerge::new(parts, owner).boxed_local_or_send()
         } else {
             futures::stream::select_all(parts)

@@ -181,17 +181,21 @@ impl Drop for Acquire {
 struct Permits {
     _partition: Permit,
     _scan: Permit,
-    _open: Option<GaugeGuard>,
+    _open: GaugeGuard,
 }
 
-/// Takes the partition permit, then the scan-wide one.
-async fn acquire_both(partition: Arc<Semaphore>, scan: Arc<Semaphore>) -> Permits {
+/// Takes the partition permit, then the scan-wide one, counted as an open read in `metrics`.
+async fn acquire_both(
+    partition: Arc<Semaphore>,
+    scan: Arc<Semaphore>,
+    metrics: Arc<DeltaScanMetrics>,
+) -> Permits {
     let p = partition.acquire().await;
     let s = scan.acquire().await;
     Permits {
         _partition: p,
         _scan: s,
-        _open: None,
+        _open: GaugeGuard::new(&metrics, Gauge::FileReadsOpen),
     }
 }
 
@@ -367,12 +371,12 @@ impl PartitionStream {
                 Box::pin(acquire_both(
                     Arc::clone(&self.partition_permits),
                     Arc::clone(&shared.scan_permits),
+                    Arc::clone(&self.metrics),
                 ))
             });
-            let Poll::Ready(mut permits) = fut.as_mut().poll(cx) else {
+            let Poll::Ready(permits) = fut.as_mut().poll(cx) else {
                 break;
             };
-            permits._open = Some(GaugeGuard::new(&self.metrics, Gauge::FileReadsOpen));
             self.admitting = None;
             let Some((index, task)) = self.pending.pop_front() else {
                 break;
