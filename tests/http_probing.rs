@@ -174,3 +174,136 @@ async fn dar_info_over_http_equals_local() {
     }
     server.shutdown().await;
 }
+
+/// A store that counts the requests in flight at once (and the most seen) around another.
+#[derive(Debug)]
+struct InFlight {
+    inner: delta_arrow_reader::io::Store,
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl InFlight {
+    async fn around<T>(
+        &self,
+        request: impl std::future::Future<Output = delta_arrow_reader::Result<T>>,
+    ) -> delta_arrow_reader::Result<T> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let n = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(n, SeqCst);
+        let out = request.await;
+        self.now.fetch_sub(1, SeqCst);
+        out
+    }
+}
+
+impl delta_arrow_reader::io::RangeRead for InFlight {
+    fn get_range(
+        &self,
+        path: &str,
+        range: std::ops::Range<u64>,
+    ) -> delta_arrow_reader::io::BoxFuture<'_, delta_arrow_reader::Result<bytes::Bytes>> {
+        let path = path.to_string();
+        Box::pin(async move { self.around(self.inner.get_range(&path, range)).await })
+    }
+
+    fn get(
+        &self,
+        path: &str,
+    ) -> delta_arrow_reader::io::BoxFuture<'_, delta_arrow_reader::Result<bytes::Bytes>> {
+        let path = path.to_string();
+        Box::pin(async move { self.around(self.inner.get(&path)).await })
+    }
+}
+
+/// A table of `commits` commits (one `add` each) and no checkpoint, written to a new folder.
+fn long_log(commits: u64) -> tempfile::TempDir {
+    use delta_arrow_reader::fixture::TableWriter;
+    let schema = serde_json::json!({"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": true, "metadata": {}},
+    ]});
+    let mut w = TableWriter::new();
+    w.commit(
+        "CREATE",
+        TableWriter::create_actions(
+            &schema,
+            &[],
+            serde_json::json!({}),
+            serde_json::json!({"minReaderVersion": 1, "minWriterVersion": 2}),
+        ),
+    );
+    for k in 1..commits {
+        let add = w.add_action(
+            &format!("part-{k:05}.parquet"),
+            100,
+            1,
+            serde_json::json!({}),
+            None,
+        );
+        w.commit("WRITE", vec![add]);
+    }
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    w.write_to_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_log_is_probed_in_few_rounds_and_fetched_within_the_bound() {
+    const COMMITS: u64 = 3_000;
+    let dir = long_log(COMMITS);
+    let config = ServeConfig::new(dir.path()).with_latency(std::time::Duration::from_millis(5));
+    let server = StaticServer::start(config)
+        .await
+        .unwrap_or_else(|e| panic!("cannot start the static server: {e}"));
+    let url = format!("{}/", server.url());
+    for bound in [8usize, 48] {
+        let location =
+            delta_arrow_reader::io::TableLocation::parse(&url).unwrap_or_else(|e| panic!("{e}"));
+        let http =
+            delta_arrow_reader::io::ObjectStoreRange::from_location(&location, &Default::default())
+                .unwrap_or_else(|e| panic!("{e}"));
+        let store = std::sync::Arc::new(InFlight {
+            inner: std::sync::Arc::new(http),
+            now: Default::default(),
+            most: Default::default(),
+        });
+        let before = server.stats().requests();
+        let table = DeltaTableBuilder::new(&url)
+            .with_store(store.clone())
+            .with_log_concurrency(bound)
+            .load_table_with_eager_scan_metadata()
+            .await
+            .unwrap_or_else(|e| panic!("bound {bound}: {e}"));
+        let requests = server.stats().requests() - before;
+        let info = table.load_info();
+        assert_eq!(table.version(), COMMITS - 1);
+        assert_eq!(
+            table.eager_files().map(|f| f.len()),
+            Some(COMMITS as usize - 1)
+        );
+        assert_eq!(info.discovery, Discovery::Probing);
+        // _last_checkpoint, then the probing rounds (see `log::probe`).
+        assert!(
+            info.round_trips <= 8,
+            "bound {bound}: {} round trips",
+            info.round_trips
+        );
+        // Every commit once, `_last_checkpoint`, and fewer than a hundred misses.
+        assert!(
+            (COMMITS..=COMMITS + 101).contains(&requests),
+            "bound {bound}: {requests} requests"
+        );
+        let most = store.most.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            most <= bound,
+            "bound {bound}: {most} requests in flight at once"
+        );
+        if bound < COMMITS as usize {
+            assert_eq!(most, bound, "the bound is used: {most} in flight at most");
+        }
+        println!(
+            "bound {bound}: {requests} requests, {} rounds, {most} in flight at most",
+            info.round_trips
+        );
+    }
+}

@@ -71,7 +71,9 @@ fn options() -> DeltaScanExecutionOptions {
 /// The `k` of a data file `part-k.parquet`.
 fn file_index(path: &str) -> usize {
     let name = path.rsplit('/').next().unwrap_or(path);
-    let digits = name.trim_start_matches("part-").trim_end_matches(".parquet");
+    let digits = name
+        .trim_start_matches("part-")
+        .trim_end_matches(".parquet");
     digits.parse().unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::load::load_log;
+use super::load::{load_log, DEFAULT_LOG_CONCURRENCY};
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{MeteredStore, Store, TableLocation};
@@ -16,6 +16,7 @@ pub struct DeltaTableBuilder {
     storage_options: HashMap<String, String>,
     target: VersionTarget,
     store: Option<Store>,
+    log_concurrency: usize,
 }
 
 impl DeltaTableBuilder {
@@ -27,6 +28,7 @@ impl DeltaTableBuilder {
             storage_options: HashMap::new(),
             target: VersionTarget::Latest,
             store: None,
+            log_concurrency: DEFAULT_LOG_CONCURRENCY,
         }
     }
 
@@ -70,6 +72,15 @@ impl DeltaTableBuilder {
         self
     }
 
+    /// At most this many log requests in flight at once, when the log is loaded and when a
+    /// lazily loaded table replays it for a scan (default [`DEFAULT_LOG_CONCURRENCY`]; 0 is
+    /// taken as 1). Lower it for a store that throttles; a log of many commits and no
+    /// checkpoint loads in about `commits / concurrency` request times.
+    pub fn with_log_concurrency(mut self, requests: usize) -> Self {
+        self.log_concurrency = requests.max(1);
+        self
+    }
+
     /// Loads the snapshot lazily: protocol, metadata and the list of log files; each scan
     /// build replays those log files (or checkpoint) again before applying its predicate, so
     /// the table holds no per-file metadata between scans.
@@ -101,8 +112,16 @@ impl DeltaTableBuilder {
         } else {
             LoadScope::TableOnly
         };
-        let log = load_log(store.as_ref(), &location.to_string(), self.target, scope).await?;
+        let log = load_log(
+            store.as_ref(),
+            &location.to_string(),
+            self.target,
+            scope,
+            self.log_concurrency,
+        )
+        .await?;
         DeltaTable::from_log(location, store, counters, log, eager)
+            .map(|t| t.with_log_concurrency(self.log_concurrency))
     }
 }
 

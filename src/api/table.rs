@@ -45,6 +45,8 @@ pub struct DeltaTable {
     column_mapping: ColumnMappingMode,
     scan_metadata: ScanMetadata,
     load_info: LoadInfo,
+    /// Log requests in flight at once when a lazy table replays its log.
+    log_concurrency: usize,
 }
 
 /// Where a table's active files come from.
@@ -119,7 +121,14 @@ impl DeltaTable {
                 log_files_read: log.files_read,
                 round_trips: log.round_trips,
             },
+            log_concurrency: super::load::DEFAULT_LOG_CONCURRENCY,
         })
+    }
+
+    /// Sets the log requests in flight at once when this (lazy) table replays its log.
+    pub(crate) fn with_log_concurrency(mut self, requests: usize) -> Self {
+        self.log_concurrency = requests.max(1);
+        self
     }
 
     /// The table version of this snapshot.
@@ -205,8 +214,14 @@ impl DeltaTable {
             ScanMetadata::Lazy { segment, discovery } => {
                 let location = self.location.to_string();
                 let segment = LogSegment::clone(segment);
-                let log =
-                    replay_segment(self.store.as_ref(), &location, segment, *discovery).await?;
+                let log = replay_segment(
+                    self.store.as_ref(),
+                    &location,
+                    segment,
+                    *discovery,
+                    self.log_concurrency,
+                )
+                .await?;
                 if log.reconciled.version != self.version {
                     return Err(crate::DeltaError::InvalidArgument {
                         reason: format!(

@@ -8,9 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// Partition values of a file: partition column name (physical) to serialized value; `None` is
-/// a null partition value.
-pub type PartitionValues = BTreeMap<String, Option<String>>;
+pub use super::partition_values::PartitionValues;
 
 /// The `protocol` action: which reader and writer versions and features the table needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,9 +237,40 @@ pub(crate) struct ActionLine {
     pub checkpoint_metadata: Option<CheckpointMetadata>,
 }
 
-impl ActionLine {
-    /// The actions of the line, in a fixed order.
-    pub fn into_actions(self, out: &mut Vec<Action>) {
+/// One line of a commit file with only the table's actions decoded: `add` and `remove`
+/// objects are skipped.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TableActionLine {
+    pub meta_data: Option<Metadata>,
+    pub protocol: Option<Protocol>,
+    pub commit_info: Option<CommitInfo>,
+    pub sidecar: Option<Sidecar>,
+    pub checkpoint_metadata: Option<CheckpointMetadata>,
+}
+
+/// A decoded line that yields actions.
+pub(crate) trait IntoActions {
+    /// Appends the actions of the line to `out`, in a fixed order.
+    fn into_actions(self, out: &mut Vec<Action>);
+}
+
+impl IntoActions for TableActionLine {
+    fn into_actions(self, out: &mut Vec<Action>) {
+        ActionLine {
+            meta_data: self.meta_data,
+            protocol: self.protocol,
+            commit_info: self.commit_info,
+            sidecar: self.sidecar,
+            checkpoint_metadata: self.checkpoint_metadata,
+            ..ActionLine::default()
+        }
+        .into_actions(out)
+    }
+}
+
+impl IntoActions for ActionLine {
+    fn into_actions(self, out: &mut Vec<Action>) {
         if let Some(a) = self.protocol {
             out.push(Action::Protocol(a));
         }

@@ -21,8 +21,8 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use super::actions::{
-    Action, ActionLine, Add, CheckpointMetadata, DeletionVectorDescriptor, Format, Metadata,
-    PartitionValues, Protocol, Remove, Sidecar,
+    Action, ActionLine, Add, CheckpointMetadata, DeletionVectorDescriptor, Format, IntoActions,
+    Metadata, PartitionValues, Protocol, Remove, Sidecar, TableActionLine,
 };
 use crate::error::{DeltaError, Phase};
 use crate::Result;
@@ -127,12 +127,25 @@ pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Res
 /// are skipped; unknown actions are ignored. A malformed line fails with
 /// [`DeltaError::InvalidLog`] naming its (1-based) line number.
 pub(crate) fn json_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
+    json_lines::<ActionLine>(path, data)
+}
+
+/// [`json_actions`] without `add` and `remove`: their objects are checked to be JSON and
+/// skipped, not decoded (a lazy load keeps only protocol, metadata and commit info).
+pub(crate) fn json_table_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
+    json_lines::<TableActionLine>(path, data)
+}
+
+fn json_lines<L: serde::de::DeserializeOwned + IntoActions>(
+    path: &str,
+    data: &[u8],
+) -> Result<Vec<Action>> {
     let mut out = Vec::new();
     for (n, line) in data.split(|&b| b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let parsed: ActionLine = serde_json::from_slice(line)
+        let parsed: L = serde_json::from_slice(line)
             .map_err(|e| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))?;
         parsed.into_actions(&mut out);
     }

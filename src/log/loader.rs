@@ -28,7 +28,7 @@ use std::mem;
 use bytes::Bytes;
 
 use super::actions::Action;
-use super::checkpoint::{json_actions, parquet_actions, ActionKinds};
+use super::checkpoint::{json_actions, json_table_actions, parquet_actions, ActionKinds};
 use super::last_checkpoint::LastCheckpointHint;
 use super::path::{commit_path, sidecar_path, LogFileKind, LogPath, LAST_CHECKPOINT, LOG_DIR};
 use super::probe::{CommitProbe, ProbeNext};
@@ -259,10 +259,16 @@ impl SnapshotLoader {
     fn take_file(&mut self, path: &str) -> Result<Bytes> {
         match self.files.get(path) {
             Some(Some(b)) => Ok(b.clone()),
-            _ => Err(DeltaError::NotFound {
-                path: path.to_string(),
-                phase: crate::error::Phase::Load,
-            }),
+            _ => Err(missing_file(path)),
+        }
+    }
+
+    /// Like [`take_file`](Self::take_file), and forgets the file: for the last use of its
+    /// bytes, so a long log is not held twice (as bytes and as actions).
+    fn remove_file(&mut self, path: &str) -> Result<Bytes> {
+        match self.files.remove(path) {
+            Some(Some(b)) => Ok(b),
+            _ => Err(missing_file(path)),
         }
     }
 
@@ -302,12 +308,9 @@ impl SnapshotLoader {
                 }
             }
             State::Probing { hint, mut probe } => {
-                for v in probe.start().. {
-                    let path = commit_path(v);
-                    match self.files.get(&path) {
-                        Some(data) => probe.push(v, data.clone()),
-                        None => break,
-                    }
+                for v in probe.take_asked() {
+                    let data = self.files.get(&commit_path(v)).cloned().flatten();
+                    probe.push(v, data);
                 }
                 self.continue_probing(hint, probe)?;
             }
@@ -329,7 +332,7 @@ impl SnapshotLoader {
                 let mut sidecars = Vec::new();
                 let with_files = self.scope == LoadScope::ActiveFiles;
                 for file in &segment.checkpoint {
-                    let data = self.take_file(&file.path)?;
+                    let data = self.remove_file(&file.path)?;
                     for action in decode_checkpoint(file, data, with_files)? {
                         match action {
                             Action::Sidecar(s) if with_files => {
@@ -344,6 +347,9 @@ impl SnapshotLoader {
                 if sidecars.is_empty() {
                     return self.finish(segment, discovery, checkpoint).map(Some);
                 }
+                // A sidecar named twice holds its files once.
+                let mut named = std::collections::HashSet::new();
+                sidecars.retain(|s| named.insert(s.clone()));
                 for s in &sidecars {
                     self.get(s.clone(), false);
                 }
@@ -363,7 +369,7 @@ impl SnapshotLoader {
                 // Removes in a checkpoint are vacuum tombstones: they never hide its adds.
                 let kinds = ActionKinds::ADD;
                 for path in &sidecars {
-                    let data = self.take_file(path)?;
+                    let data = self.remove_file(path)?;
                     checkpoint.extend(parquet_actions(path, data, kinds)?);
                 }
                 return self.finish(segment, discovery, checkpoint).map(Some);
@@ -589,11 +595,12 @@ impl SnapshotLoader {
         let mut replay = Replay::new();
         let mut timestamp_ms = None;
         for (i, commit) in segment.commits.iter().rev().enumerate() {
-            let data = self.take_file(&commit.path)?;
-            let mut actions = json_actions(&commit.path, &data)?;
-            if self.scope == LoadScope::TableOnly {
-                actions.retain(|a| !matches!(a, Action::Add(_) | Action::Remove(_)));
-            }
+            let data = self.remove_file(&commit.path)?;
+            let actions = match self.scope {
+                LoadScope::ActiveFiles => json_actions(&commit.path, &data)?,
+                LoadScope::TableOnly => json_table_actions(&commit.path, &data)?,
+            };
+            drop(data);
             if i == 0 {
                 timestamp_ms = commit.last_modified_ms;
             }
@@ -616,6 +623,13 @@ impl SnapshotLoader {
             round_trips: self.round_trips,
             segment,
         })
+    }
+}
+
+fn missing_file(path: &str) -> DeltaError {
+    DeltaError::NotFound {
+        path: path.to_string(),
+        phase: crate::error::Phase::Load,
     }
 }
 
@@ -646,8 +660,10 @@ fn probed_segment(hint: Option<&LastCheckpointHint>, start: u64, version: u64) -
 /// `add` columns of a Parquet checkpoint only `with_files`.
 fn decode_checkpoint(file: &LogPath, data: Bytes, with_files: bool) -> Result<Vec<Action>> {
     let json = file.path.ends_with(".json");
-    if json {
+    if json && with_files {
         json_actions(&file.path, &data)
+    } else if json {
+        json_table_actions(&file.path, &data)
     } else {
         let adds = if with_files {
             ActionKinds::ADD

@@ -9,6 +9,7 @@ pub mod actions;
 mod checkpoint;
 mod last_checkpoint;
 mod loader;
+mod partition_values;
 pub mod path;
 mod probe;
 mod protocol;

@@ -1,11 +1,23 @@
 //! Discovering commits on a store that cannot list (static HTTPS): ask for commit files by
-//! name and stop at the first that does not exist.
+//! name and find the first that does not exist.
 //!
-//! Probing starts after the checkpoint named by `_last_checkpoint` (or at version 0) and asks
-//! for a batch of consecutive commit files at once, doubling the batch each round (8, 16, 32,
-//! ...). A table with `n` commits after its checkpoint is found in `⌈log2(n / 8 + 1)⌉ + 1`
-//! rounds at most. An explicit target version needs one round: every file up to it is asked
-//! for at once.
+//! Probing starts after the checkpoint named by `_last_checkpoint` (or at version 0). Each
+//! round asks for every file the answers so far prove must exist (they are needed for the
+//! replay anyway) together with a few probes that narrow down where the log ends:
+//!
+//! - the first round asks for the [`FIRST_PROBE_BATCH`] commits after the start, and three
+//!   sparse ones (start + 15, 31, 63), so a table with a few commits after its checkpoint is
+//!   found in one round;
+//! - while no probe has missed, the next round asks for [`EXPONENTIAL_PROBES`] points at
+//!   doubling distances beyond the newest commit found (start + 2^k - 1);
+//! - once the end lies between a commit found and a commit missing, each round asks for
+//!   [`SEARCH_PROBES`] evenly spaced versions in between, or all of them when at most
+//!   [`DENSE_GAP`] remain.
+//!
+//! A log of `n` commits after its checkpoint is so found in about
+//! `2 + log_33(n / 2)` rounds (10,000 commits: 6), with fewer than a hundred requests for
+//! missing files. An explicit target version needs one round: every file up to it is asked
+//! for at once. A missing commit below one that exists is a [`DeltaError::NonContiguousLog`].
 
 use std::collections::BTreeMap;
 
@@ -13,8 +25,23 @@ use bytes::Bytes;
 
 use crate::error::{DeltaError, Result};
 
-/// The first batch of commits asked for.
+/// The consecutive commits the first round asks for.
 pub const FIRST_PROBE_BATCH: u64 = 8;
+
+/// Sparse offsets from the start, also asked for in the first round.
+const FIRST_SPARSE_OFFSETS: [u64; 3] = [15, 31, 63];
+
+/// Probes at doubling distances in a round that has not yet seen a missing commit.
+pub const EXPONENTIAL_PROBES: u32 = 16;
+
+/// Evenly spaced probes per round once the end is bracketed.
+pub const SEARCH_PROBES: u64 = 32;
+
+/// A bracket of at most this many unknown versions is asked for whole.
+pub const DENSE_GAP: u64 = 64;
+
+/// A target this far past the known commits is probed alone before the versions below it.
+const FAR_TARGET: u64 = 1024;
 
 /// The commits probed so far, from a start version, and what is still unknown.
 #[derive(Debug, Clone)]
@@ -24,7 +51,8 @@ pub struct CommitProbe {
     seen: BTreeMap<u64, Option<Bytes>>,
     /// Exact last version wanted, when the caller asked for one.
     target: Option<u64>,
-    batch: u64,
+    /// Versions of the last [`ProbeNext::Fetch`] not yet answered.
+    asked: Vec<u64>,
 }
 
 /// What a probe needs next.
@@ -39,6 +67,16 @@ pub enum ProbeNext {
     },
 }
 
+/// Where the answers so far put the end of the log.
+struct Bounds {
+    /// The first version from `start` on not known to exist.
+    contiguous_end: u64,
+    /// The newest version known to exist.
+    newest_found: Option<u64>,
+    /// The oldest version known to be missing.
+    oldest_missing: Option<u64>,
+}
+
 impl CommitProbe {
     /// Probes commits from `start`, up to exactly `target` if given, else to the end.
     pub fn new(start: u64, target: Option<u64>) -> Self {
@@ -46,13 +84,18 @@ impl CommitProbe {
             start,
             seen: BTreeMap::new(),
             target,
-            batch: FIRST_PROBE_BATCH,
+            asked: Vec::new(),
         }
     }
 
     /// The first version probed.
     pub fn start(&self) -> u64 {
         self.start
+    }
+
+    /// The versions asked for by the last [`ProbeNext::Fetch`] and not yet pushed.
+    pub fn take_asked(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.asked)
     }
 
     /// Records the answer for one version.
@@ -65,83 +108,164 @@ impl CommitProbe {
         self.seen.get(&version).and_then(|d| d.as_ref())
     }
 
+    fn bounds(&self) -> Bounds {
+        let mut contiguous_end = self.start;
+        while let Some(Some(_)) = self.seen.get(&contiguous_end) {
+            contiguous_end += 1;
+        }
+        let in_range = || self.seen.range(self.start..);
+        Bounds {
+            contiguous_end,
+            newest_found: in_range().rev().find(|(_, d)| d.is_some()).map(|(&v, _)| v),
+            oldest_missing: in_range().find(|(_, d)| d.is_none()).map(|(&v, _)| v),
+        }
+    }
+
     /// Decides what to ask next, from the answers so far.
     pub fn next(&mut self) -> Result<ProbeNext> {
-        let mut expected = self.start;
-        let mut first_missing = None;
-        for (&v, data) in self.seen.range(self.start..) {
-            if v != expected {
-                break;
-            }
-            match (data, first_missing) {
-                (Some(_), None) => expected = v + 1,
-                (None, None) => {
-                    first_missing = Some(v);
-                    expected = v + 1;
-                }
-                (Some(_), Some(missing)) => {
-                    return Err(DeltaError::NonContiguousLog {
-                        expected: missing,
-                        found: v,
-                    })
-                }
-                (None, Some(_)) => expected = v + 1,
+        let b = self.bounds();
+        // No commit at the start: nothing after the checkpoint (or no table); the caller
+        // tells which.
+        if self.target.is_none() && matches!(self.seen.get(&self.start), Some(None)) {
+            return Ok(ProbeNext::Done { last: None });
+        }
+        if let (Some(found), Some(missing)) = (b.newest_found, b.oldest_missing) {
+            if missing < found {
+                let found = self
+                    .seen
+                    .range(missing..)
+                    .find(|(_, d)| d.is_some())
+                    .map_or(found, |(&v, _)| v);
+                return Err(DeltaError::NonContiguousLog {
+                    expected: missing,
+                    found,
+                });
             }
         }
-        if let Some(missing) = first_missing {
-            if let Some(t) = self.target {
-                if missing <= t {
-                    return Err(DeltaError::VersionNotFound {
-                        requested: t,
-                        reason: format!("commit file of version {missing} does not exist"),
-                    });
-                }
-            }
-            return Ok(ProbeNext::Done {
-                last: missing.checked_sub(1).filter(|&l| l >= self.start),
-            });
-        }
-        // Every version from start to expected - 1 exists.
         if let Some(t) = self.target {
-            if expected > t {
+            if let Some(missing) = b.oldest_missing.filter(|&m| m <= t) {
+                return Err(DeltaError::VersionNotFound {
+                    requested: t,
+                    reason: format!("commit file of version {missing} does not exist"),
+                });
+            }
+            if b.contiguous_end > t {
                 return Ok(ProbeNext::Done {
                     last: (t >= self.start).then_some(t),
                 });
             }
-            return Ok(ProbeNext::Fetch((expected..=t).collect()));
+            // A far target is asked for alone first, so a version that does not exist costs
+            // one request, not one per version below it.
+            if !self.seen.contains_key(&t) && t - b.contiguous_end >= FAR_TARGET {
+                return Ok(self.fetch(vec![t]));
+            }
+            let wanted = (b.contiguous_end..=t).filter(|v| !self.seen.contains_key(v));
+            return Ok(self.fetch(wanted.collect()));
         }
-        let batch = if self.seen.is_empty() {
-            self.batch
-        } else {
-            self.batch = self.batch.saturating_mul(2);
-            self.batch
-        };
-        Ok(ProbeNext::Fetch(
-            (expected..expected.saturating_add(batch)).collect(),
-        ))
+        if b.oldest_missing == Some(b.contiguous_end) {
+            return Ok(ProbeNext::Done {
+                last: b.contiguous_end.checked_sub(1).filter(|&l| l >= self.start),
+            });
+        }
+        // Everything up to the newest commit found must exist: ask for what is not known yet.
+        let newest = b.newest_found.unwrap_or(self.start);
+        let mut wanted: Vec<u64> = (b.contiguous_end..=newest)
+            .filter(|v| !self.seen.contains_key(v))
+            .collect();
+        match (self.seen.is_empty(), b.oldest_missing) {
+            (true, _) => {
+                let dense = self.start..self.start.saturating_add(FIRST_PROBE_BATCH);
+                let sparse = FIRST_SPARSE_OFFSETS
+                    .iter()
+                    .map(|o| self.start.saturating_add(*o));
+                wanted.extend(dense.chain(sparse));
+            }
+            (false, None) => {
+                // 2^k - 1 past the start, for the k beyond the newest commit found.
+                let reach = newest - self.start + 1;
+                let first_k = u64::BITS - reach.leading_zeros();
+                for k in first_k..first_k.saturating_add(EXPONENTIAL_PROBES).min(63) {
+                    wanted.push(self.start.saturating_add((1u64 << k) - 1));
+                }
+            }
+            (false, Some(missing)) => {
+                let gap = missing - newest - 1;
+                if gap <= DENSE_GAP {
+                    wanted.extend(newest + 1..missing);
+                } else {
+                    let step = gap / (SEARCH_PROBES + 1);
+                    wanted.extend((1..=SEARCH_PROBES).map(|i| newest + i * step.max(1)));
+                }
+            }
+        }
+        wanted.retain(|v| !self.seen.contains_key(v));
+        wanted.sort_unstable();
+        wanted.dedup();
+        Ok(self.fetch(wanted))
+    }
+
+    fn fetch(&mut self, versions: Vec<u64>) -> ProbeNext {
+        self.asked.clone_from(&versions);
+        ProbeNext::Fetch(versions)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
 
-    fn run(existing: &[u64], start: u64, target: Option<u64>) -> (Result<Option<u64>>, usize) {
+    /// Probes a log whose commits are `exists(v)`; the answer, the rounds, and the requests
+    /// for commits that did not exist.
+    struct Run {
+        last: Result<Option<u64>>,
+        rounds: usize,
+        misses: usize,
+        requests: usize,
+    }
+
+    fn probe(exists: impl Fn(u64) -> bool, start: u64, target: Option<u64>) -> Run {
         let mut p = CommitProbe::new(start, target);
-        let mut rounds = 0;
+        let mut asked = HashSet::new();
+        let (mut rounds, mut misses) = (0, 0);
         loop {
             match p.next() {
                 Ok(ProbeNext::Fetch(vs)) => {
                     rounds += 1;
+                    assert!(!vs.is_empty(), "a fetch of nothing would never end");
+                    assert!(rounds < 100, "probing does not end");
+                    assert_eq!(p.take_asked(), vs);
                     for v in vs {
-                        let data = existing.contains(&v).then(|| Bytes::from_static(b"{}"));
-                        p.push(v, data);
+                        assert!(asked.insert(v), "version {v} asked for twice");
+                        let found = exists(v);
+                        misses += usize::from(!found);
+                        p.push(v, found.then(|| Bytes::from_static(b"{}")));
                     }
                 }
-                Ok(ProbeNext::Done { last }) => return (Ok(last), rounds),
-                Err(e) => return (Err(e), rounds),
+                Ok(ProbeNext::Done { last }) => {
+                    return Run {
+                        last: Ok(last),
+                        rounds,
+                        misses,
+                        requests: asked.len(),
+                    }
+                }
+                Err(e) => {
+                    return Run {
+                        last: Err(e),
+                        rounds,
+                        misses,
+                        requests: asked.len(),
+                    }
+                }
             }
         }
+    }
+
+    fn run(existing: &[u64], start: u64, target: Option<u64>) -> (Result<Option<u64>>, usize) {
+        let r = probe(|v| existing.contains(&v), start, target);
+        (r.last, r.rounds)
     }
 
     #[test]
@@ -149,10 +273,33 @@ mod tests {
         let all: Vec<u64> = (0..100).collect();
         let (last, rounds) = run(&all, 0, None);
         assert_eq!(last.ok(), Some(Some(99)));
-        // 8 + 16 + 32 + 64 = 120 >= 100: four rounds.
-        assert_eq!(rounds, 4);
+        // 0..8 and 15, 31, 63; then 8..63 and 127, 255, ...; then 64..126.
+        assert_eq!(rounds, 3);
         let (last, rounds) = run(&all[..3], 0, None);
         assert_eq!((last.ok(), rounds), (Some(Some(2)), 1));
+    }
+
+    #[test]
+    fn every_log_length_is_found_exactly_with_few_misses() {
+        let lengths = (0..300).chain([511, 512, 513, 1000, 4095, 4096, 4097, 10_000, 123_457]);
+        for n in lengths {
+            for start in [0, 7] {
+                let end = start + n;
+                let r = probe(|v| v >= start && v < end, start, None);
+                let want = (n > 0).then(|| end - 1);
+                assert_eq!(r.last.ok(), Some(want), "n = {n}, start = {start}");
+                assert!(r.misses <= 100, "n = {n}: {} misses", r.misses);
+                assert_eq!(r.requests, n as usize + r.misses, "n = {n}");
+                assert!(r.rounds <= 8, "n = {n}: {} rounds", r.rounds);
+            }
+        }
+    }
+
+    #[test]
+    fn ten_thousand_commits_take_six_rounds() {
+        let r = probe(|v| v < 10_000, 0, None);
+        assert_eq!(r.last.ok(), Some(Some(9_999)));
+        assert!(r.rounds <= 6, "{} rounds", r.rounds);
     }
 
     #[test]
@@ -168,11 +315,28 @@ mod tests {
         assert_eq!((last.ok(), rounds), (Some(Some(30)), 1));
         let (last, _) = run(&all, 0, Some(60));
         assert_eq!(last.err().map(|e| e.code()), Some("version_not_found"));
+        // A missing first commit is no snapshot at the target either.
+        let (last, _) = run(&all, 60, Some(70));
+        assert_eq!(last.err().map(|e| e.code()), Some("version_not_found"));
+    }
+
+    #[test]
+    fn a_far_target_that_does_not_exist_costs_one_request() {
+        let r = probe(|v| v < 50, 0, Some(1_000_000_000_000));
+        assert_eq!(r.last.err().map(|e| e.code()), Some("version_not_found"));
+        assert_eq!((r.rounds, r.requests), (1, 1));
+        let r = probe(|v| v < 5_000, 0, Some(4_000));
+        assert_eq!(r.last.ok(), Some(Some(4_000)));
+        assert_eq!((r.rounds, r.requests), (2, 4_001));
     }
 
     #[test]
     fn gap_is_an_error() {
         let (last, _) = run(&[0, 1, 3, 4], 0, None);
         assert_eq!(last.err().map(|e| e.code()), Some("non_contiguous_log"));
+        // A gap below a sparse probe that exists.
+        let exists = |v: u64| v != 20 && v < 500;
+        let r = probe(exists, 0, None);
+        assert_eq!(r.last.err().map(|e| e.code()), Some("non_contiguous_log"));
     }
 }

@@ -4,7 +4,10 @@
 //! and deletion vector id; the newest action for it wins, and a `remove` is a tombstone that
 //! hides every older `add` of the same logical file. The newest `protocol` and `metaData` win.
 
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::actions::{Action, Add, CommitInfo, DeletionVectorDescriptor, Metadata, Protocol};
 use crate::error::{DeltaError, Result};
@@ -24,10 +27,25 @@ pub struct Reconciled {
     pub latest_commit_info: Option<CommitInfo>,
 }
 
+/// A logical file already decided by a newer action: where its key lives.
+#[derive(Debug, Clone, Copy)]
+enum Seen {
+    /// The `add` at `commit_adds[commit][index]`.
+    Added { commit: u32, index: u32 },
+    /// The `remove` whose key is `removed[index]`.
+    Removed { index: u32 },
+}
+
 /// Reconciles actions fed newest first.
+///
+/// The logical files seen so far are a hash table of positions: an `add`'s key is read from
+/// the kept `add` itself, so a log of a million files does not hold each path twice; only
+/// `remove` keys (whose actions are dropped) are kept as strings.
 #[derive(Debug, Default)]
 pub struct Replay {
-    seen: HashSet<(String, String)>,
+    seen: HashTable<Seen>,
+    hasher: DefaultHashBuilder,
+    removed: Vec<(String, String)>,
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,
     checkpoint_adds: Vec<Add>,
@@ -36,13 +54,9 @@ pub struct Replay {
     commits_seen: usize,
 }
 
-/// The identity of a logical file: its path and deletion vector id.
-fn key(path: &str, dv: Option<&DeletionVectorDescriptor>) -> (String, String) {
-    (
-        path.to_string(),
-        dv.map(DeletionVectorDescriptor::unique_id)
-            .unwrap_or_default(),
-    )
+/// The deletion vector part of a logical file's identity (empty without one).
+fn dv_id(dv: Option<&DeletionVectorDescriptor>) -> Cow<'static, str> {
+    dv.map_or(Cow::Borrowed(""), |d| Cow::Owned(d.unique_id()))
 }
 
 impl Replay {
@@ -51,32 +65,89 @@ impl Replay {
         Self::default()
     }
 
+    fn hash(&self, path: &str, dv: &str) -> u64 {
+        self.hasher.hash_one((path, dv))
+    }
+
+    /// The key an entry of `seen` stands for.
+    fn key_of<'a>(
+        commit_adds: &'a [Vec<Add>],
+        removed: &'a [(String, String)],
+        seen: Seen,
+    ) -> (&'a str, Cow<'a, str>) {
+        match seen {
+            Seen::Added { commit, index } => {
+                match commit_adds
+                    .get(commit as usize)
+                    .and_then(|c| c.get(index as usize))
+                {
+                    Some(add) => (add.path.as_str(), dv_id(add.deletion_vector.as_ref())),
+                    None => ("", Cow::Borrowed("")),
+                }
+            }
+            Seen::Removed { index } => match removed.get(index as usize) {
+                Some((p, d)) => (p.as_str(), Cow::Borrowed(d.as_str())),
+                None => ("", Cow::Borrowed("")),
+            },
+        }
+    }
+
+    /// Whether a newer action decided the logical file `(path, dv)`.
+    fn is_seen(&self, hash: u64, path: &str, dv: &str) -> bool {
+        let (adds, removed) = (&self.commit_adds, &self.removed);
+        self.seen
+            .find(hash, |&s| {
+                Self::key_of(adds, removed, s) == (path, Cow::Borrowed(dv))
+            })
+            .is_some()
+    }
+
+    fn mark_seen(&mut self, hash: u64, entry: Seen) {
+        let (adds, removed, hasher) = (&self.commit_adds, &self.removed, &self.hasher);
+        self.seen.insert_unique(hash, entry, |&s| {
+            let (p, d) = Self::key_of(adds, removed, s);
+            hasher.hash_one((p, d.as_ref()))
+        });
+    }
+
     /// Feeds the actions of one commit; commits must come newest first.
     pub fn push_commit(&mut self, actions: Vec<Action>) {
         let first_commit = self.commits_seen == 0;
         self.commits_seen += 1;
+        let commit = self.commit_adds.len() as u32;
         let mut adds = Vec::new();
+        // Keys become visible only after the whole commit, so that actions of one commit
+        // never hide each other.
         let mut keys = Vec::new();
         for action in actions {
             match action {
                 Action::Add(add) => {
-                    let k = key(&add.path, add.deletion_vector.as_ref());
-                    if !self.seen.contains(&k) {
-                        keys.push(k);
+                    let dv = dv_id(add.deletion_vector.as_ref());
+                    let hash = self.hash(&add.path, &dv);
+                    if !self.is_seen(hash, &add.path, &dv) {
+                        let index = adds.len() as u32;
+                        keys.push((hash, Seen::Added { commit, index }));
                         adds.push(add);
                     }
                 }
                 Action::Remove(remove) => {
-                    keys.push(key(&remove.path, remove.deletion_vector.as_ref()));
+                    let dv = dv_id(remove.deletion_vector.as_ref()).into_owned();
+                    let hash = self.hash(&remove.path, &dv);
+                    if !self.is_seen(hash, &remove.path, &dv) {
+                        let index = self.removed.len() as u32;
+                        self.removed.push((remove.path, dv));
+                        keys.push((hash, Seen::Removed { index }));
+                    }
                 }
                 Action::CommitInfo(info) if first_commit => self.latest_commit_info = Some(info),
                 other => self.take_table_action(other),
             }
         }
-        // Keys become visible only after the whole commit, so that actions of one commit
-        // never hide each other.
-        self.seen.extend(keys);
         self.commit_adds.push(adds);
+        // A file named twice in one commit has two entries; either answers a lookup.
+        for (hash, entry) in keys {
+            self.mark_seen(hash, entry);
+        }
     }
 
     /// Feeds the actions of the checkpoint (all parts and sidecars); it comes last.
@@ -84,10 +155,8 @@ impl Replay {
         for action in actions {
             match action {
                 Action::Add(add) => {
-                    if !self
-                        .seen
-                        .contains(&key(&add.path, add.deletion_vector.as_ref()))
-                    {
+                    let dv = dv_id(add.deletion_vector.as_ref());
+                    if !self.is_seen(self.hash(&add.path, &dv), &add.path, &dv) {
                         self.checkpoint_adds.push(add);
                     }
                 }

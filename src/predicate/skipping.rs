@@ -51,7 +51,7 @@ pub fn may_match_file(
 /// `partition_columns` (logical names) looked up in `add.partitionValues` (keyed by physical
 /// name) and parsed to its column type. A missing key is a null.
 pub fn partition_scalars(
-    partition_values: &BTreeMap<String, Option<String>>,
+    partition_values: &crate::log::PartitionValues,
     schema: &StructType,
     partition_columns: &[String],
     mode: ColumnMappingMode,

@@ -478,7 +478,7 @@ fn partition_scalars_follow_column_mapping() -> Result<()> {
         StructField::new("id", PrimitiveType::Long, true)
             .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-7"),
     ]);
-    let raw: BTreeMap<String, Option<String>> = [
+    let raw: crate::log::PartitionValues = [
         ("col-9".to_string(), Some("2024-01-02".to_string())),
         ("col-8".to_string(), None),
     ]
@@ -501,7 +501,7 @@ fn partition_scalars_follow_column_mapping() -> Result<()> {
     // Keys by logical name would be wrong under column mapping: they are not statistics.
     let stats = FileStats::parse(r#"{"numRecords":2,"maxValues":{"id":5}}"#, &cols)?;
     assert!(may_match_file(&bound, &values, Some(&stats)));
-    let bad: BTreeMap<String, Option<String>> = [("col-9".to_string(), Some("soon".to_string()))]
+    let bad: crate::log::PartitionValues = [("col-9".to_string(), Some("soon".to_string()))]
         .into_iter()
         .collect();
     assert!(partition_scalars(&bad, &schema, &columns, ColumnMappingMode::Name).is_err());

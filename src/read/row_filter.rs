@@ -168,6 +168,7 @@ mod tests {
 
     use crate::fixture::TableWriter;
     use crate::predicate::{bind, evaluate, parse_filter};
+    use crate::schema::OutputTypes;
     use crate::{DeltaTable, DeltaTableBuilder};
 
     const ROWS_PER_GROUP: usize = 10;
@@ -266,7 +267,12 @@ mod tests {
     /// The rows of a scan (one batch, in log order: one partition) and the row groups it
     /// pruned.
     fn scan(table: &DeltaTable, filter: Option<&str>, limit: Option<usize>) -> (RecordBatch, u64) {
-        let mut builder = table.scan().with_batch_size(7).with_target_partitions(1);
+        // Plain strings, as the hand-built contexts below decode them.
+        let mut builder = table
+            .scan()
+            .with_batch_size(7)
+            .with_target_partitions(1)
+            .with_output_types(OutputTypes::PLAIN);
         if let Some(f) = filter {
             builder = builder.with_filter(f);
         }
@@ -290,6 +296,7 @@ mod tests {
         let scan = table
             .scan()
             .with_target_partitions(1)
+            .with_output_types(OutputTypes::PLAIN)
             .with_projection([column])
             .with_filter(filter)
             .build();

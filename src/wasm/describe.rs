@@ -116,7 +116,7 @@ fn file(add: &Add, partition_names: &[(&str, String)]) -> Value {
             let value = add
                 .partition_values
                 .get(physical)
-                .or_else(|| add.partition_values.get(*logical))
+                .or_else(|| add.partition_values.get(logical))
                 .cloned()
                 .flatten();
             (logical.to_string(), json!(value))
