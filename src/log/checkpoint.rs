@@ -141,15 +141,42 @@ fn json_lines<L: serde::de::DeserializeOwned + IntoActions>(
     data: &[u8],
 ) -> Result<Vec<Action>> {
     let mut out = Vec::new();
+    json_lines_each::<L>(path, data, |a| out.push(a))?;
+    Ok(out)
+}
+
+/// Hands each action of a newline-delimited JSON file to `each` as it is decoded, in file
+/// order (a long commit is never held as a vector of actions); `add` and `remove` are
+/// skipped unless `with_files`. Errors as [`json_actions`].
+pub(crate) fn json_actions_each(
+    path: &str,
+    data: &[u8],
+    with_files: bool,
+    each: impl FnMut(Action),
+) -> Result<()> {
+    if with_files {
+        json_lines_each::<ActionLine>(path, data, each)
+    } else {
+        json_lines_each::<TableActionLine>(path, data, each)
+    }
+}
+
+fn json_lines_each<L: serde::de::DeserializeOwned + IntoActions>(
+    path: &str,
+    data: &[u8],
+    mut each: impl FnMut(Action),
+) -> Result<()> {
+    let mut line_actions = Vec::new();
     for (n, line) in data.split(|&b| b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         let parsed: L = serde_json::from_slice(line)
             .map_err(|e| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))?;
-        parsed.into_actions(&mut out);
+        parsed.into_actions(&mut line_actions);
+        line_actions.drain(..).for_each(&mut each);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Fields of `add` a reader uses (other than `stats_parsed`, which is read only when the

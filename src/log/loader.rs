@@ -28,7 +28,9 @@ use std::mem;
 use bytes::Bytes;
 
 use super::actions::Action;
-use super::checkpoint::{json_actions, json_table_actions, parquet_actions, ActionKinds};
+use super::checkpoint::{
+    json_actions, json_actions_each, json_table_actions, parquet_actions, ActionKinds,
+};
 use super::last_checkpoint::LastCheckpointHint;
 use super::path::{commit_path, sidecar_path, LogFileKind, LogPath, LAST_CHECKPOINT, LOG_DIR};
 use super::probe::{CommitProbe, ProbeNext};
@@ -596,15 +598,16 @@ impl SnapshotLoader {
         let mut timestamp_ms = None;
         for (i, commit) in segment.commits.iter().rev().enumerate() {
             let data = self.remove_file(&commit.path)?;
-            let actions = match self.scope {
-                LoadScope::ActiveFiles => json_actions(&commit.path, &data)?,
-                LoadScope::TableOnly => json_table_actions(&commit.path, &data)?,
-            };
+            let with_files = self.scope == LoadScope::ActiveFiles;
+            replay.begin_commit();
+            json_actions_each(&commit.path, &data, with_files, |a| {
+                replay.push_commit_action(a)
+            })?;
+            replay.end_commit();
             drop(data);
             if i == 0 {
                 timestamp_ms = commit.last_modified_ms;
             }
-            replay.push_commit(actions);
         }
         replay.push_checkpoint(checkpoint);
         let reconciled = replay.finish(segment.version)?;

@@ -27,9 +27,17 @@ pub struct Reconciled {
     pub latest_commit_info: Option<CommitInfo>,
 }
 
-/// A logical file already decided by a newer action: where its key lives.
+/// A logical file already decided by a newer action: its key's hash (kept, so growing the
+/// table rehashes nothing) and where the key lives.
 #[derive(Debug, Clone, Copy)]
-enum Seen {
+struct Seen {
+    hash: u64,
+    at: KeyAt,
+}
+
+/// Where the key of a [`Seen`] file lives.
+#[derive(Debug, Clone, Copy)]
+enum KeyAt {
     /// The `add` at `commit_adds[commit][index]`.
     Added { commit: u32, index: u32 },
     /// The `remove` whose key is `removed[index]`.
@@ -52,6 +60,9 @@ pub struct Replay {
     commit_adds: Vec<Vec<Add>>,
     latest_commit_info: Option<CommitInfo>,
     commits_seen: usize,
+    /// The adds and keys of the commit being pushed.
+    current_adds: Vec<Add>,
+    current_keys: Vec<Seen>,
 }
 
 /// The deletion vector part of a logical file's identity (empty without one).
@@ -73,10 +84,10 @@ impl Replay {
     fn key_of<'a>(
         commit_adds: &'a [Vec<Add>],
         removed: &'a [(String, String)],
-        seen: Seen,
+        at: KeyAt,
     ) -> (&'a str, Cow<'a, str>) {
-        match seen {
-            Seen::Added { commit, index } => {
+        match at {
+            KeyAt::Added { commit, index } => {
                 match commit_adds
                     .get(commit as usize)
                     .and_then(|c| c.get(index as usize))
@@ -85,7 +96,7 @@ impl Replay {
                     None => ("", Cow::Borrowed("")),
                 }
             }
-            Seen::Removed { index } => match removed.get(index as usize) {
+            KeyAt::Removed { index } => match removed.get(index as usize) {
                 Some((p, d)) => (p.as_str(), Cow::Borrowed(d.as_str())),
                 None => ("", Cow::Borrowed("")),
             },
@@ -96,57 +107,74 @@ impl Replay {
     fn is_seen(&self, hash: u64, path: &str, dv: &str) -> bool {
         let (adds, removed) = (&self.commit_adds, &self.removed);
         self.seen
-            .find(hash, |&s| {
-                Self::key_of(adds, removed, s) == (path, Cow::Borrowed(dv))
+            .find(hash, |s| {
+                s.hash == hash && Self::key_of(adds, removed, s.at) == (path, Cow::Borrowed(dv))
             })
             .is_some()
     }
 
-    fn mark_seen(&mut self, hash: u64, entry: Seen) {
-        let (adds, removed, hasher) = (&self.commit_adds, &self.removed, &self.hasher);
-        self.seen.insert_unique(hash, entry, |&s| {
-            let (p, d) = Self::key_of(adds, removed, s);
-            hasher.hash_one((p, d.as_ref()))
-        });
+    /// Feeds the actions of one commit; commits must come newest first.
+    #[cfg(test)]
+    pub fn push_commit(&mut self, actions: impl IntoIterator<Item = Action>) {
+        self.begin_commit();
+        for action in actions {
+            self.push_commit_action(action);
+        }
+        self.end_commit();
     }
 
-    /// Feeds the actions of one commit; commits must come newest first.
-    pub fn push_commit(&mut self, actions: Vec<Action>) {
-        let first_commit = self.commits_seen == 0;
+    /// Starts the next (older) commit; its actions follow with
+    /// [`push_commit_action`](Self::push_commit_action), then [`end_commit`](Self::end_commit).
+    pub fn begin_commit(&mut self) {
         self.commits_seen += 1;
+        self.current_adds.clear();
+        self.current_keys.clear();
+    }
+
+    /// One action of the commit begun last.
+    pub fn push_commit_action(&mut self, action: Action) {
         let commit = self.commit_adds.len() as u32;
-        let mut adds = Vec::new();
-        // Keys become visible only after the whole commit, so that actions of one commit
-        // never hide each other.
-        let mut keys = Vec::new();
-        for action in actions {
-            match action {
-                Action::Add(add) => {
-                    let dv = dv_id(add.deletion_vector.as_ref());
-                    let hash = self.hash(&add.path, &dv);
-                    if !self.is_seen(hash, &add.path, &dv) {
-                        let index = adds.len() as u32;
-                        keys.push((hash, Seen::Added { commit, index }));
-                        adds.push(add);
-                    }
+        match action {
+            Action::Add(add) => {
+                let dv = dv_id(add.deletion_vector.as_ref());
+                let hash = self.hash(&add.path, &dv);
+                if !self.is_seen(hash, &add.path, &dv) {
+                    let index = self.current_adds.len() as u32;
+                    self.current_keys.push(Seen {
+                        hash,
+                        at: KeyAt::Added { commit, index },
+                    });
+                    self.current_adds.push(add);
                 }
-                Action::Remove(remove) => {
-                    let dv = dv_id(remove.deletion_vector.as_ref()).into_owned();
-                    let hash = self.hash(&remove.path, &dv);
-                    if !self.is_seen(hash, &remove.path, &dv) {
-                        let index = self.removed.len() as u32;
-                        self.removed.push((remove.path, dv));
-                        keys.push((hash, Seen::Removed { index }));
-                    }
-                }
-                Action::CommitInfo(info) if first_commit => self.latest_commit_info = Some(info),
-                other => self.take_table_action(other),
             }
+            Action::Remove(remove) => {
+                let dv = dv_id(remove.deletion_vector.as_ref()).into_owned();
+                let hash = self.hash(&remove.path, &dv);
+                if !self.is_seen(hash, &remove.path, &dv) {
+                    let index = self.removed.len() as u32;
+                    self.removed.push((remove.path, dv));
+                    self.current_keys.push(Seen {
+                        hash,
+                        at: KeyAt::Removed { index },
+                    });
+                }
+            }
+            Action::CommitInfo(info) if self.commits_seen == 1 => {
+                self.latest_commit_info = Some(info)
+            }
+            other => self.take_table_action(other),
         }
-        self.commit_adds.push(adds);
+    }
+
+    /// Ends the commit begun last: its files become visible to older actions only now, so
+    /// that actions of one commit never hide each other.
+    pub fn end_commit(&mut self) {
+        self.commit_adds
+            .push(std::mem::take(&mut self.current_adds));
         // A file named twice in one commit has two entries; either answers a lookup.
-        for (hash, entry) in keys {
-            self.mark_seen(hash, entry);
+        self.seen.reserve(self.current_keys.len(), |s| s.hash);
+        for entry in self.current_keys.drain(..) {
+            self.seen.insert_unique(entry.hash, entry, |s| s.hash);
         }
     }
 
