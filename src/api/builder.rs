@@ -120,8 +120,7 @@ impl DeltaTableBuilder {
             self.log_concurrency,
         )
         .await?;
-        DeltaTable::from_log(location, store, counters, log, eager)
-            .map(|t| t.with_log_concurrency(self.log_concurrency))
+        DeltaTable::from_log(location, store, counters, log, eager, self.log_concurrency)
     }
 }
 

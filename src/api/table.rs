@@ -75,6 +75,7 @@ impl DeltaTable {
         counters: Arc<IoCounters>,
         log: LoadedLog,
         eager: bool,
+        log_concurrency: usize,
     ) -> Result<Self> {
         let r = log.reconciled;
         let schema = parse_schema(&r.metadata.schema_string)?;
@@ -121,14 +122,8 @@ impl DeltaTable {
                 log_files_read: log.files_read,
                 round_trips: log.round_trips,
             },
-            log_concurrency: super::load::DEFAULT_LOG_CONCURRENCY,
+            log_concurrency,
         })
-    }
-
-    /// Sets the log requests in flight at once when this (lazy) table replays its log.
-    pub(crate) fn with_log_concurrency(mut self, requests: usize) -> Self {
-        self.log_concurrency = requests.max(1);
-        self
     }
 
     /// The table version of this snapshot.

@@ -127,21 +127,19 @@ pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Res
 /// are skipped; unknown actions are ignored. A malformed line fails with
 /// [`DeltaError::InvalidLog`] naming its (1-based) line number.
 pub(crate) fn json_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
-    json_lines::<ActionLine>(path, data)
+    json_actions_scoped(path, data, true)
 }
 
-/// [`json_actions`] without `add` and `remove`: their objects are checked to be JSON and
-/// skipped, not decoded (a lazy load keeps only protocol, metadata and commit info).
-pub(crate) fn json_table_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
-    json_lines::<TableActionLine>(path, data)
-}
-
-fn json_lines<L: serde::de::DeserializeOwned + IntoActions>(
+/// [`json_actions`], with `add` and `remove` only `with_files` (without, their objects are
+/// checked to be JSON and skipped, not decoded: a lazy load keeps only protocol, metadata
+/// and commit info).
+pub(crate) fn json_actions_scoped(
     path: &str,
     data: &[u8],
+    with_files: bool,
 ) -> Result<Vec<Action>> {
     let mut out = Vec::new();
-    json_lines_each::<L>(path, data, |a| out.push(a))?;
+    json_actions_each(path, data, with_files, |a| out.push(a))?;
     Ok(out)
 }
 

@@ -28,9 +28,7 @@ use std::mem;
 use bytes::Bytes;
 
 use super::actions::Action;
-use super::checkpoint::{
-    json_actions, json_actions_each, json_table_actions, parquet_actions, ActionKinds,
-};
+use super::checkpoint::{json_actions_each, json_actions_scoped, parquet_actions, ActionKinds};
 use super::last_checkpoint::LastCheckpointHint;
 use super::path::{commit_path, sidecar_path, LogFileKind, LogPath, LAST_CHECKPOINT, LOG_DIR};
 use super::probe::{CommitProbe, ProbeNext};
@@ -604,7 +602,6 @@ impl SnapshotLoader {
                 replay.push_commit_action(a)
             })?;
             replay.end_commit();
-            drop(data);
             if i == 0 {
                 timestamp_ms = commit.last_modified_ms;
             }
@@ -663,10 +660,8 @@ fn probed_segment(hint: Option<&LastCheckpointHint>, start: u64, version: u64) -
 /// `add` columns of a Parquet checkpoint only `with_files`.
 fn decode_checkpoint(file: &LogPath, data: Bytes, with_files: bool) -> Result<Vec<Action>> {
     let json = file.path.ends_with(".json");
-    if json && with_files {
-        json_actions(&file.path, &data)
-    } else if json {
-        json_table_actions(&file.path, &data)
+    if json {
+        json_actions_scoped(&file.path, &data, with_files)
     } else {
         let adds = if with_files {
             ActionKinds::ADD
