@@ -1,15 +1,21 @@
 //! Deletion vectors stored at an absolute path (`storageType` `p`): the file is found under the
 //! table root and its rows are skipped; a path outside the table is a clear error.
+//!
+//! Deleted rows come out of files of many row groups the same way whether the reader drops
+//! them from decoded batches (deletes scattered in short runs) or hands the decoder a row
+//! selection (long runs, or a row filter): whole scans, limits, predicates, projections of the
+//! partition column alone, byte-range tasks and row groups deleted entirely.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
 use std::sync::Arc;
 
-use arrow_array::{Int64Array, RecordBatch};
+use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use delta_arrow_reader::fixture::TableWriter;
-use delta_arrow_reader::DeltaTableBuilder;
+use delta_arrow_reader::api::DeltaScanBuilder;
+use delta_arrow_reader::fixture::{parquet_bytes_with_row_groups, TableWriter};
+use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
 
 fn table(dv_path: &str) -> TableWriter {
@@ -81,4 +87,174 @@ async fn absolute_deletion_vector_outside_the_table_is_a_clear_error() {
     let err = ids(&w).await.err().unwrap_or_else(|| panic!("must fail"));
     assert_eq!(err.code(), "unsupported");
     assert!(err.to_string().contains("outside the table"), "{err}");
+}
+
+/// Rows of the many-row-group table.
+const ROWS: u64 = 10_000;
+
+/// `id` 0..10,000 in one file of ten row groups of 1,000 rows, partition `part = 'a'`, with a
+/// deletion vector deleting `deleted`.
+async fn many_row_groups(deleted: &[u64]) -> DeltaTable {
+    let mut w = TableWriter::new();
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
+        vec![Arc::new(Int64Array::from_iter_values(0..ROWS as i64))],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let path = "part=a/data.parquet";
+    let bytes =
+        parquet_bytes_with_row_groups(path, &batch, Some(1000)).unwrap_or_else(|e| panic!("{e}"));
+    let size = bytes.len();
+    w.store().put(path, bytes);
+    let (dv, dv_size) = common::dv_file(deleted.iter().copied());
+    w.store().put("dv.bin", dv);
+    let schema = json!({"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": false, "metadata": {}},
+        {"name": "part", "type": "string", "nullable": true, "metadata": {}}]});
+    let mut actions = TableWriter::create_actions(
+        &schema,
+        &["part"],
+        json!({}),
+        json!({"minReaderVersion": 3, "minWriterVersion": 7,
+               "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}),
+    );
+    actions.push(json!({"add": {
+        "path": path,
+        "partitionValues": {"part": "a"},
+        "size": size,
+        "modificationTime": 0,
+        "dataChange": true,
+        "stats": json!({"numRecords": ROWS, "minValues": {"id": 0},
+                        "maxValues": {"id": ROWS - 1}, "nullCount": {"id": 0}}).to_string(),
+        "deletionVector": {
+            "storageType": "p",
+            "pathOrInlineDv": "memory://bucket/table/dv.bin",
+            "offset": 1,
+            "sizeInBytes": dv_size,
+            "cardinality": deleted.len(),
+        },
+    }}));
+    w.commit("WRITE", actions);
+    DeltaTableBuilder::new("memory://bucket/table/")
+        .with_store(Arc::new(w.store().clone()))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The `id`s a scan returns, in the order of its one partition (or of its partitions, one after
+/// the other, when `split` cuts the file into byte ranges).
+async fn scan_ids(scan: DeltaScanBuilder, split: Option<usize>) -> Vec<u64> {
+    let scan = scan
+        .with_target_partitions(1)
+        .with_batch_size(256)
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let scan = match split {
+        Some(n) => scan.split_into_byte_ranges(n),
+        None => scan,
+    };
+    let mut out = Vec::new();
+    for stream in scan.into_partition_streams() {
+        for batch in stream
+            .collect_batches()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+        {
+            let ids = batch
+                .column_by_name("id")
+                .and_then(|c| c.as_any().downcast_ref::<Int64Array>().cloned())
+                .unwrap_or_else(|| panic!("no id column in {:?}", batch.schema()));
+            out.extend(ids.values().iter().map(|&v| v as u64));
+        }
+    }
+    out
+}
+
+/// Every way of reading the table of `deleted` returns exactly the rows not deleted.
+async fn check_deletes(name: &str, deleted: &[u64]) {
+    let table = many_row_groups(deleted).await;
+    let kept: Vec<u64> = (0..ROWS).filter(|i| !deleted.contains(i)).collect();
+    assert_eq!(
+        scan_ids(table.scan(), None).await,
+        kept,
+        "{name}: whole scan"
+    );
+    for split in [3, 10, 25] {
+        assert_eq!(
+            scan_ids(table.scan(), Some(split)).await,
+            kept,
+            "{name}: {split} byte ranges"
+        );
+    }
+    for limit in [1, 255, 1000, 1500, 9000] {
+        let want: Vec<u64> = kept.iter().copied().take(limit).collect();
+        assert_eq!(
+            scan_ids(table.scan().with_limit(limit), None).await,
+            want,
+            "{name}: limit {limit}"
+        );
+    }
+    let want: Vec<u64> = kept
+        .iter()
+        .copied()
+        .filter(|&i| (2500..7000).contains(&i))
+        .collect();
+    let filtered = table.scan().with_filter("id >= 2500 and id < 7000");
+    assert_eq!(scan_ids(filtered, None).await, want, "{name}: predicate");
+    // A predicate on the partition column only is decided per file: the data is read whole.
+    let on_partition = table.scan().with_filter("part = 'a'");
+    assert_eq!(
+        scan_ids(on_partition, None).await,
+        kept,
+        "{name}: partition predicate"
+    );
+    // The partition column alone: no Parquet column is decoded, rows are still counted.
+    let only_part = table
+        .scan()
+        .with_projection(["part"])
+        .with_target_partitions(1)
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let batches = only_part
+        .into_stream()
+        .collect_batches()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    assert_eq!(rows, kept.len(), "{name}: partition column alone");
+    assert!(
+        batches.iter().all(|b| b.column(0).null_count() == 0),
+        "{name}"
+    );
+}
+
+#[tokio::test]
+async fn scattered_deletes_are_dropped_from_every_kind_of_read() {
+    // Every third row (runs of one): the reader drops them from decoded batches.
+    let deleted: Vec<u64> = (0..ROWS).filter(|i| i % 3 == 1).collect();
+    check_deletes("every third row", &deleted).await;
+    // Scattered, and row group 3 deleted whole (never read), and the last row.
+    let mut deleted: Vec<u64> = (0..ROWS).filter(|i| i % 7 == 0 || i % 11 == 5).collect();
+    deleted.extend(3000..4000);
+    deleted.push(ROWS - 1);
+    deleted.sort_unstable();
+    deleted.dedup();
+    check_deletes("scattered, one row group whole", &deleted).await;
+}
+
+#[tokio::test]
+async fn deletes_in_long_runs_are_a_row_selection_with_the_same_rows() {
+    // Long runs: the decoder skips them by a row selection.
+    let mut deleted: Vec<u64> = (1200..4800).collect();
+    deleted.extend(6000..6100);
+    deleted.extend([0, 9999]);
+    deleted.sort_unstable();
+    check_deletes("long runs", &deleted).await;
+    // Both in one file: short runs in some row groups, long ones in others.
+    let mut deleted: Vec<u64> = (0..2000).filter(|i| i % 2 == 0).collect();
+    deleted.extend(5000..9000);
+    check_deletes("mixed", &deleted).await;
 }

@@ -1,11 +1,12 @@
 //! Reading one data file over a [`RangeRead`] into logical record batches.
 //!
 //! The footer comes first (see `footer`); then arrow-rs's sans-io `ParquetPushDecoder` says
-//! which byte ranges it needs, this driver fetches them (coalesced) and pushes them back.
-//! Only the projected columns are fetched; deleted rows (deletion vectors) are skipped by a
-//! row selection so they are never decoded; INT96 timestamps are read as microseconds and
-//! strings and binaries in the scan's output types (see `decode_types`); each decoded batch
-//! goes through the file's [`FileTransform`].
+//! which byte ranges it needs, and `row_group_reads` fetches them (coalesced, the next row
+//! group's while one decodes) and pushes them back. Only the projected columns are fetched;
+//! deleted rows (deletion vectors) are skipped by a row selection when they come in long runs
+//! and dropped from decoded batches by a mask when scattered; INT96 timestamps are read as
+//! microseconds and strings and binaries in the scan's output types (see `decode_types`);
+//! each decoded batch goes through the file's [`FileTransform`].
 //!
 //! With a bound predicate, row groups whose statistics rule it out are not read at all (see
 //! `row_groups`), and the predicate runs inside the decoder as a Parquet `RowFilter` on its
@@ -17,17 +18,16 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use futures::stream;
-use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder};
+use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
-use parquet::DecodeResult;
 
-use super::coalesce::{coalesce, slice, COALESCE_GAP};
 use super::decode_types::reader_metadata;
 use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSource};
 use super::footer::read_metadata;
-use super::row_filter::{plan_row_filter, take_error, ErrorSlot, FilterPlan};
+use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
+use super::row_group_reads::{DeletedRows, RowGroupReads};
 use super::row_groups::prune_row_groups;
 use super::transform::{projected_file_schema, FileTransform, ReadColumn};
 use crate::error::{DeltaError, Phase, Result};
@@ -39,6 +39,11 @@ use crate::schema::{ColumnMappingMode, OutputTypes};
 
 /// Evaluates the scan's row predicate on a batch of read columns; `true` keeps the row.
 pub type RowPredicate = Arc<dyn Fn(&RecordBatch) -> Result<BooleanArray> + Send + Sync>;
+
+/// Deletes whose row selection runs average fewer rows than this are dropped from decoded
+/// batches by a mask instead (the Parquet reader itself decodes such selections in full and
+/// filters them, with the same threshold).
+const MIN_SELECTED_RUN: u64 = 32;
 
 /// What every file of a scan shares.
 #[derive(Clone)]
@@ -181,7 +186,7 @@ pub(crate) async fn load_deletion_vector(
 
 /// A file ready to decode.
 struct Opened {
-    decoder: ParquetPushDecoder,
+    reads: RowGroupReads,
     transform: FileTransform,
     /// The columns `transform` produces: every read column when `post_filter`, else only the
     /// output columns, in output order.
@@ -189,8 +194,6 @@ struct Opened {
     /// Whether the predicate must still be applied to decoded batches (it is not evaluated by
     /// the decoder).
     post_filter: bool,
-    /// Errors of the row filter, reported as they are.
-    filter_errors: ErrorSlot,
 }
 
 /// Opens a file: footer, row-group pruning, deletion vector, row filter, decoder. `None` when
@@ -291,7 +294,7 @@ async fn open(
     let mut builder = ParquetPushDecoderBuilder::new_with_metadata(arrow_metadata)
         .with_projection(mask)
         .with_batch_size(ctx.batch_size.max(1));
-    let mut selection = None;
+    let (mut selection, mut masked) = (None, None);
     if let Some(dv) = &task.deletion_vector {
         let deleted = load_deletion_vector(ctx, dv).await?;
         if let Some(m) = metrics {
@@ -317,7 +320,18 @@ async fn open(
         }
         // The selection covers the row groups read, and only those.
         let kept: Vec<(u64, u64)> = row_groups.iter().map(|&i| groups[i]).collect();
-        selection = Some(deleted.row_selection(&kept));
+        let rows: u64 = kept.iter().map(|&(_, n)| n).sum();
+        let chosen = deleted.row_selection(&kept);
+        // Deletes scattered over short runs are cheaper to drop from decoded batches: the
+        // decoder would decode those rows anyway and filter them by a mask, after working out
+        // the pages of every column from each run. Long runs stay a selection, which skips
+        // whole pages.
+        if row_filter.is_none() && rows / (chosen.iter().count() as u64).max(1) < MIN_SELECTED_RUN {
+            let starts = groups.iter().map(|&(start, _)| start).collect();
+            masked = Some(DeletedRows::new(deleted, starts));
+        } else {
+            selection = Some(chosen);
+        }
     }
     if row_groups.len() < metadata.num_row_groups() {
         builder = builder.with_row_groups(row_groups);
@@ -328,45 +342,29 @@ async fn open(
     if let Some(filter) = row_filter {
         builder = builder.with_row_filter(filter);
     }
-    if !post_filter {
-        // Parquet applies the limit after the row selection and the row filter.
+    // Parquet applies the limit after the row selection and the row filter; rows dropped
+    // after decoding (the predicate, masked deletes) would count against it.
+    let decoder_limit = !post_filter && masked.is_none();
+    if decoder_limit {
         if let Some(limit) = task.limit {
             builder = builder.with_limit(limit);
         }
     }
     let decoder = builder.build().map_err(|e| parquet_error(path, e))?;
+    let read_ahead = decoder_limit || task.limit.is_none();
     Ok(Some(Opened {
-        decoder,
+        reads: RowGroupReads::new(
+            decoder,
+            ctx.store.clone(),
+            path,
+            read_ahead,
+            masked,
+            filter_errors,
+        ),
         transform,
         columns,
         post_filter,
-        filter_errors,
     }))
-}
-
-/// Fetches what the decoder asked for, coalescing nearby ranges.
-async fn fetch(
-    ctx: &ReadContext,
-    path: &str,
-    ranges: &[std::ops::Range<u64>],
-) -> Result<Vec<bytes::Bytes>> {
-    let merged = coalesce(ranges, COALESCE_GAP);
-    let fetches = merged
-        .iter()
-        .map(|(r, _)| ctx.store.get_range(path, r.clone()));
-    let data = futures::future::try_join_all(fetches).await?;
-    let mut out = vec![bytes::Bytes::new(); ranges.len()];
-    for ((fetched, members), bytes) in merged.iter().zip(data.iter()) {
-        for &i in members {
-            out[i] = slice(fetched, bytes, &ranges[i]).ok_or_else(|| DeltaError::Io {
-                path: path.to_string(),
-                message: "a coalesced read returned fewer bytes than asked".into(),
-                phase: Phase::Read,
-                transient: false,
-            })?;
-        }
-    }
-    Ok(out)
 }
 
 struct FileState {
@@ -454,30 +452,13 @@ async fn next_batch(state: &mut FileState) -> Result<Option<RecordBatch>> {
         let Some(mut opened) = state.decoder.take() else {
             return Ok(None);
         };
-        let step = match opened.decoder.try_decode() {
-            Ok(step) => step,
-            Err(e) => {
-                return Err(take_error(&opened.filter_errors)
-                    .unwrap_or_else(|| parquet_error(&state.task.path, e)))
-            }
+        let Some(batch) = opened.reads.next().await? else {
+            return Ok(None);
         };
-        match step {
-            DecodeResult::NeedsData(ranges) => {
-                let data = fetch(&state.ctx, &state.task.path, &ranges).await?;
-                opened
-                    .decoder
-                    .push_ranges(ranges, data)
-                    .map_err(|e| parquet_error(&state.task.path, e))?;
-                state.decoder = Some(opened);
-            }
-            DecodeResult::Data(batch) => {
-                let out = finish_batch(state, batch, &opened);
-                state.decoder = Some(opened);
-                if let Some(b) = out? {
-                    return Ok(Some(b));
-                }
-            }
-            DecodeResult::Finished => return Ok(None),
+        let out = finish_batch(state, batch, &opened);
+        state.decoder = Some(opened);
+        if let Some(b) = out? {
+            return Ok(Some(b));
         }
     }
 }

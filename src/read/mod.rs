@@ -12,6 +12,7 @@ mod kernel_backend;
 mod progress;
 mod ranges;
 mod row_filter;
+mod row_group_reads;
 mod row_groups;
 pub mod scheduler;
 mod transform;

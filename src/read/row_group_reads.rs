@@ -1,0 +1,262 @@
+//! Driving the Parquet decoder of one open file, row group by row group.
+//!
+//! The sans-io `ParquetPushDecoder` hands out one row group decoder at a time and says which
+//! byte ranges the next one needs. [`RowGroupReads`] asks for the next row group as soon as the
+//! current one is handed out, so its read is in flight while the current one decodes (the read
+//! is polled between batches; a store starts its request on the first poll). Nearby ranges
+//! are coalesced into one request (see `coalesce`).
+//!
+//! Deleted rows come out one of two ways: as the decoder's row selection (set when the file is
+//! opened), or, for deletes scattered in short runs, dropped from each decoded batch by a
+//! keep mask ([`DeletedRows`]), which needs the file row of every batch: the decoder says
+//! which row group it hands out next, and batches follow each other within it.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::task::Poll;
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
+use parquet::arrow::push_decoder::ParquetPushDecoder;
+use parquet::errors::ParquetError;
+use parquet::DecodeResult;
+
+use super::coalesce::{coalesce, slice, COALESCE_GAP};
+use super::deletion_vector::DeletionVector;
+use super::row_filter::{take_error, ErrorSlot};
+use crate::error::{DeltaError, Phase, Result};
+use crate::io::{BoxFuture, Store};
+
+/// Deleted rows dropped from decoded batches by a keep mask.
+pub(crate) struct DeletedRows {
+    deleted: DeletionVector,
+    /// The file row of the first row of each row group of the file.
+    row_group_starts: Vec<u64>,
+}
+
+impl DeletedRows {
+    pub(crate) fn new(deleted: DeletionVector, row_group_starts: Vec<u64>) -> DeletedRows {
+        DeletedRows {
+            deleted,
+            row_group_starts,
+        }
+    }
+
+    /// `batch`, whose first row is file row `first_row`, without its deleted rows.
+    fn apply(&self, batch: RecordBatch, first_row: u64) -> Result<RecordBatch> {
+        let rows = batch.num_rows();
+        if self.deleted.deleted_in(first_row, rows as u64) == 0 {
+            return Ok(batch);
+        }
+        let keep = self.deleted.keep_mask(first_row, rows);
+        arrow_select::filter::filter_record_batch(&batch, &keep).map_err(|source| {
+            DeltaError::Arrow {
+                phase: Phase::Read,
+                source,
+            }
+        })
+    }
+}
+
+/// A row group whose data is in, being decoded.
+struct RowGroupRead {
+    reader: ParquetRecordBatchReader,
+    /// The file row of its next batch's first row (kept only with [`DeletedRows`]).
+    next_row: u64,
+}
+
+/// A read of the ranges the decoder asked for, in flight while earlier rows decode.
+struct PendingRead {
+    ranges: Vec<Range<u64>>,
+    read: Option<BoxFuture<'static, Result<Vec<Bytes>>>>,
+    done: Option<Result<Vec<Bytes>>>,
+}
+
+impl PendingRead {
+    fn start(store: &Store, path: &str, ranges: Vec<Range<u64>>) -> PendingRead {
+        let (store, path, asked) = (store.clone(), path.to_string(), ranges.clone());
+        PendingRead {
+            ranges,
+            read: Some(Box::pin(async move { fetch(&store, &path, &asked).await })),
+            done: None,
+        }
+    }
+
+    /// Polls the read once without waiting, keeping its answer once it is in.
+    async fn advance(&mut self) {
+        futures::future::poll_fn(|cx| {
+            if let Some(read) = self.read.as_mut() {
+                if let Poll::Ready(out) = read.as_mut().poll(cx) {
+                    self.read = None;
+                    self.done = Some(out);
+                }
+            }
+            Poll::Ready(())
+        })
+        .await
+    }
+
+    /// Waits for the read: the ranges asked for and their bytes.
+    async fn finish(mut self) -> Result<(Vec<Range<u64>>, Vec<Bytes>)> {
+        let data = match (self.done.take(), self.read.take()) {
+            (Some(done), _) => done?,
+            (None, Some(read)) => read.await?,
+            (None, None) => Vec::new(),
+        };
+        Ok((self.ranges, data))
+    }
+}
+
+/// Fetches `ranges` of `path`, coalescing nearby ones: their bytes, in the order asked.
+async fn fetch(store: &Store, path: &str, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+    let merged = coalesce(ranges, COALESCE_GAP);
+    let fetches = merged.iter().map(|(r, _)| store.get_range(path, r.clone()));
+    let data = futures::future::try_join_all(fetches).await?;
+    let mut out = vec![Bytes::new(); ranges.len()];
+    for ((fetched, members), bytes) in merged.iter().zip(data.iter()) {
+        for &i in members {
+            out[i] = slice(fetched, bytes, &ranges[i]).ok_or_else(|| DeltaError::Io {
+                path: path.to_string(),
+                message: "a coalesced read returned fewer bytes than asked".into(),
+                phase: Phase::Read,
+                transient: false,
+            })?;
+        }
+    }
+    Ok(out)
+}
+
+/// The decoding of one file's row groups, the next one's read in flight.
+pub(crate) struct RowGroupReads {
+    decoder: ParquetPushDecoder,
+    store: Store,
+    path: String,
+    /// Row groups whose data is in, oldest first: the one being decoded and, when its data
+    /// was already buffered, the next.
+    ready: VecDeque<RowGroupRead>,
+    pending: Option<PendingRead>,
+    /// The decoder has handed out its last row group.
+    planned_all: bool,
+    /// Whether the next row group is read while one decodes (off when a limit is applied
+    /// after decoding: a head-like scan would read a row group it then drops).
+    read_ahead: bool,
+    masked: Option<DeletedRows>,
+    /// With `masked`: the first file row of the row group being planned.
+    announced: Option<u64>,
+    /// Errors of the row filter, reported as they are.
+    filter_errors: ErrorSlot,
+}
+
+impl RowGroupReads {
+    pub(crate) fn new(
+        decoder: ParquetPushDecoder,
+        store: Store,
+        path: &str,
+        read_ahead: bool,
+        masked: Option<DeletedRows>,
+        filter_errors: ErrorSlot,
+    ) -> RowGroupReads {
+        RowGroupReads {
+            decoder,
+            store,
+            path: path.to_string(),
+            ready: VecDeque::with_capacity(2),
+            pending: None,
+            planned_all: false,
+            read_ahead,
+            masked,
+            announced: None,
+            filter_errors,
+        }
+    }
+
+    fn parquet_error(&self, source: ParquetError) -> DeltaError {
+        take_error(&self.filter_errors).unwrap_or_else(|| DeltaError::Parquet {
+            path: self.path.clone(),
+            phase: Phase::Read,
+            source,
+        })
+    }
+
+    /// Asks the decoder for row groups until one is ready to decode and (with read-ahead) the
+    /// read of the next one has started.
+    fn plan(&mut self) -> Result<()> {
+        while self.pending.is_none()
+            && !self.planned_all
+            && (self.ready.is_empty() || (self.read_ahead && self.ready.len() < 2))
+        {
+            // With masked deletes, the file rows of a row group's batches need to know which
+            // row group it is: the decoder says so at the boundary, before planning it.
+            if let (Some(masked), None) = (&self.masked, self.announced) {
+                let upcoming = self
+                    .decoder
+                    .peek_next_row_group()
+                    .map_err(|e| self.parquet_error(e))?;
+                self.announced = upcoming.and_then(|i| masked.row_group_starts.get(i).copied());
+            }
+            let step = self
+                .decoder
+                .try_next_reader()
+                .map_err(|e| self.parquet_error(e))?;
+            match step {
+                DecodeResult::NeedsData(ranges) => {
+                    self.pending = Some(PendingRead::start(&self.store, &self.path, ranges));
+                }
+                DecodeResult::Data(reader) => {
+                    let next_row = match (&self.masked, self.announced.take()) {
+                        (None, _) => 0,
+                        (Some(_), Some(row)) => row,
+                        (Some(_), None) => {
+                            return Err(self.parquet_error(ParquetError::General(
+                                "the decoder handed out a row group it did not announce".into(),
+                            )))
+                        }
+                    };
+                    self.ready.push_back(RowGroupRead { reader, next_row });
+                }
+                DecodeResult::Finished => self.planned_all = true,
+            }
+        }
+        Ok(())
+    }
+
+    /// The next decoded batch of the file's columns (deleted rows dropped when masked; a batch
+    /// may then be empty), or `None` at the end of the file.
+    pub(crate) async fn next(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            self.plan()?;
+            if let Some(pending) = self.pending.as_mut() {
+                pending.advance().await;
+            }
+            let Some(row_group) = self.ready.front_mut() else {
+                // Nothing to decode: wait for the data asked for, or the file is done.
+                let Some(pending) = self.pending.take() else {
+                    return Ok(None);
+                };
+                let (ranges, data) = pending.finish().await?;
+                self.decoder
+                    .push_ranges(ranges, data)
+                    .map_err(|e| self.parquet_error(e))?;
+                continue;
+            };
+            let decoded = row_group.reader.next();
+            let first_row = row_group.next_row;
+            match decoded {
+                Some(Ok(batch)) => {
+                    row_group.next_row += batch.num_rows() as u64;
+                    return match &self.masked {
+                        Some(masked) => masked.apply(batch, first_row).map(Some),
+                        None => Ok(Some(batch)),
+                    };
+                }
+                Some(Err(e)) => {
+                    return Err(self.parquet_error(ParquetError::ArrowError(e.to_string())))
+                }
+                None => {
+                    self.ready.pop_front();
+                }
+            }
+        }
+    }
+}
