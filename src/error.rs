@@ -185,6 +185,15 @@ pub enum DeltaError {
         /// What was wrong with the call.
         reason: String,
     },
+    /// A bug of this library stopped the work (a panic inside a scan's task, reported rather
+    /// than ending the stream early).
+    #[error("internal error (please report it): {reason}")]
+    Internal {
+        /// What failed.
+        reason: String,
+        /// Phase in which it failed.
+        phase: Phase,
+    },
 }
 
 impl DeltaError {
@@ -210,6 +219,7 @@ impl DeltaError {
             DeltaError::Arrow { .. } => "arrow",
             DeltaError::Aborted { .. } => "aborted",
             DeltaError::InvalidArgument { .. } => "invalid_argument",
+            DeltaError::Internal { .. } => "internal",
         }
     }
 
@@ -219,6 +229,7 @@ impl DeltaError {
             DeltaError::NotFound { phase, .. }
             | DeltaError::Io { phase, .. }
             | DeltaError::Aborted { phase, .. }
+            | DeltaError::Internal { phase, .. }
             | DeltaError::Parquet { phase, .. }
             | DeltaError::Arrow { phase, .. } => *phase,
             DeltaError::InvalidArgument { .. } => Phase::Plan,

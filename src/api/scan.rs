@@ -569,7 +569,12 @@ fn run_partitions(
 ) -> Vec<BoxStream<'static, Tagged>> {
     #[cfg(not(target_arch = "wasm32"))]
     let parts = if parts.len() > 1 {
-        match super::spawn::spawn_partitions(parts, capacity, metrics) {
+        let panicked = |message: String| -> Tagged {
+            let reason = format!("a partition of the scan panicked: {message}");
+            let phase = crate::error::Phase::Read;
+            (usize::MAX, Err(DeltaError::Internal { reason, phase }))
+        };
+        match super::spawn::spawn_partitions(parts, capacity, metrics, panicked) {
             Ok(spawned) => {
                 return spawned
                     .into_iter()

@@ -12,14 +12,20 @@
 //! the runtime (promptly, at the task's next scheduling point), which drops its open files and
 //! permit waits and so returns every permit.
 //!
+//! A panic inside a partition's task (a bug, or a dependency's on input it should have
+//! refused) is caught and forwarded as the partition's last item, built by the caller's
+//! `panicked`: a merged stream that simply saw the channel close would end early, as if the
+//! partition's rows did not exist.
+//!
 //! With no Tokio runtime current, [`spawn_partitions`] gives the partitions back and the
 //! caller polls them itself, as on wasm32: the scan still works, on the caller's thread.
 
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::channel::mpsc;
-use futures::{SinkExt, Stream, StreamExt};
+use futures::{FutureExt, SinkExt, Stream, StreamExt};
 use tokio::task::AbortHandle;
 
 use crate::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
@@ -46,12 +52,14 @@ impl<T> Stream for SpawnedPartition<T> {
 }
 
 /// Moves each of `parts` onto its own task of the current Tokio runtime, each with a channel
-/// of `capacity` items (at least 1). `Err(parts)` gives them back untouched when no runtime
-/// is current.
+/// of `capacity` items (at least 1). A partition that panics ends with the item `panicked`
+/// makes of the panic's message. `Err(parts)` gives them back untouched when no runtime is
+/// current.
 pub(crate) fn spawn_partitions<S>(
     parts: Vec<S>,
     capacity: usize,
     metrics: &std::sync::Arc<DeltaScanMetrics>,
+    panicked: fn(String) -> S::Item,
 ) -> Result<Vec<SpawnedPartition<S::Item>>, Vec<S>>
 where
     S: Stream + Send + Unpin + 'static,
@@ -69,9 +77,19 @@ where
             let guard = GaugeGuard::new(metrics, Gauge::PartitionTasksRunning);
             let task = runtime.spawn(async move {
                 let _guard = guard;
-                while let Some(item) = part.next().await {
-                    if tx.send(item).await.is_err() {
-                        break;
+                loop {
+                    match AssertUnwindSafe(part.next()).catch_unwind().await {
+                        Ok(Some(item)) => {
+                            if tx.send(item).await.is_err() {
+                                break;
+                            }
+                        }
+                        Ok(None) => break,
+                        // The stream is not polled again after a panic.
+                        Err(panic) => {
+                            let _ = tx.send(panicked(panic_message(panic.as_ref()))).await;
+                            break;
+                        }
                     }
                 }
             });
@@ -81,4 +99,15 @@ where
             }
         })
         .collect())
+}
+
+/// The message of a caught panic (its `&str` or `String` payload).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
 }

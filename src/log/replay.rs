@@ -3,6 +3,11 @@
 //! Commits are fed newest first, the checkpoint last. A logical file is identified by its path
 //! and deletion vector id; the newest action for it wins, and a `remove` is a tombstone that
 //! hides every older `add` of the same logical file. The newest `protocol` and `metaData` win.
+//!
+//! The protocol allows one commit at most one action of each type (`add`, `remove`) per
+//! logical file; a writer that repeats one anyway gets the first of them, as delta_kernel
+//! keeps it, and not its rows twice. An `add` and a `remove` of one file in one commit never
+//! hide each other.
 
 use std::borrow::Cow;
 use std::hash::BuildHasher;
@@ -60,9 +65,10 @@ pub struct Replay {
     commit_adds: Vec<Vec<Add>>,
     latest_commit_info: Option<CommitInfo>,
     commits_seen: usize,
-    /// The adds and keys of the commit being pushed.
+    /// The adds and keys of the commit being pushed (its `add`s at commit index
+    /// `commit_adds.len()`).
     current_adds: Vec<Add>,
-    current_keys: Vec<Seen>,
+    current_keys: HashTable<Seen>,
 }
 
 /// The deletion vector part of a logical file's identity (empty without one).
@@ -80,18 +86,20 @@ impl Replay {
         self.hasher.hash_one((path, dv))
     }
 
-    /// The key an entry of `seen` stands for.
+    /// The key an entry of `seen` or `current_keys` stands for.
     fn key_of<'a>(
         commit_adds: &'a [Vec<Add>],
+        current_adds: &'a [Add],
         removed: &'a [(String, String)],
         at: KeyAt,
     ) -> (&'a str, Cow<'a, str>) {
         match at {
             KeyAt::Added { commit, index } => {
-                match commit_adds
-                    .get(commit as usize)
-                    .and_then(|c| c.get(index as usize))
-                {
+                let adds = match commit_adds.get(commit as usize) {
+                    Some(adds) => adds.as_slice(),
+                    None => current_adds,
+                };
+                match adds.get(index as usize) {
                     Some(add) => (add.path.as_str(), dv_id(add.deletion_vector.as_ref())),
                     None => ("", Cow::Borrowed("")),
                 }
@@ -105,10 +113,24 @@ impl Replay {
 
     /// Whether a newer action decided the logical file `(path, dv)`.
     fn is_seen(&self, hash: u64, path: &str, dv: &str) -> bool {
-        let (adds, removed) = (&self.commit_adds, &self.removed);
+        let (adds, current, removed) = (&self.commit_adds, &self.current_adds, &self.removed);
         self.seen
             .find(hash, |s| {
-                s.hash == hash && Self::key_of(adds, removed, s.at) == (path, Cow::Borrowed(dv))
+                s.hash == hash
+                    && Self::key_of(adds, current, removed, s.at) == (path, Cow::Borrowed(dv))
+            })
+            .is_some()
+    }
+
+    /// Whether the commit being pushed already has an action of the same type (`add`s when
+    /// `add`, else `remove`s) for `(path, dv)`.
+    fn is_repeated(&self, hash: u64, path: &str, dv: &str, add: bool) -> bool {
+        let (adds, current, removed) = (&self.commit_adds, &self.current_adds, &self.removed);
+        self.current_keys
+            .find(hash, |s| {
+                s.hash == hash
+                    && matches!(s.at, KeyAt::Added { .. }) == add
+                    && Self::key_of(adds, current, removed, s.at) == (path, Cow::Borrowed(dv))
             })
             .is_some()
     }
@@ -138,25 +160,27 @@ impl Replay {
             Action::Add(add) => {
                 let dv = dv_id(add.deletion_vector.as_ref());
                 let hash = self.hash(&add.path, &dv);
-                if !self.is_seen(hash, &add.path, &dv) {
+                if !self.is_seen(hash, &add.path, &dv)
+                    && !self.is_repeated(hash, &add.path, &dv, true)
+                {
                     let index = self.current_adds.len() as u32;
-                    self.current_keys.push(Seen {
-                        hash,
-                        at: KeyAt::Added { commit, index },
-                    });
+                    let at = KeyAt::Added { commit, index };
+                    self.current_keys
+                        .insert_unique(hash, Seen { hash, at }, |s| s.hash);
                     self.current_adds.push(add);
                 }
             }
             Action::Remove(remove) => {
                 let dv = dv_id(remove.deletion_vector.as_ref()).into_owned();
                 let hash = self.hash(&remove.path, &dv);
-                if !self.is_seen(hash, &remove.path, &dv) {
+                if !self.is_seen(hash, &remove.path, &dv)
+                    && !self.is_repeated(hash, &remove.path, &dv, false)
+                {
                     let index = self.removed.len() as u32;
                     self.removed.push((remove.path, dv));
-                    self.current_keys.push(Seen {
-                        hash,
-                        at: KeyAt::Removed { index },
-                    });
+                    let at = KeyAt::Removed { index };
+                    self.current_keys
+                        .insert_unique(hash, Seen { hash, at }, |s| s.hash);
                 }
             }
             Action::CommitInfo(info) if self.commits_seen == 1 => {
@@ -171,9 +195,10 @@ impl Replay {
     pub fn end_commit(&mut self) {
         self.commit_adds
             .push(std::mem::take(&mut self.current_adds));
-        // A file named twice in one commit has two entries; either answers a lookup.
+        // A file both added and removed in one commit has two entries; either answers a
+        // lookup.
         self.seen.reserve(self.current_keys.len(), |s| s.hash);
-        for entry in self.current_keys.drain(..) {
+        for entry in self.current_keys.drain() {
             self.seen.insert_unique(entry.hash, entry, |s| s.hash);
         }
     }
@@ -324,6 +349,59 @@ mod tests {
         r.push_commit(first);
         let done = r.finish(2);
         assert_eq!(done.map(|d| d.files.len()).ok(), Some(1));
+    }
+
+    #[test]
+    fn an_action_repeated_in_one_commit_counts_once() {
+        let mut r = Replay::new();
+        // v2: a added twice (with different sizes: the first is kept), b removed twice.
+        let mut first = add("a", None);
+        if let Action::Add(a) = &mut first {
+            a.size = 7;
+        }
+        r.push_commit(vec![
+            first,
+            add("a", None),
+            remove("b", None),
+            remove("b", None),
+        ]);
+        // v1: b, c; a with a deletion vector is another logical file, also repeated.
+        r.push_commit(vec![
+            add("b", None),
+            add("c", None),
+            add("a", Some("x")),
+            add("a", Some("x")),
+        ]);
+        let mut v0 = table_actions();
+        v0.extend([add("d", None), add("d", None)]);
+        r.push_commit(v0);
+        let done = r.finish(2).unwrap_or_else(|e| panic!("{e}"));
+        let mut got = paths(&done);
+        got.sort();
+        let want: Vec<(String, bool)> = vec![
+            ("a".into(), false),
+            ("a".into(), true),
+            ("c".into(), false),
+            ("d".into(), false),
+        ];
+        assert_eq!(got, want);
+        let a = done
+            .files
+            .iter()
+            .find(|f| f.path == "a" && f.deletion_vector.is_none());
+        assert_eq!(a.map(|f| f.size), Some(7));
+    }
+
+    #[test]
+    fn an_add_and_a_remove_in_one_commit_do_not_hide_each_other() {
+        let mut r = Replay::new();
+        // v1 removes and re-adds a (as a writer replacing a file's metadata may).
+        r.push_commit(vec![remove("a", None), add("a", None)]);
+        let mut v0 = table_actions();
+        v0.push(add("a", None));
+        r.push_commit(v0);
+        let done = r.finish(1).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(paths(&done), vec![("a".to_string(), false)]);
     }
 
     #[test]
