@@ -1,6 +1,8 @@
 //! The `_last_checkpoint` hint: which checkpoint is newest, so that a reader need not list the
 //! whole log. It is only a hint: a corrupt or stale one is ignored, never trusted over a
-//! listing.
+//! listing. A hint of more than [`MAX_CHECKPOINT_PARTS`] parts is taken as corrupt: a store
+//! that cannot list would be asked for every part, and their paths alone would fill memory
+//! (4,294,967,295 parts: 96 GiB).
 
 use serde::Deserialize;
 
@@ -31,6 +33,11 @@ pub struct V2CheckpointHint {
     pub path: String,
 }
 
+/// The most parts a multi-part checkpoint hint may declare (writers cut checkpoints into
+/// parts of a million or so actions; 10,000 parts would be a checkpoint of billions of
+/// actions).
+pub const MAX_CHECKPOINT_PARTS: u32 = 10_000;
+
 impl LastCheckpointHint {
     /// Parses the file's bytes; `None` when it is not valid (a corrupt hint is ignored).
     pub fn parse(bytes: &[u8]) -> Option<LastCheckpointHint> {
@@ -38,6 +45,7 @@ impl LastCheckpointHint {
         let hint: LastCheckpointHint = serde_json::from_str(text.trim()).ok()?;
         match hint.parts {
             Some(0) => None,
+            Some(parts) if parts > MAX_CHECKPOINT_PARTS => None,
             _ => Some(hint),
         }
     }
@@ -78,6 +86,13 @@ mod tests {
         assert_eq!(h.as_ref().map(|h| h.checkpoint_paths().len()), Some(2));
         assert_eq!(LastCheckpointHint::parse(b"{not json"), None);
         assert_eq!(LastCheckpointHint::parse(br#"{"size":3}"#), None);
+        // A part count past the bound is a corrupt hint, not 4 billion paths to guess.
+        let h = LastCheckpointHint::parse(br#"{"version":10,"parts":10000}"#);
+        assert_eq!(h.map(|h| h.checkpoint_paths().len()), Some(10_000));
+        for parts in [10_001u64, u64::from(u32::MAX)] {
+            let text = format!(r#"{{"version":10,"parts":{parts}}}"#);
+            assert_eq!(LastCheckpointHint::parse(text.as_bytes()), None, "{parts}");
+        }
         let h = LastCheckpointHint::parse(
             br#"{"version":2,"size":3,"v2Checkpoint":{"path":"00000000000000000002.checkpoint.x.json","sizeInBytes":1,"modificationTime":0}}"#,
         );

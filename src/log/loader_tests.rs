@@ -274,8 +274,29 @@ fn gaps_in_versions_fail() {
 #[test]
 fn empty_location_is_not_a_table() {
     for can_list in [true, false] {
-        let run = drive(&Files::new(), can_list, VersionTarget::Latest);
-        assert_eq!(run.result.err().map(|e| e.code()), Some("not_a_table"));
+        for target in [
+            VersionTarget::Latest,
+            VersionTarget::Version(3),
+            VersionTarget::Version(1_000_000),
+            VersionTarget::Version(u64::MAX),
+        ] {
+            let run = drive(&Files::new(), can_list, target);
+            let code = run.result.err().map(|e| e.code());
+            assert_eq!(code, Some("not_a_table"), "{target:?}, listing {can_list}");
+        }
+    }
+}
+
+#[test]
+fn a_far_version_that_does_not_exist_is_version_not_found_in_one_round() {
+    let files = files_of(&table(10));
+    for can_list in [true, false] {
+        for v in [1_000_000u64, u64::MAX - 1, u64::MAX] {
+            let run = drive(&files, can_list, VersionTarget::Version(v));
+            let code = run.result.err().map(|e| e.code());
+            assert_eq!(code, Some("version_not_found"), "v={v}, listing {can_list}");
+            assert!(run.requests <= 4, "v={v}: {} requests", run.requests);
+        }
     }
 }
 
@@ -349,6 +370,15 @@ fn corrupt_or_stale_last_checkpoint_falls_back() {
         ("stale: names a checkpoint that does not exist", {
             let mut f = clean.clone();
             let hint = json!({"version": 4, "size": 3, "parts": 2});
+            f.insert(
+                "_delta_log/_last_checkpoint".into(),
+                (Bytes::from(hint.to_string()), 0),
+            );
+            f
+        }),
+        ("declares 4,294,967,295 parts", {
+            let mut f = clean.clone();
+            let hint = json!({"version": 4, "size": 3, "parts": u32::MAX});
             f.insert(
                 "_delta_log/_last_checkpoint".into(),
                 (Bytes::from(hint.to_string()), 0),

@@ -154,10 +154,15 @@ impl CommitProbe {
                     last: (t >= self.start).then_some(t),
                 });
             }
-            // A far target is asked for alone first, so a version that does not exist costs
-            // one request, not one per version below it.
+            // A far target is asked for first, with only the start (whether the log exists at
+            // all), so a version that does not exist costs one round, not a request per
+            // version below it.
             if !self.seen.contains_key(&t) && t - b.contiguous_end >= FAR_TARGET {
-                return Ok(self.fetch(vec![t]));
+                let mut first = vec![t];
+                if !self.seen.contains_key(&self.start) {
+                    first.insert(0, self.start);
+                }
+                return Ok(self.fetch(first));
             }
             let wanted = (b.contiguous_end..=t).filter(|v| !self.seen.contains_key(v));
             return Ok(self.fetch(wanted.collect()));
@@ -321,10 +326,11 @@ mod tests {
     }
 
     #[test]
-    fn a_far_target_that_does_not_exist_costs_one_request() {
+    fn a_far_target_that_does_not_exist_costs_one_round() {
+        // The target and the start (which tells a missing version from a missing log).
         let r = probe(|v| v < 50, 0, Some(1_000_000_000_000));
         assert_eq!(r.last.err().map(|e| e.code()), Some("version_not_found"));
-        assert_eq!((r.rounds, r.requests), (1, 1));
+        assert_eq!((r.rounds, r.requests), (1, 2));
         let r = probe(|v| v < 5_000, 0, Some(4_000));
         assert_eq!(r.last.ok(), Some(Some(4_000)));
         assert_eq!((r.rounds, r.requests), (2, 4_001));
