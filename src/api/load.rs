@@ -8,6 +8,9 @@
 //! and no checkpoint needs about `n / concurrency` request times to fetch (10,000 commits at
 //! 50 ms each: about 1 s at the default). The bound keeps the sockets (or, for local files,
 //! the blocking threads) of one load finite.
+//!
+//! Natively, large commit files are decoded on every core as they arrive (see
+//! `decode_commits`) and handed to the loader decoded; on wasm32 the loader decodes them.
 
 use futures::stream::{self, StreamExt};
 
@@ -89,11 +92,24 @@ async fn drive(
         };
         let mut answers = stream::iter(requests.into_iter().map(|r| answer(store, r)))
             .buffer_unordered(concurrency.max(1));
+        #[cfg(not(target_arch = "wasm32"))]
+        let mut decoding = futures::stream::FuturesUnordered::new();
         while let Some(a) = answers.next().await {
             match a? {
                 Answer::Listing(entries) => loader.push_listing(entries)?,
+                #[cfg(not(target_arch = "wasm32"))]
+                Answer::File(path, Some(data)) => {
+                    match super::decode_commits::start(&path, data, loader.scope()) {
+                        Ok(decoded) => decoding.push(decoded),
+                        Err(data) => loader.push_file(&path, Some(data))?,
+                    }
+                }
                 Answer::File(path, data) => loader.push_file(&path, data)?,
             }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        while let Some(decoded) = decoding.next().await {
+            super::decode_commits::push(&mut loader, decoded)?;
         }
     }
 }

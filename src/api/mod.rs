@@ -3,6 +3,8 @@
 mod builder;
 #[cfg(not(target_arch = "wasm32"))]
 mod caps;
+#[cfg(not(target_arch = "wasm32"))]
+mod decode_commits;
 mod load;
 mod options;
 mod scan;

@@ -138,7 +138,10 @@ pub(crate) fn json_actions_scoped(
     data: &[u8],
     with_files: bool,
 ) -> Result<Vec<Action>> {
-    let mut out = Vec::new();
+    // About one action per line: counting them first spares the growth of a vector of
+    // 240-byte actions (half the time of a large commit went to moving them).
+    let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut out = Vec::with_capacity(lines);
     json_actions_each(path, data, with_files, |a| out.push(a))?;
     Ok(out)
 }

@@ -159,6 +159,9 @@ pub struct SnapshotLoader {
     pending: Vec<LogRequest>,
     listing: Option<Option<Vec<ListEntry>>>,
     files: HashMap<String, Option<Bytes>>,
+    /// Actions of commit files the caller decoded (see
+    /// [`push_decoded_commit`](SnapshotLoader::push_decoded_commit)), by path.
+    decoded: HashMap<String, Vec<Vec<Action>>>,
     files_read: u64,
     round_trips: u64,
     /// A version `_last_checkpoint` vouches for although its checkpoint was not found:
@@ -177,6 +180,7 @@ impl SnapshotLoader {
             pending: Vec::new(),
             listing: None,
             files: HashMap::new(),
+            decoded: HashMap::new(),
             files_read: 0,
             round_trips: 0,
             stale_hint: None,
@@ -232,6 +236,27 @@ impl SnapshotLoader {
         }
         self.files.insert(path.to_string(), data);
         Ok(())
+    }
+
+    /// Answers a [`LogRequest::Get`] of a commit file (`_delta_log/N.json`) with its bytes and
+    /// its actions, decoded by the caller with [`decode_commit_actions`] in this load's
+    /// [`scope`](Self::scope) (for example in parallel, while other files arrive), as runs
+    /// of consecutive lines. The runs must hold the file's actions in file order: replay uses
+    /// them instead of decoding the bytes.
+    pub fn push_decoded_commit(
+        &mut self,
+        path: &str,
+        data: Bytes,
+        runs: Vec<Vec<Action>>,
+    ) -> Result<()> {
+        self.push_file(path, Some(data))?;
+        self.decoded.insert(path.to_string(), runs);
+        Ok(())
+    }
+
+    /// What this load keeps.
+    pub fn scope(&self) -> LoadScope {
+        self.scope
     }
 
     /// Advances as far as the answers allow.
@@ -598,9 +623,18 @@ impl SnapshotLoader {
             let data = self.remove_file(&commit.path)?;
             let with_files = self.scope == LoadScope::ActiveFiles;
             replay.begin_commit();
-            json_actions_each(&commit.path, &data, with_files, |a| {
-                replay.push_commit_action(a)
-            })?;
+            match self.decoded.remove(&commit.path) {
+                Some(runs) => {
+                    drop(data);
+                    replay.reserve_commit(runs.iter().map(Vec::len).sum());
+                    for run in runs {
+                        run.into_iter().for_each(|a| replay.push_commit_action(a));
+                    }
+                }
+                None => json_actions_each(&commit.path, &data, with_files, |a| {
+                    replay.push_commit_action(a)
+                })?,
+            }
             replay.end_commit();
             if i == 0 {
                 timestamp_ms = commit.last_modified_ms;
@@ -624,6 +658,13 @@ impl SnapshotLoader {
             segment,
         })
     }
+}
+
+/// Decodes the actions of (a run of whole lines of) the commit file `path` for a load of
+/// `scope`: every action, except `add` and `remove` when the load keeps no active files (they
+/// are then checked and skipped). Errors name lines counted from the start of `data`.
+pub fn decode_commit_actions(path: &str, data: &[u8], scope: LoadScope) -> Result<Vec<Action>> {
+    json_actions_scoped(path, data, scope == LoadScope::ActiveFiles)
 }
 
 fn missing_file(path: &str) -> DeltaError {

@@ -23,7 +23,8 @@ pub use actions::{
 };
 pub use last_checkpoint::LastCheckpointHint;
 pub use loader::{
-    Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader, VersionTarget,
+    decode_commit_actions, Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader,
+    VersionTarget,
 };
 pub use probe::FIRST_PROBE_BATCH;
 pub use protocol::{validate_reader_protocol, SUPPORTED_READER_FEATURES};

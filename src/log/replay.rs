@@ -153,6 +153,12 @@ impl Replay {
         self.current_keys.clear();
     }
 
+    /// Makes room for `actions` more actions in the commit begun last.
+    pub fn reserve_commit(&mut self, actions: usize) {
+        self.current_adds.reserve(actions);
+        self.current_keys.reserve(actions, |s| s.hash);
+    }
+
     /// One action of the commit begun last.
     pub fn push_commit_action(&mut self, action: Action) {
         let commit = self.commit_adds.len() as u32;
