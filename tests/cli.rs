@@ -321,6 +321,84 @@ fn errors_are_one_line_with_a_code_and_exit_1() {
     );
 }
 
+/// A table whose partition value, data value and file path carry terminal escapes (an OSC
+/// title change, a screen clear, a bidi override), in a fresh directory.
+fn hostile_table(missing_file: bool) -> tempfile::TempDir {
+    use std::sync::Arc;
+
+    use arrow_array::{RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use delta_arrow_reader::fixture::TableWriter;
+    use serde_json::json;
+
+    let evil = "x\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}y";
+    let schema = json!({"type": "struct", "fields": [
+        {"name": "s", "type": "string", "nullable": true, "metadata": {}},
+        {"name": "p", "type": "string", "nullable": true, "metadata": {}}]});
+    let mut w = TableWriter::new();
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)])),
+        vec![Arc::new(StringArray::from(vec![Some(evil)]))],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // (The file's own path stays printable: object stores refuse control characters.)
+    let path = "p=evil/part-0.parquet";
+    let mut add = w
+        .write_data_file(path, &batch, json!({"p": evil}), None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    if missing_file {
+        add["add"]["path"] = json!(format!("gone-{evil}.parquet"));
+    }
+    let mut actions = TableWriter::create_actions(
+        &schema,
+        &["p"],
+        json!({}),
+        json!({"minReaderVersion": 1, "minWriterVersion": 2}),
+    );
+    actions.push(add);
+    w.commit("WRITE", actions);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    w.write_to_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+#[test]
+fn table_strings_reach_the_terminal_escaped() {
+    let raw = |b: &[u8]| {
+        b.iter().any(|&c| c == 0x1b || c == 0x07)
+            || b.windows(3).any(|w| w == "\u{202e}".as_bytes())
+    };
+    let dir = hostile_table(false);
+    let table = dir.path().to_string_lossy().into_owned();
+    for args in [
+        vec!["head", &table],
+        vec!["files", &table],
+        vec!["info", &table],
+        vec!["schema", &table],
+    ] {
+        let out = dar(&args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !raw(&out.stdout) && !raw(&out.stderr),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
+    let head = stdout(&dar(&["head", &table]));
+    assert!(head.contains("\\u{1b}]0;pwned\\u{7}"), "{head}");
+    // An error naming a file of the table.
+    let dir = hostile_table(true);
+    let out = dar(&["head", &dir.path().to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!raw(&out.stderr) && err.contains("gone-x\\u{1b}"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
 #[cfg(feature = "datafusion")]
 #[test]
 fn sql_over_two_named_tables() {

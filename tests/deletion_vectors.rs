@@ -19,6 +19,11 @@ use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
 
 fn table(dv_path: &str) -> TableWriter {
+    table_deleting(dv_path, &[1, 3])
+}
+
+/// `id` 0..5 in one file whose deletion vector (at `dv_path`) deletes `rows`.
+fn table_deleting(dv_path: &str, rows: &[u64]) -> TableWriter {
     let schema = json!({"type": "struct", "fields": [
         {"name": "id", "type": "long", "nullable": false, "metadata": {}}]});
     let mut w = TableWriter::new();
@@ -30,14 +35,14 @@ fn table(dv_path: &str) -> TableWriter {
     let mut add = w
         .write_data_file("part-0.parquet", &batch, json!({}), None)
         .unwrap_or_else(|e| panic!("{e}"));
-    let (bytes, size) = common::dv_file([1, 3]);
+    let (bytes, size) = common::dv_file(rows.iter().copied());
     w.store().put("dv/deleted.bin", bytes);
     add["add"]["deletionVector"] = json!({
         "storageType": "p",
         "pathOrInlineDv": dv_path,
         "offset": 1,
         "sizeInBytes": size,
-        "cardinality": 2,
+        "cardinality": rows.len(),
     });
     let mut actions = TableWriter::create_actions(
         &schema,
@@ -78,6 +83,17 @@ async fn ids(w: &TableWriter) -> delta_arrow_reader::Result<Vec<i64>> {
 #[tokio::test]
 async fn absolute_deletion_vector_inside_the_table() {
     let w = table("memory://bucket/table/dv/deleted.bin");
+    assert_eq!(ids(&w).await.ok(), Some(vec![0, 2, 4]));
+}
+
+#[tokio::test]
+async fn row_indexes_past_the_end_of_the_file_are_ignored() {
+    // Five rows; the vector names rows 1 and 3 and six rows the file does not have (its
+    // cardinality is past the row count, which must not read as "every row deleted").
+    let w = table_deleting(
+        "memory://bucket/table/dv/deleted.bin",
+        &[1, 3, 5, 6, 7, 8, 100, 1 << 40],
+    );
     assert_eq!(ids(&w).await.ok(), Some(vec![0, 2, 4]));
 }
 

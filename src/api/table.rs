@@ -90,6 +90,7 @@ impl DeltaTable {
         } else {
             ColumnMappingMode::None
         };
+        crate::schema::validate_column_mapping(&schema, column_mapping)?;
         for column in &r.metadata.partition_columns {
             if schema.field(column).is_none() {
                 return Err(crate::DeltaError::invalid_schema(format!(

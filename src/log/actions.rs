@@ -169,7 +169,11 @@ pub struct Remove {
 }
 
 /// The `commitInfo` action; only the fields a reader uses.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// The protocol leaves `commitInfo` free-form: it is decoded leniently, a field of another
+/// type than expected (or a `commitInfo` that is not an object) reads as absent rather than
+/// making the commit, and so the table, unreadable.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitInfo {
     /// Wall-clock time of the commit, ms since the epoch.
@@ -181,6 +185,20 @@ pub struct CommitInfo {
     /// Operation name (`WRITE`, `MERGE`, ...).
     #[serde(default)]
     pub operation: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for CommitInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let field = |name: &str| value.get(name);
+        Ok(CommitInfo {
+            timestamp: field("timestamp").and_then(serde_json::Value::as_i64),
+            in_commit_timestamp: field("inCommitTimestamp").and_then(serde_json::Value::as_i64),
+            operation: field("operation")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+        })
+    }
 }
 
 /// The `sidecar` action of a v2 checkpoint: a file of `add`/`remove` actions.
@@ -320,6 +338,32 @@ mod tests {
         assert_eq!(add.partition_values.get("p"), Some(&None));
         let dv = add.deletion_vector.unwrap_or_else(|| panic!("no dv"));
         assert_eq!(dv.unique_id(), "uab^-aqEH.-t@S}K{vb[*k^@4");
+    }
+
+    #[test]
+    fn commit_info_is_free_form() {
+        let info = |line: &str| {
+            serde_json::from_str::<ActionLine>(line)
+                .map(|l| l.commit_info)
+                .map_err(|e| e.to_string())
+        };
+        let typed = r#"{"commitInfo":{"timestamp":5,"inCommitTimestamp":7,"operation":"WRITE","operationMetrics":{"n":"1"}}}"#;
+        let want = CommitInfo {
+            timestamp: Some(5),
+            in_commit_timestamp: Some(7),
+            operation: Some("WRITE".into()),
+        };
+        assert_eq!(info(typed), Ok(Some(want)));
+        // Other types, or not an object at all: the fields read as absent.
+        for odd in [
+            r#"{"commitInfo":{"timestamp":"yesterday","inCommitTimestamp":1.5,"operation":{"x":1}}}"#,
+            r#"{"commitInfo":{"timestamp":null,"operation":7,"isBlindAppend":"maybe"}}"#,
+            r#"{"commitInfo":"a string"}"#,
+            r#"{"commitInfo":[1,2,3]}"#,
+            r#"{"commitInfo":{}}"#,
+        ] {
+            assert_eq!(info(odd), Ok(Some(CommitInfo::default())), "{odd}");
+        }
     }
 
     #[test]

@@ -87,6 +87,7 @@ pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Res
     };
     let file_len = data.len();
     let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(parquet_err)?;
+    check_action_columns(path, builder.parquet_schema(), want)?;
     let leaves = wanted_leaves(builder.parquet_schema(), want);
     if leaves.is_empty() {
         return Ok(Vec::new());
@@ -205,6 +206,40 @@ const DV_FIELDS: [&str; 5] = [
 ];
 /// Fields of `sidecar` (not `tags`).
 const SIDECAR_FIELDS: [&str; 3] = ["path", "sizeInBytes", "modificationTime"];
+
+/// Refuses a checkpoint whose column for a wanted action kind is not a group (a struct):
+/// none of its fields would be read, and the actions would silently be missing (an `add`
+/// column of strings read as a table without files).
+fn check_action_columns(
+    path: &str,
+    schema: &parquet::schema::types::SchemaDescriptor,
+    want: ActionKinds,
+) -> Result<()> {
+    const KINDS: [(&str, ActionKinds); 6] = [
+        ("add", ActionKinds::ADD),
+        ("remove", ActionKinds::REMOVE),
+        ("metaData", ActionKinds::METADATA),
+        ("protocol", ActionKinds::PROTOCOL),
+        ("sidecar", ActionKinds::SIDECAR),
+        ("checkpointMetadata", ActionKinds::CHECKPOINT_METADATA),
+    ];
+    for field in schema.root_schema().get_fields() {
+        let wanted = KINDS
+            .iter()
+            .any(|(name, kind)| field.name() == *name && want.contains(*kind));
+        if wanted && !field.is_group() {
+            return Err(DeltaError::invalid_log(
+                path,
+                format!(
+                    "the checkpoint's '{}' column is a {:?} value, not the struct of the action",
+                    field.name(),
+                    field.get_physical_type()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Indices of the Parquet leaf columns to read for `want`.
 fn wanted_leaves(

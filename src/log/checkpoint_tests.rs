@@ -343,6 +343,22 @@ fn classic_checkpoint_decodes_every_kind() {
 }
 
 #[test]
+fn an_action_column_that_is_not_a_struct_is_refused() {
+    // An `add` column of strings: not a table without files.
+    let data = parquet_file(vec![("add", strs(&[Some("a.parquet"), None]))]);
+    let err = parquet_actions("c.parquet", data.clone(), ALL).err();
+    let text = err.as_ref().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(err.map(|e| e.code()), Some("invalid_log"), "{text}");
+    assert!(
+        text.contains("'add'") && text.contains("c.parquet"),
+        "{text}"
+    );
+    // A kind that is not wanted is not looked at.
+    let got = parquet_actions("c.parquet", data, ActionKinds::PROTOCOL);
+    assert_eq!(got.ok(), Some(Vec::new()));
+}
+
+#[test]
 fn only_the_wanted_kinds_come_out() {
     let data = classic_checkpoint();
     let got = parquet_actions("c", data.clone(), ActionKinds::ADD).unwrap();

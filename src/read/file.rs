@@ -307,7 +307,9 @@ async fn open(
             groups.push((first, rows));
             first += rows;
         }
-        if deleted.cardinality() >= first {
+        // Only the indexes of rows the file has count (others are ignored, as delta_kernel
+        // ignores them): a vector naming rows past the end must not hide the whole file.
+        if deleted.deleted_in(0, first) >= first {
             return Ok(None);
         }
         // Row groups whose rows are all deleted are not read either.

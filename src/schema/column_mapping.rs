@@ -134,6 +134,51 @@ pub fn field_id(field: &StructField, mode: ColumnMappingMode) -> Result<Option<i
     }
 }
 
+/// Checks the column mapping metadata of every field of `schema`, at every depth (struct
+/// fields, also inside array elements and map keys and values), as the protocol requires in
+/// mode `name` and `id`: a non-empty string `physicalName` on each field, unique among its
+/// siblings, and a valid `id` (required in mode `id`), unique in the schema. A field that
+/// broke these rules would be looked for in data files under a name they do not have and read
+/// as nulls. Walks the schema without recursion.
+pub fn validate_column_mapping(schema: &StructType, mode: ColumnMappingMode) -> Result<()> {
+    if mode == ColumnMappingMode::None {
+        return Ok(());
+    }
+    let mut ids: HashMap<i32, &str> = HashMap::new();
+    let mut structs: Vec<&StructType> = vec![schema];
+    while let Some(fields) = structs.pop() {
+        let mut names: HashMap<&str, &str> = HashMap::with_capacity(fields.fields.len());
+        for field in &fields.fields {
+            let physical = physical_name(field, mode)?;
+            if let Some(other) = names.insert(physical, &field.name) {
+                return Err(DeltaError::invalid_schema(format!(
+                    "fields '{other}' and '{}' have the same '{COLUMN_MAPPING_PHYSICAL_NAME_KEY}' \
+                     '{physical}'",
+                    field.name
+                )));
+            }
+            if let Some(id) = field_id(field, mode)? {
+                if let Some(other) = ids.insert(id, &field.name) {
+                    return Err(DeltaError::invalid_schema(format!(
+                        "fields '{other}' and '{}' have the same '{COLUMN_MAPPING_ID_KEY}' {id}",
+                        field.name
+                    )));
+                }
+            }
+            let mut types = vec![&field.data_type];
+            while let Some(t) = types.pop() {
+                match t {
+                    DataType::Struct(s) => structs.push(s),
+                    DataType::Array(a) => types.push(&a.element_type),
+                    DataType::Map(m) => types.extend([&m.key_type, &m.value_type]),
+                    DataType::Primitive(_) => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 impl StructType {
     /// This schema with every field, at every depth (struct fields, array elements, map keys
     /// and values), renamed to its physical name. Types, nullability and metadata are kept. In
@@ -456,6 +501,58 @@ mod tests {
         );
         let err = err_text(schema.physical_partition_name(ColumnMappingMode::Name, "zz"));
         assert!(err.contains("'zz'"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn column_mapping_metadata_is_validated_at_every_depth() -> Result<()> {
+        let schema = parse_schema(MAPPED)?;
+        for mode in [ColumnMappingMode::Name, ColumnMappingMode::Id] {
+            validate_column_mapping(&schema, mode)?;
+        }
+        // The deepest field (inside map value, array element, struct): each way of breaking it.
+        let deep = r#""delta.columnMapping.id":5,"delta.columnMapping.physicalName":"col-c""#;
+        let cases = [
+            (r#""delta.columnMapping.id":5"#, "has no"),
+            (
+                r#""delta.columnMapping.id":5,"delta.columnMapping.physicalName":7"#,
+                "invalid",
+            ),
+            (
+                r#""delta.columnMapping.id":5,"delta.columnMapping.physicalName":"""#,
+                "invalid",
+            ),
+            (
+                r#""delta.columnMapping.id":"5","delta.columnMapping.physicalName":"col-c""#,
+                "invalid",
+            ),
+            (
+                r#""delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-c""#,
+                "same",
+            ),
+        ];
+        for (broken, want) in cases {
+            let text = MAPPED.replace(deep, broken);
+            assert_ne!(text, MAPPED);
+            let schema = parse_schema(&text)?;
+            let err = err_text(validate_column_mapping(&schema, ColumnMappingMode::Id));
+            assert!(err.contains(want) && err.contains("'c'"), "{broken}: {err}");
+        }
+        // Two siblings with one physical name.
+        let text = MAPPED.replace(r#".physicalName":"col-a""#, r#".physicalName":"col-m""#);
+        assert_ne!(text, MAPPED);
+        let err = err_text(validate_column_mapping(
+            &parse_schema(&text)?,
+            ColumnMappingMode::Name,
+        ));
+        assert!(err.contains("same") && err.contains("'col-m'"), "{err}");
+        // Mode none reads logical names: nothing to check.
+        let bare = parse_schema(
+            r#"{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}"#,
+        )?;
+        validate_column_mapping(&bare, ColumnMappingMode::None)?;
+        let err = err_text(validate_column_mapping(&bare, ColumnMappingMode::Name));
+        assert!(err.contains("has no"), "{err}");
         Ok(())
     }
 }

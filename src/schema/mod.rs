@@ -25,8 +25,8 @@ pub mod types;
 
 pub use arrow::PARQUET_FIELD_ID_KEY;
 pub use column_mapping::{
-    field_id, physical_name, ColumnMappingMode, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_MODE_KEY,
-    COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+    field_id, physical_name, validate_column_mapping, ColumnMappingMode, COLUMN_MAPPING_ID_KEY,
+    COLUMN_MAPPING_MODE_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
 pub use output_types::{BinaryType, OutputTypes, StringType};
 pub use partition::{parse_partition_value, parse_partition_values};

@@ -416,10 +416,12 @@ fn record(shared: &Shared, req: Option<&Request>, reply: &Reply) {
     };
     if shared.config.log_requests {
         let len = reply.head.get("Content-Length").unwrap_or("-");
+        // What a client sent is printed with its control characters escaped.
         let range_note = range
             .as_deref()
-            .map(|r| format!(" [{r}]"))
+            .map(|r| format!(" [{}]", r.escape_debug()))
             .unwrap_or_default();
+        let (method, path) = (method.escape_debug(), path.escape_debug());
         eprintln!("{method} {path}{range_note} -> {status} ({len} bytes)");
     }
     shared.stats.record(RequestRecord {

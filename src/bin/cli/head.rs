@@ -84,9 +84,6 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
             String::new()
         }
     );
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    super::terminal::print_text(&text);
     Ok(())
 }

@@ -1,15 +1,10 @@
 //! `dar info`, `dar schema` and `dar files`: text and JSON output.
 
-use std::io::Write;
-
 use delta_arrow_reader::{DeltaError, DeltaTable};
 use serde_json::{json, Value};
 
 fn emit(text: &str) -> Result<(), DeltaError> {
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`dar files | head`) is not an error worth reporting.
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    super::terminal::print_text(text);
     Ok(())
 }
 

@@ -7,6 +7,7 @@ mod output;
 mod serve;
 #[cfg(feature = "datafusion")]
 mod sql;
+mod terminal;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -80,7 +81,12 @@ pub fn main() -> ExitCode {
     match runtime.block_on(run(command)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("dar: error [{}]: {e}", e.code());
+            let text = e.to_string();
+            eprintln!(
+                "dar: error [{}]: {}",
+                e.code(),
+                terminal::safe(&text, false)
+            );
             ExitCode::FAILURE
         }
     }

@@ -1,8 +1,6 @@
 //! `dar sql`: a SQL query (DataFusion) over one or more tables registered by name, printed
 //! as a grid, CSV or JSON lines (feature `datafusion`).
 
-use std::io::Write;
-
 use arrow_array::RecordBatch;
 use clap::Args;
 use datafusion::prelude::SessionContext;
@@ -69,18 +67,16 @@ pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
     }
     let frame = ctx.sql(&args.query).await.map_err(from_df)?;
     let batches = frame.collect().await.map_err(from_df)?;
-    let text = if args.json {
-        lines(&batches, Output::Json)?
+    if args.json {
+        super::terminal::print_data(&lines(&batches, Output::Json)?);
     } else if args.csv {
-        lines(&batches, Output::Csv)?
+        super::terminal::print_data(&lines(&batches, Output::Csv)?);
     } else {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(arrow_error)?;
-        format!("{grid}\n{rows} row{}\n", if rows == 1 { "" } else { "s" })
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+        let text = format!("{grid}\n{rows} row{}\n", if rows == 1 { "" } else { "s" });
+        super::terminal::print_text(&text);
+    }
     Ok(())
 }
 

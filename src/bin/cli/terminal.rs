@@ -1,0 +1,77 @@
+//! Text for the terminal: every string from a table, a log or a server is printed with its
+//! control characters escaped, so a partition value, a path or an error body cannot move the
+//! cursor, retitle the window, or hide text (ANSI and OSC sequences, bidi overrides).
+//!
+//! Human formats (grids, `info`, errors) are always escaped; data formats (CSV and JSON lines
+//! of `dar sql`) only when standard output is a terminal, so a file or a pipe gets the data
+//! as it is.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+
+/// Whether `c` is shown escaped: C0 and C1 controls and DEL (other than newline and tab when
+/// `keep_lines`), and the bidirectional overrides and isolates.
+fn escaped(c: char, keep_lines: bool) -> bool {
+    (c.is_control() && !(keep_lines && (c == '\n' || c == '\t')))
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with the characters [`escaped`] written as `\u{..}`.
+pub fn safe(text: &str, keep_lines: bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| escaped(c, keep_lines)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c, keep_lines) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`dar files | head`) is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Prints human-readable text (lines kept, everything else escaped).
+pub fn print_text(text: &str) {
+    write_stdout(&safe(text, true));
+}
+
+/// Prints data lines: as they are into a file or a pipe, escaped on a terminal.
+pub fn print_data(text: &str) {
+    if std::io::stdout().is_terminal() {
+        write_stdout(&safe(text, true));
+    } else {
+        write_stdout(text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_and_overrides_are_escaped() {
+        assert!(matches!(
+            safe("plain text, ünïcode", true),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            safe("a\u{1b}]0;pwned\u{7}b", true),
+            "a\\u{1b}]0;pwned\\u{7}b"
+        );
+        assert_eq!(safe("x\u{1b}[2Jy", false), "x\\u{1b}[2Jy");
+        assert_eq!(safe("l1\nl2\tx\r", true), "l1\nl2\tx\\u{d}");
+        assert_eq!(safe("l1\nl2", false), "l1\\u{a}l2");
+        assert_eq!(safe("\u{9b}31m\u{7f}", true), "\\u{9b}31m\\u{7f}");
+        assert_eq!(safe("abc\u{202e}fed", true), "abc\\u{202e}fed");
+    }
+}
