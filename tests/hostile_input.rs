@@ -4,7 +4,8 @@
 //! - a data file whose footer declares more metadata than the file holds;
 //! - a panic inside a partition's task (here a store that panics) is an `internal` error of
 //!   the scan, not an early end of its stream with the other partitions' rows only;
-//! - the same `add` (or `remove`) repeated in one commit counts once.
+//! - the same `add` (or `remove`) repeated in one commit counts once;
+//! - a FIFO where a local table has a commit or a data file is refused, not waited on.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::ops::Range;
@@ -182,5 +183,53 @@ async fn an_add_repeated_in_one_commit_is_read_once() {
             Some((0..30).collect::<Vec<i64>>()),
             "{partitions}"
         );
+    }
+}
+
+/// Replaces the file at `path` by a FIFO nobody writes to.
+fn make_fifo(path: &std::path::Path) {
+    std::fs::remove_file(path).unwrap_or_else(|e| panic!("{e}"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(made.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_in_a_local_table_is_refused_not_waited_on() {
+    for fifo in ["_delta_log/00000000000000000000.json", "part-1.parquet"] {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        table(2, |_| vec![])
+            .write_to_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"));
+        make_fifo(&dir.path().join(fifo));
+        let location = dir.path().to_string_lossy().into_owned();
+        let read = async {
+            let table = DeltaTableBuilder::new(location).load_table().await?;
+            table
+                .scan()
+                .build()
+                .await?
+                .into_stream()
+                .collect_batches()
+                .await
+        };
+        let got = tokio::time::timeout(std::time::Duration::from_secs(20), read)
+            .await
+            .unwrap_or_else(|_| panic!("{fifo}: the read waited on the FIFO"));
+        let err = got
+            .err()
+            .unwrap_or_else(|| panic!("{fifo}: the read must fail"));
+        if fifo.starts_with("_delta_log") {
+            // The local listing leaves out what is not a file: no commit, no table.
+            assert_eq!(err.code(), "not_a_table", "{fifo}: {err}");
+        } else {
+            assert_eq!(err.code(), "io", "{fifo}: {err}");
+            assert!(
+                err.to_string().contains("not a regular file"),
+                "{fifo}: {err}"
+            );
+        }
     }
 }

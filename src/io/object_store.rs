@@ -4,6 +4,9 @@
 //! which cannot list (the log is then probed); `s3://` (feature `cloud`) Amazon S3 or any
 //! S3-compatible server, configured by storage options (`aws_region`, `aws_endpoint`,
 //! `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, `anonymous`, ...).
+//!
+//! Local paths that are not regular files (a FIFO, a device, a socket) are refused before
+//! they are opened: opening a FIFO for reading waits for a writer, for ever.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -24,6 +27,8 @@ pub struct ObjectStoreRange {
     store: Arc<dyn ObjectStore>,
     root: Path,
     can_list: bool,
+    /// For local files: the store that maps object names to file paths, to check them.
+    local: Option<Arc<object_store::local::LocalFileSystem>>,
 }
 
 impl ObjectStoreRange {
@@ -34,6 +39,27 @@ impl ObjectStoreRange {
             store,
             root,
             can_list,
+            local: None,
+        }
+    }
+
+    /// For a local store: refuses `full` unless it is a regular file (or does not exist,
+    /// which the read then reports as not found).
+    fn check_regular(&self, full: &Path, path: &str) -> Result<()> {
+        let Some(local) = &self.local else {
+            return Ok(());
+        };
+        let Ok(file) = local.path_to_filesystem(full) else {
+            return Ok(());
+        };
+        match std::fs::metadata(&file) {
+            Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(DeltaError::Io {
+                path: path.to_string(),
+                message: "not a regular file (FIFOs, devices and sockets are not read)".into(),
+                phase: phase_for(path),
+                transient: false,
+            }),
+            _ => Ok(()),
         }
     }
 
@@ -56,8 +82,10 @@ impl ObjectStoreRange {
         match url.scheme() {
             "file" => {
                 refuse_options(options, "local file")?;
-                let store = object_store::local::LocalFileSystem::new();
-                Ok(Self::new(Arc::new(store), root, true))
+                let store = Arc::new(object_store::local::LocalFileSystem::new());
+                let mut range = Self::new(store.clone(), root, true);
+                range.local = Some(store);
+                Ok(range)
             }
             "http" | "https" => {
                 refuse_options(options, "HTTP")?;
@@ -182,6 +210,7 @@ impl RangeRead for ObjectStoreRange {
             if range.start == range.end {
                 return Ok(Bytes::new());
             }
+            self.check_regular(&full, &path)?;
             let bytes = self
                 .store
                 .get_range(&full, range.clone())
@@ -196,6 +225,7 @@ impl RangeRead for ObjectStoreRange {
         let full = self.full_path(path);
         let path = path.to_string();
         Box::pin(async move {
+            self.check_regular(&full, &path)?;
             let result = self
                 .store
                 .get(&full)
