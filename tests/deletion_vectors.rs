@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use delta_arrow_reader::api::DeltaScanBuilder;
-use delta_arrow_reader::fixture::{parquet_bytes_with_row_groups, TableWriter};
+use delta_arrow_reader::fixture::TableWriter;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
 
@@ -111,46 +111,9 @@ const ROWS: u64 = 10_000;
 /// `id` 0..10,000 in one file of ten row groups of 1,000 rows, partition `part = 'a'`, with a
 /// deletion vector deleting `deleted`.
 async fn many_row_groups(deleted: &[u64]) -> DeltaTable {
-    let mut w = TableWriter::new();
-    let batch = RecordBatch::try_new(
-        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
-        vec![Arc::new(Int64Array::from_iter_values(0..ROWS as i64))],
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let path = "part=a/data.parquet";
-    let bytes =
-        parquet_bytes_with_row_groups(path, &batch, Some(1000)).unwrap_or_else(|e| panic!("{e}"));
-    let size = bytes.len();
-    w.store().put(path, bytes);
-    let (dv, dv_size) = common::dv_file(deleted.iter().copied());
-    w.store().put("dv.bin", dv);
-    let schema = json!({"type": "struct", "fields": [
-        {"name": "id", "type": "long", "nullable": false, "metadata": {}},
-        {"name": "part", "type": "string", "nullable": true, "metadata": {}}]});
-    let mut actions = TableWriter::create_actions(
-        &schema,
-        &["part"],
-        json!({}),
-        json!({"minReaderVersion": 3, "minWriterVersion": 7,
-               "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}),
-    );
-    actions.push(json!({"add": {
-        "path": path,
-        "partitionValues": {"part": "a"},
-        "size": size,
-        "modificationTime": 0,
-        "dataChange": true,
-        "stats": json!({"numRecords": ROWS, "minValues": {"id": 0},
-                        "maxValues": {"id": ROWS - 1}, "nullCount": {"id": 0}}).to_string(),
-        "deletionVector": {
-            "storageType": "p",
-            "pathOrInlineDv": "memory://bucket/table/dv.bin",
-            "offset": 1,
-            "sizeInBytes": dv_size,
-            "cardinality": deleted.len(),
-        },
-    }}));
-    w.commit("WRITE", actions);
+    let stats = json!({"numRecords": ROWS, "minValues": {"id": 0},
+                       "maxValues": {"id": ROWS - 1}, "nullCount": {"id": 0}});
+    let w = common::dv_table(ROWS, 1000, deleted, stats);
     DeltaTableBuilder::new("memory://bucket/table/")
         .with_store(Arc::new(w.store().clone()))
         .load_table()

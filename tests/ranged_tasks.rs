@@ -9,10 +9,8 @@ use common::sorted_rows as rows;
 
 use std::sync::Arc;
 
-use arrow_array::{Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
 use delta_arrow_reader::api::{DeltaScan, DeltaScanExecutionOptions, ParquetReaderBackend};
-use delta_arrow_reader::fixture::{parquet_bytes_with_row_groups, TableWriter};
+use delta_arrow_reader::fixture::TableWriter;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
 
@@ -101,45 +99,7 @@ async fn corpus_tables_read_the_same_in_ranges() {
 fn dv_table() -> (TableWriter, Vec<u64>) {
     let mut deleted: Vec<u64> = vec![0, 5, 99, 100, 150, 333, 999];
     deleted.extend(400..500);
-    let mut w = TableWriter::new();
-    let batch = RecordBatch::try_new(
-        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
-        vec![Arc::new(Int64Array::from_iter_values(0..1000))],
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let path = "part=a/data.parquet";
-    let bytes =
-        parquet_bytes_with_row_groups(path, &batch, Some(100)).unwrap_or_else(|e| panic!("{e}"));
-    let size = bytes.len();
-    w.store().put(path, bytes);
-    let (dv, dv_size) = common::dv_file(deleted.iter().copied());
-    w.store().put("dv.bin", dv);
-    let schema = json!({"type": "struct", "fields": [
-        {"name": "id", "type": "long", "nullable": false, "metadata": {}},
-        {"name": "part", "type": "string", "nullable": true, "metadata": {}}]});
-    let mut actions = TableWriter::create_actions(
-        &schema,
-        &["part"],
-        json!({}),
-        json!({"minReaderVersion": 3, "minWriterVersion": 7,
-               "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}),
-    );
-    actions.push(json!({"add": {
-        "path": "part=a/data.parquet",
-        "partitionValues": {"part": "a"},
-        "size": size,
-        "modificationTime": 0,
-        "dataChange": true,
-        "stats": json!({"numRecords": 1000}).to_string(),
-        "deletionVector": {
-            "storageType": "p",
-            "pathOrInlineDv": "memory://bucket/table/dv.bin",
-            "offset": 1,
-            "sizeInBytes": dv_size,
-            "cardinality": deleted.len(),
-        },
-    }}));
-    w.commit("WRITE", actions);
+    let w = common::dv_table(1000, 100, &deleted, json!({"numRecords": 1000}));
     (w, deleted)
 }
 

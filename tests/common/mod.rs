@@ -230,3 +230,62 @@ pub fn sorted_rows(batches: &[arrow_array::RecordBatch]) -> Vec<String> {
 pub fn dv_file(rows: impl IntoIterator<Item = u64>) -> (Vec<u8>, usize) {
     delta_arrow_reader::fixture::deletion_vector_file(rows)
 }
+
+/// `id` 0..`rows` (long) in one file `part=a/data.parquet` of row groups of `rows_per_group`
+/// rows, partition `part = 'a'`, whose deletion vector (at the absolute path
+/// `memory://bucket/table/dv.bin`) deletes `deleted`; `stats` is the `add`'s statistics.
+/// Read it at `memory://bucket/table/` over the writer's store.
+pub fn dv_table(
+    rows: u64,
+    rows_per_group: usize,
+    deleted: &[u64],
+    stats: serde_json::Value,
+) -> delta_arrow_reader::fixture::TableWriter {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use delta_arrow_reader::fixture::{parquet_bytes_with_row_groups, TableWriter};
+    use serde_json::json;
+
+    let mut w = TableWriter::new();
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
+        vec![Arc::new(Int64Array::from_iter_values(0..rows as i64))],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let path = "part=a/data.parquet";
+    let bytes = parquet_bytes_with_row_groups(path, &batch, Some(rows_per_group))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let size = bytes.len();
+    w.store().put(path, bytes);
+    let (dv, dv_size) = dv_file(deleted.iter().copied());
+    w.store().put("dv.bin", dv);
+    let schema = json!({"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": false, "metadata": {}},
+        {"name": "part", "type": "string", "nullable": true, "metadata": {}}]});
+    let mut actions = TableWriter::create_actions(
+        &schema,
+        &["part"],
+        json!({}),
+        json!({"minReaderVersion": 3, "minWriterVersion": 7,
+               "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}),
+    );
+    actions.push(json!({"add": {
+        "path": path,
+        "partitionValues": {"part": "a"},
+        "size": size,
+        "modificationTime": 0,
+        "dataChange": true,
+        "stats": stats.to_string(),
+        "deletionVector": {
+            "storageType": "p",
+            "pathOrInlineDv": "memory://bucket/table/dv.bin",
+            "offset": 1,
+            "sizeInBytes": dv_size,
+            "cardinality": deleted.len(),
+        },
+    }}));
+    w.commit("WRITE", actions);
+    w
+}
