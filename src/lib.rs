@@ -18,7 +18,6 @@ pub mod error;
 pub mod fixture;
 pub mod io;
 pub mod log;
-pub mod metrics;
 pub mod plan;
 pub mod predicate;
 pub mod read;

@@ -8,7 +8,7 @@ use crate::plan::PartitionCaps;
 pub fn machine_caps() -> PartitionCaps {
     PartitionCaps {
         available_parallelism: std::thread::available_parallelism().ok().map(|n| n.get()),
-        datafusion_target: None,
+        engine_target: None,
         fd_soft_limit: fd_soft_limit(),
         memory_bytes: available_memory(),
     }

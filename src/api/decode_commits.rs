@@ -172,7 +172,10 @@ mod tests {
                                 start_after,
                             } => {
                                 let entries = store.list(&prefix, start_after.as_deref()).await;
-                                entries.and_then(|e| loader.push_listing(e))
+                                entries.and_then(|e| {
+                                    loader
+                                        .push_listing(e.as_deref().map(crate::api::load::log_files))
+                                })
                             }
                             crate::log::LogRequest::Get { path, .. } => {
                                 let data = store.get(&path).await.ok();

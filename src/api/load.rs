@@ -15,7 +15,8 @@
 use futures::stream::{self, StreamExt};
 
 use crate::error::{DeltaError, Result};
-use crate::io::RangeRead;
+use crate::io::{ListEntry, RangeRead};
+use crate::log::path::LogPath;
 use crate::log::{
     Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, LogSegment, SnapshotLoader,
     VersionTarget,
@@ -25,8 +26,16 @@ use crate::log::{
 pub const DEFAULT_LOG_CONCURRENCY: usize = 512;
 
 enum Answer {
-    Listing(Option<Vec<crate::io::ListEntry>>),
+    Listing(Option<Vec<LogPath>>),
     File(String, Option<bytes::Bytes>),
+}
+
+/// The log files of a store's listing, as the loader takes them.
+pub(crate) fn log_files(entries: &[ListEntry]) -> Vec<LogPath> {
+    entries
+        .iter()
+        .filter_map(|e| LogPath::listed(&e.path, e.size, e.last_modified_ms))
+        .collect()
 }
 
 async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
@@ -37,7 +46,7 @@ async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
         } => store
             .list(&prefix, start_after.as_deref())
             .await
-            .map(Answer::Listing),
+            .map(|entries| Answer::Listing(entries.as_deref().map(log_files))),
         LogRequest::Get { path, optional } => match store.get(&path).await {
             Ok(bytes) => Ok(Answer::File(path, Some(bytes))),
             Err(DeltaError::NotFound { .. }) if optional => Ok(Answer::File(path, None)),

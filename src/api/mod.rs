@@ -12,6 +12,7 @@ mod scan;
 mod spawn;
 mod table;
 
+pub use crate::plan::FileSelection;
 pub use builder::{parse_timestamp, DeltaTableBuilder};
 #[cfg(not(target_arch = "wasm32"))]
 pub use caps::machine_caps;
@@ -21,7 +22,7 @@ pub use options::{
     DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_OUTPUT_CHANNEL_CAPACITY,
     DEFAULT_PREFETCH_FILES_PER_PARTITION,
 };
-pub use scan::{DeltaBatchStream, DeltaScan, DeltaScanBuilder, FileSelection, DEFAULT_BATCH_SIZE};
+pub use scan::{DeltaBatchStream, DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE};
 pub use table::{DeltaTable, LoadInfo};
 
 pub use crate::schema::{BinaryType, OutputTypes, StringType};

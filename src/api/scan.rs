@@ -26,20 +26,18 @@ use super::options::{DeltaScanExecutionOptions, ParquetReaderBackend};
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{BoxStream, BoxedStream};
-use crate::metrics::DeltaScanMetrics;
+use crate::plan::FileTask;
 use crate::plan::{
-    group_whole_files, plan_columns, plan_tasks, split_byte_ranges, target_partitions,
-    PartitionCaps, ScanColumns, ScanRequest, TableFacts,
+    group_whole_files, plan_columns, plan_tasks, select_files, split_byte_ranges,
+    target_partitions, FileSelection, PartitionCaps, ScanColumns, ScanRequest, TableFacts,
 };
-use crate::predicate::{
-    bind, evaluate, may_match_file, parse_filter, partition_scalars, BoundExpr, Expr, FileStats,
-    StatsColumns,
-};
+use crate::predicate::{bind, evaluate, parse_filter, BoundExpr, Expr};
+use crate::read::metrics::DeltaScanMetrics;
 use crate::read::scheduler::{
     merge_safe_partitions, AdmitCheck, OrderedMerge, PartitionLimits, PartitionStream, ScanEnd,
     ScanShared, Semaphore, Tagged,
 };
-use crate::read::{FileTask, ReadContext, RowPredicate};
+use crate::read::{ReadContext, RowPredicate};
 use crate::schema::OutputTypes;
 
 /// Default rows per batch.
@@ -56,20 +54,6 @@ pub struct DeltaScanBuilder {
     batch_size: usize,
     execution: DeltaScanExecutionOptions,
     output_types: OutputTypes,
-}
-
-/// How many files a scan selected and why it left the others out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FileSelection {
-    /// Active files in the snapshot.
-    pub files_total: usize,
-    /// Files the scan will read.
-    pub files_selected: usize,
-    /// Files left out because their partition values cannot match the predicate.
-    pub skipped_by_partition: usize,
-    /// Files left out because their statistics show no row can match.
-    pub skipped_by_stats: usize,
 }
 
 impl DeltaScanBuilder {
@@ -156,7 +140,7 @@ impl DeltaScanBuilder {
         let target = target_partitions(self.execution.target_partitions, &default_caps())?;
         let table = &self.table;
         let facts = TableFacts {
-            location: table.location(),
+            root: table.location().url(),
             schema: table.delta_schema(),
             partition_columns: table.partition_columns(),
             mode: table.column_mapping_mode(),
@@ -237,51 +221,6 @@ fn default_caps() -> PartitionCaps {
 #[cfg(target_arch = "wasm32")]
 fn default_caps() -> PartitionCaps {
     PartitionCaps::default()
-}
-
-/// The files a predicate may match: partition values first (exact), then statistics
-/// (conservative: unreadable statistics keep the file).
-fn select_files(
-    facts: TableFacts<'_>,
-    all: &[crate::log::Add],
-    predicate: Option<&BoundExpr>,
-) -> Result<(Vec<crate::log::Add>, FileSelection)> {
-    let mut selection = FileSelection {
-        files_total: all.len(),
-        ..Default::default()
-    };
-    let Some(predicate) = predicate else {
-        selection.files_selected = all.len();
-        return Ok((all.to_vec(), selection));
-    };
-    let stats_columns = StatsColumns::for_predicate(facts.schema, facts.mode, predicate)?;
-    let no_partitions = std::collections::BTreeMap::new();
-    let mut kept = Vec::new();
-    for add in all {
-        let partitions = partition_scalars(
-            &add.partition_values,
-            facts.schema,
-            facts.partition_columns,
-            facts.mode,
-        )?;
-        if !may_match_file(predicate, &partitions, None) {
-            selection.skipped_by_partition += 1;
-            continue;
-        }
-        let stats = match (&add.stats, stats_columns.is_empty()) {
-            (Some(json), false) => FileStats::parse(json, &stats_columns)
-                .ok()
-                .map(|s| s.with_deletion_vector(add.deletion_vector.is_some())),
-            _ => None,
-        };
-        if stats.is_some() && !may_match_file(predicate, &no_partitions, stats.as_ref()) {
-            selection.skipped_by_stats += 1;
-            continue;
-        }
-        kept.push(add.clone());
-    }
-    selection.files_selected = kept.len();
-    Ok((kept, selection))
 }
 
 /// A planned scan; consumed by [`DeltaScan::into_stream`]. A clone shares the metrics.

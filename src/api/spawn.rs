@@ -28,7 +28,7 @@ use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt, Stream, StreamExt};
 use tokio::task::AbortHandle;
 
-use crate::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
+use crate::read::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
 
 /// One partition running on its own task: a stream of what it yields, in its order.
 #[derive(Debug)]

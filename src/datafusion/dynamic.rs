@@ -16,8 +16,8 @@ use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 
+use crate::plan::FileTask;
 use crate::read::scheduler::AdmitCheck;
-use crate::read::FileTask;
 
 /// Whether a task whose output columns (of `schema`) have `values` (partition columns only,
 /// length-1 arrays; `None` for data columns) may hold a row `filter` selects. `false` only

@@ -43,7 +43,7 @@ use super::dynamic::admit_check;
 use super::options::IntraFileRepartitioning;
 use super::to_df_error;
 use crate::api::{DeltaBatchStream, DeltaScan};
-use crate::metrics::DeltaScanMetrics;
+use crate::read::metrics::DeltaScanMetrics;
 
 /// A Delta scan in a DataFusion plan.
 pub struct DeltaScanExec {

@@ -70,7 +70,7 @@ pub fn scan_target_partitions(
         .target_partitions
         .or(options.execution_options.target_partitions);
     let caps = PartitionCaps {
-        datafusion_target: Some(session_target.max(1)),
+        engine_target: Some(session_target.max(1)),
         ..machine
     };
     target_partitions(explicit, &caps)

@@ -1,5 +1,6 @@
 //! Tests of checkpoint and commit decoding: small checkpoints written in memory with
 //! `ArrowWriter`, and the real checkpoints of the shared corpus.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)] // tests: files, clocks, block_on
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -37,7 +37,6 @@ use super::replay::{Reconciled, Replay};
 use super::segment::{segment_from_listing, LogSegment};
 use super::timestamp::{SearchNext, TimestampSearch};
 use crate::error::{DeltaError, Result};
-use crate::io::ListEntry;
 
 /// Which version of the table to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -157,7 +156,7 @@ pub struct SnapshotLoader {
     scope: LoadScope,
     state: State,
     pending: Vec<LogRequest>,
-    listing: Option<Option<Vec<ListEntry>>>,
+    listing: Option<Option<Vec<LogPath>>>,
     files: HashMap<String, Option<Bytes>>,
     /// Actions of commit files the caller decoded (see
     /// [`push_decoded_commit`](SnapshotLoader::push_decoded_commit)), by path.
@@ -207,8 +206,9 @@ impl SnapshotLoader {
         loader
     }
 
-    /// Answers a [`LogRequest::List`]: `None` when the store cannot list.
-    pub fn push_listing(&mut self, entries: Option<Vec<ListEntry>>) -> Result<()> {
+    /// Answers a [`LogRequest::List`] with the log files listed (see [`LogPath::listed`]; other
+    /// files may be left out or not): `None` when the store cannot list.
+    pub fn push_listing(&mut self, entries: Option<Vec<LogPath>>) -> Result<()> {
         let before = self.pending.len();
         self.pending
             .retain(|r| !matches!(r, LogRequest::List { .. }));
@@ -329,7 +329,7 @@ impl SnapshotLoader {
                 let listing = self.listing.take().flatten();
                 match listing {
                     None => self.start_probing(hint)?,
-                    Some(entries) => self.use_listing(hint, partial, &entries)?,
+                    Some(entries) => self.use_listing(hint, partial, entries)?,
                 }
             }
             State::Probing { hint, mut probe } => {
@@ -412,9 +412,8 @@ impl SnapshotLoader {
         &mut self,
         hint: Option<LastCheckpointHint>,
         partial: bool,
-        entries: &[ListEntry],
+        paths: Vec<LogPath>,
     ) -> Result<()> {
-        let paths: Vec<LogPath> = entries.iter().filter_map(LogPath::from_entry).collect();
         if let VersionTarget::Timestamp(ts) = self.target {
             let commits = paths
                 .iter()
@@ -446,7 +445,7 @@ impl SnapshotLoader {
                 };
                 Ok(())
             }
-            Err(DeltaError::NotATable { .. }) if entries.is_empty() => Err(DeltaError::NotATable {
+            Err(DeltaError::NotATable { .. }) if paths.is_empty() => Err(DeltaError::NotATable {
                 location: self.location.clone(),
             }),
             Err(e) => Err(e),

@@ -1,6 +1,7 @@
 //! Tests of [`SnapshotLoader`] fed with bytes directly: no store, no async. Each scenario runs
 //! against a listing and against a store that cannot list (probing), and where the answers
 //! must agree, they are compared.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)] // tests: files, clocks, block_on
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use serde_json::json;
 use super::*;
 use crate::fixture::TableWriter;
 use crate::io::RangeRead;
-use crate::log::path::commit_path;
+use crate::log::path::{commit_path, LogPath};
 
 /// Objects of a table: path → (bytes, modification time).
 type Files = BTreeMap<String, (Bytes, i64)>;
@@ -71,11 +72,7 @@ fn drive_loader(
                             .filter(|(p, _)| {
                                 start_after.as_ref().is_none_or(|s| p.as_str() > s.as_str())
                             })
-                            .map(|(p, (b, t))| ListEntry {
-                                path: p.clone(),
-                                size: b.len() as u64,
-                                last_modified_ms: Some(*t),
-                            })
+                            .filter_map(|(p, (b, t))| LogPath::listed(p, b.len() as u64, Some(*t)))
                             .collect()
                     });
                     loader.push_listing(entries)

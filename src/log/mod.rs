@@ -4,9 +4,11 @@
 //! ([`path`]), the `_last_checkpoint` hint, segment choice from a listing, probing on stores
 //! that cannot list, checkpoint and commit decoding, reconciliation, protocol validation and
 //! time travel by timestamp.
+#![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 pub mod actions;
 mod checkpoint;
+mod data_file_path;
 mod last_checkpoint;
 mod loader;
 mod partition_values;
@@ -21,6 +23,7 @@ pub use actions::{
     Action, Add, CheckpointMetadata, CommitInfo, DeletionVectorDescriptor, Metadata,
     PartitionValues, Protocol, Remove, Sidecar,
 };
+pub use data_file_path::data_file_path;
 pub use last_checkpoint::LastCheckpointHint;
 pub use loader::{
     decode_commit_actions, Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader,

@@ -7,8 +7,6 @@
 //! - `NNNNNNNNNNNNNNNNNNNN.checkpoint.UUID.(json|parquet)`: a v2 checkpoint;
 //! - anything else (`.crc`, compacted commits, `_last_checkpoint`, stray files): ignored.
 
-use crate::io::ListEntry;
-
 /// The folder of the log, relative to the table root.
 pub const LOG_DIR: &str = "_delta_log/";
 
@@ -83,11 +81,12 @@ impl LogPath {
         })
     }
 
-    /// Parses a listing entry, keeping its size and time.
-    pub fn from_entry(entry: &ListEntry) -> Option<LogPath> {
-        let mut p = LogPath::parse(&entry.path)?;
-        p.size = Some(entry.size);
-        p.last_modified_ms = entry.last_modified_ms;
+    /// Parses the path of a listed file (relative to the table root), keeping the size and
+    /// modification time the listing gave; `None` for a file that is not a log file.
+    pub fn listed(path: &str, size: u64, last_modified_ms: Option<i64>) -> Option<LogPath> {
+        let mut p = LogPath::parse(path)?;
+        p.size = Some(size);
+        p.last_modified_ms = last_modified_ms;
         Some(p)
     }
 

@@ -6,10 +6,12 @@
 //! its partition values parsed to their types. Strings and binaries take the Arrow types the
 //! request's [`OutputTypes`] ask for, in the read columns, the output schema and the
 //! partition values alike.
+#![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 mod partitioning;
-mod path;
 mod ranged;
+mod select;
+mod task;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,16 +20,19 @@ use arrow_array::ArrayRef;
 use arrow_schema::{Schema, SchemaRef};
 
 use crate::error::{DeltaError, Result};
-use crate::io::TableLocation;
-use crate::log::Add;
-use crate::read::{FileTask, ReadColumn};
-use crate::schema::{parse_partition_value, ColumnMappingMode, OutputTypes, StructType};
+use url::Url;
+
+use crate::log::{data_file_path, Add};
+use crate::schema::{
+    parse_partition_value, physical_name, ColumnMappingMode, OutputTypes, StructType,
+};
 
 pub use partitioning::{
     group_whole_files, target_partitions, PartitionCaps, FDS_PER_PARTITION, MEMORY_PER_PARTITION,
 };
-pub use path::data_file_path;
 pub use ranged::split_byte_ranges;
+pub use select::{select_files, FileSelection};
+pub use task::{FileTask, ReadColumn};
 
 /// What a scan asks for.
 #[derive(Debug, Clone, Default)]
@@ -45,8 +50,8 @@ pub struct ScanRequest {
 /// The facts of a snapshot planning needs.
 #[derive(Debug, Clone, Copy)]
 pub struct TableFacts<'a> {
-    /// Table root.
-    pub location: &'a TableLocation,
+    /// Table root (data file paths are resolved against it).
+    pub root: &'a Url,
     /// Logical schema.
     pub schema: &'a StructType,
     /// Partition columns (logical names).
@@ -151,7 +156,7 @@ pub fn partition_values(
             if !c.partition {
                 return Ok(None);
             }
-            let physical = crate::read::physical_name(&c.field, facts.mode);
+            let physical = physical_name(&c.field, facts.mode)?;
             let raw = add
                 .partition_values
                 .get(physical)
@@ -188,7 +193,7 @@ pub fn plan_tasks(
         .iter()
         .map(|add| {
             Ok(FileTask {
-                path: data_file_path(facts.location, &add.path)?,
+                path: data_file_path(facts.root, &add.path)?,
                 size: u64::try_from(add.size).unwrap_or(0),
                 partition_values: partition_values(facts, columns, add)?,
                 deletion_vector: add.deletion_vector.clone(),

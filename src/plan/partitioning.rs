@@ -1,10 +1,9 @@
 //! How many partitions a scan runs as, and which files each partition reads. Pure: the
-//! machine's limits come in as [`PartitionCaps`], read by the front end (see
-//! `api::caps` natively).
+//! machine's limits come in as [`PartitionCaps`], read by the front end.
 //!
 //! - The target is the explicit `with_target_partitions(n)` when given (n = 0 is an error; an
 //!   explicit target wins over every cap); otherwise the available parallelism, capped by
-//!   DataFusion's session target (DataFusion scans), by the soft file-descriptor limit at
+//!   the target of the query engine the scan runs in (if any), by the soft file-descriptor limit at
 //!   [`FDS_PER_PARTITION`] descriptors per partition, and by available memory at
 //!   [`MEMORY_PER_PARTITION`] per partition; at least 1. A cap that could not be read is
 //!   simply absent.
@@ -27,8 +26,9 @@ pub const MEMORY_PER_PARTITION: u64 = 256 * 1024 * 1024;
 pub struct PartitionCaps {
     /// Threads the process may run at once.
     pub available_parallelism: Option<usize>,
-    /// DataFusion's `target_partitions` (DataFusion scans only).
-    pub datafusion_target: Option<usize>,
+    /// The partitions the query engine running the scan asks for (DataFusion's
+    /// `target_partitions`, say); `None` outside an engine.
+    pub engine_target: Option<usize>,
     /// Soft limit of open file descriptors.
     pub fd_soft_limit: Option<u64>,
     /// Memory available to the process (cgroup limit or free memory), in bytes.
@@ -44,7 +44,7 @@ pub fn target_partitions(explicit: Option<usize>, caps: &PartitionCaps) -> Resul
         Some(n) => Ok(n),
         None => {
             let mut n = caps.available_parallelism.unwrap_or(1);
-            if let Some(df) = caps.datafusion_target {
+            if let Some(df) = caps.engine_target {
                 n = n.min(df);
             }
             if let Some(fds) = caps.fd_soft_limit {
@@ -114,7 +114,7 @@ mod tests {
     fn explicit_target_wins_and_zero_is_an_error() {
         let tight = PartitionCaps {
             available_parallelism: Some(2),
-            datafusion_target: Some(1),
+            engine_target: Some(1),
             fd_soft_limit: Some(16),
             memory_bytes: Some(1),
         };
@@ -129,7 +129,7 @@ mod tests {
     fn caps_lower_the_parallelism_and_never_below_one() {
         let caps = |p, df, fd, mem| PartitionCaps {
             available_parallelism: p,
-            datafusion_target: df,
+            engine_target: df,
             fd_soft_limit: fd,
             memory_bytes: mem,
         };

@@ -16,6 +16,7 @@
 //!   partition values for it.
 //! - [`evaluate`]: exact row selection with Arrow kernels; [`BoundExpr::columns`] lists the
 //!   columns a predicate reads.
+#![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 mod bind;
 mod coerce;

@@ -15,7 +15,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use futures::stream;
 use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
@@ -29,12 +29,13 @@ use super::footer::read_metadata;
 use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
 use super::row_group_reads::{DeletedRows, RowGroupReads};
 use super::row_groups::prune_row_groups;
-use super::transform::{projected_file_schema, FileTransform, ReadColumn};
+use super::transform::{projected_file_schema, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store, TableLocation};
 use crate::log::DeletionVectorDescriptor;
-use crate::metrics::DeltaScanMetrics;
+use crate::plan::{FileTask, ReadColumn};
 use crate::predicate::BoundExpr;
+use crate::read::metrics::DeltaScanMetrics;
 use crate::schema::{ColumnMappingMode, OutputTypes};
 
 /// Evaluates the scan's row predicate on a batch of read columns; `true` keeps the row.
@@ -92,25 +93,6 @@ impl std::fmt::Debug for ReadContext {
             )
             .finish()
     }
-}
-
-/// One data file to read.
-#[derive(Debug, Clone)]
-pub struct FileTask {
-    /// Path relative to the table root (percent-decoded), or an absolute URL.
-    pub path: String,
-    /// Size in bytes, from `add.size`.
-    pub size: u64,
-    /// For each read column: its partition value in this file (partition columns only).
-    pub partition_values: Vec<Option<ArrayRef>>,
-    /// The file's deletion vector.
-    pub deletion_vector: Option<DeletionVectorDescriptor>,
-    /// Stop after this many rows (of those the predicate selects).
-    pub limit: Option<usize>,
-    /// Read only the row groups this byte range of the file owns (see
-    /// [`owns_row_group`](super::owns_row_group)); `None` reads the whole file. Row
-    /// positions (deletion vectors) stay those of the whole file.
-    pub range: Option<std::ops::Range<u64>>,
 }
 
 fn parquet_error(path: &str, source: parquet::errors::ParquetError) -> DeltaError {
@@ -174,7 +156,7 @@ pub(crate) async fn load_deletion_vector(
             // An absolute (`p`) deletion vector path must lie under the table root, like an
             // absolute data file path; the store addresses it relative to the root.
             let path = if dv.storage_type == "p" {
-                crate::plan::data_file_path(&ctx.location, &path)?
+                crate::log::data_file_path(ctx.location.url(), &path)?
             } else {
                 path
             };

@@ -41,13 +41,14 @@ use object_store::{
 };
 
 use super::deletion_vector::DeletionVector;
-use super::file::{int96_as_micros, load_deletion_vector, BatchFinish, FileTask, ReadContext};
+use super::file::{int96_as_micros, load_deletion_vector, BatchFinish, ReadContext};
 use super::footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE};
 use super::ranges::owned_row_groups;
 use super::transform::{projected_file_schema, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, BoxStream, BoxedStream, RangeRead, Store};
-use crate::metrics::DeltaScanMetrics;
+use crate::plan::FileTask;
+use crate::read::metrics::DeltaScanMetrics;
 
 /// The location the kernel is given for every file; [`OneFileStore`] ignores it.
 const FILE_URL: &str = "dar-kernel:///data.parquet";

@@ -9,6 +9,7 @@ mod file;
 mod footer;
 #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
 mod kernel_backend;
+pub mod metrics;
 mod progress;
 mod ranges;
 mod row_filter;
@@ -17,7 +18,7 @@ mod row_groups;
 pub mod scheduler;
 mod transform;
 
-pub use file::{read_file, read_file_with_metrics, FileTask, ReadContext, RowPredicate};
+pub use file::{read_file, read_file_with_metrics, ReadContext, RowPredicate};
 pub use footer::{read_metadata, FOOTER_HINT};
 pub use ranges::{owned_row_groups, owns_row_group, row_group_start};
-pub use transform::{physical_name, FileTransform, ReadColumn};
+pub use transform::FileTransform;

@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use crate::error::Result;
 use crate::io::{BoxFuture, ListEntry, RangeRead, Store};
-use crate::metrics::DeltaScanMetrics;
+use crate::read::metrics::DeltaScanMetrics;
 
 /// The bytes of one data file credited to its scan so far.
 #[derive(Debug)]

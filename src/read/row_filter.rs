@@ -19,8 +19,9 @@ use parquet::arrow::ProjectionMask;
 use parquet::schema::types::SchemaDescriptor;
 
 use super::file::RowPredicate;
-use super::transform::{needed_file_columns, FileTransform, ReadColumn};
+use super::transform::{needed_file_columns, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
+use crate::plan::ReadColumn;
 use crate::predicate::{evaluate, BoundExpr};
 use crate::schema::ColumnMappingMode;
 
@@ -545,7 +546,7 @@ mod tests {
 
         let t = two_file_table();
         let facts = TableFacts {
-            location: t.location(),
+            root: t.location().url(),
             schema: t.delta_schema(),
             partition_columns: t.partition_columns(),
             mode: t.column_mapping_mode(),

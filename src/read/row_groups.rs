@@ -22,7 +22,8 @@ use parquet::arrow::parquet_to_arrow_schema;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
 
-use super::transform::{cast, find_in_file, ReadColumn};
+use super::transform::{cast, find_in_file};
+use crate::plan::ReadColumn;
 use crate::predicate::{may_match_file, BoundExpr, ColumnStats, FileStats, Scalar};
 use crate::schema::ColumnMappingMode;
 

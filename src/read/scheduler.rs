@@ -42,11 +42,12 @@ use arrow_array::RecordBatch;
 use bytes::Bytes;
 use futures::{Future, Stream};
 
-use super::file::{read_file_with_metrics, FileTask, ReadContext};
+use super::file::{read_file_with_metrics, ReadContext};
 use super::progress::{CreditingStore, FileCredit};
 use crate::error::Result;
 use crate::io::{BoxFuture, BoxStream, ListEntry, RangeRead, Store};
-use crate::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
+use crate::plan::FileTask;
+use crate::read::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
 
 /// A counting semaphore with no runtime: fair (first come, first served), its waits
 /// cancellable by dropping them.

@@ -14,9 +14,10 @@ use arrow_array::{
     new_null_array, Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatchOptions,
     StructArray,
 };
-use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::error::{DeltaError, Phase, Result};
+use crate::plan::ReadColumn;
 use crate::schema::{ColumnMappingMode, DataType as DeltaType, StructField, PARQUET_FIELD_ID_KEY};
 
 /// Where an output column comes from.
@@ -38,25 +39,6 @@ pub enum ColumnSource {
 pub struct FileTransform {
     output: SchemaRef,
     sources: Vec<ColumnSource>,
-}
-
-/// One logical column to read.
-#[derive(Debug, Clone)]
-pub struct ReadColumn {
-    /// The logical Delta field.
-    pub field: StructField,
-    /// The Arrow field it is read as (logical name and type).
-    pub arrow: FieldRef,
-    /// Whether it is a partition column (its values come from the log, not the file).
-    pub partition: bool,
-}
-
-/// The name under which `field` is stored in data files.
-///
-/// Lenient where [`crate::schema::physical_name`] is strict: a field without a physical name
-/// is looked for under its logical name.
-pub fn physical_name(field: &StructField, mode: ColumnMappingMode) -> &str {
-    crate::schema::physical_name(field, mode).unwrap_or(&field.name)
 }
 
 /// The field's column mapping id, when it has a valid one.
@@ -87,7 +69,8 @@ pub(crate) fn find_in_file(
             }
         }
     }
-    let name = physical_name(field, mode);
+    // The load checked every field's physical name (`schema::validate_column_mapping`).
+    let name = crate::schema::physical_name(field, mode).ok()?;
     file.iter().position(|f| f.name() == name).or_else(|| {
         file.iter()
             .position(|f| f.name().eq_ignore_ascii_case(name))

@@ -14,6 +14,7 @@
 //!   ([`parse_partition_value`]).
 //! - `cast`: column data converted to its logical Arrow type (type widening, timestamp units,
 //!   encodings): the conversions Delta needs, without a general cast kernel.
+#![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 pub mod arrow;
 pub(crate) mod cast;

@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::JsValue;
 
-use crate::metrics::DeltaScanMetrics;
+use crate::read::metrics::DeltaScanMetrics;
 
 /// What one scan has read so far, and its `onProgress` callback.
 #[derive(Debug)]

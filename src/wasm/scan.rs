@@ -28,7 +28,7 @@ use super::ipc::{batch_to_stream, StreamPieces};
 use super::options::ScanOptions;
 use super::progress::{Reporting, ScanProgress};
 use crate::api::{DeltaBatchStream, DeltaTable, FileSelection};
-use crate::metrics::DeltaScanMetrics;
+use crate::read::metrics::DeltaScanMetrics;
 
 /// A running scan. Made by `WasmTable.scan(options)`.
 #[wasm_bindgen]

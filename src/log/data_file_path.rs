@@ -1,13 +1,14 @@
-//! Data file paths: `add.path` is a percent-encoded path relative to the table root, or an
-//! absolute URI. Stores take decoded paths relative to the root.
+//! Data file paths as the protocol gives them: `add.path` (and an absolute deletion vector
+//! path) is a percent-encoded path relative to the table root, or an absolute URI. Stores
+//! take decoded paths relative to the root. Pure: the root comes in as a URL.
 
 use percent_encoding::percent_decode_str;
 
 use crate::error::{DeltaError, Result};
-use crate::io::TableLocation;
+use url::Url;
 
-/// The store path of a data file named `path` in the log.
-pub fn data_file_path(location: &TableLocation, path: &str) -> Result<String> {
+/// The store path (relative to the table root `root`) of a data file named `path` in the log.
+pub fn data_file_path(root: &Url, path: &str) -> Result<String> {
     let is_absolute = path.split_once(':').is_some_and(|(scheme, _)| {
         scheme.len() > 1
             && scheme
@@ -15,7 +16,7 @@ pub fn data_file_path(location: &TableLocation, path: &str) -> Result<String> {
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     });
     if is_absolute {
-        let root = location.url().as_str();
+        let root = root.as_str();
         let root = root.split('?').next().unwrap_or(root);
         let within = path.strip_prefix(root).or_else(|| {
             // `file:/x` and `file:///x` name the same place.
@@ -51,7 +52,7 @@ mod tests {
 
     #[test]
     fn decodes_relative_and_absolute_paths() {
-        let loc = TableLocation::parse("file:///t/x/").unwrap_or_else(|e| panic!("{e}"));
+        let loc = Url::parse("file:///t/x/").unwrap_or_else(|e| panic!("{e}"));
         let p = |s: &str| data_file_path(&loc, s).ok();
         assert_eq!(p("a%20b/c%3D1.parquet").as_deref(), Some("a b/c=1.parquet"));
         assert_eq!(

@@ -9,50 +9,17 @@
 //! they freeze when the scan's last stream ends or is dropped (other scans of the same table
 //! running at the same time are counted too, as they share the store).
 //!
-//! The caller owns time: the only clock is [`now`], natively `std::time::Instant`, on wasm32
-//! `Date.now()` (`Instant::now()` panics there).
+//! The only clock is `web_time::Instant` (natively `std::time::Instant`; on wasm32
+//! `performance.now()`, where `std::time::Instant::now()` panics), read when the scan is first
+//! polled and when its first batch is handed out: the time to the first batch.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use web_time::Instant;
+
 use crate::io::IoCounters;
-
-/// A point in time from [`now`].
-#[cfg(not(target_arch = "wasm32"))]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Stamp(std::time::Instant);
-
-/// A point in time from [`now`] (milliseconds since the epoch).
-#[cfg(target_arch = "wasm32")]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Stamp(f64);
-
-/// The clock of the scan's driver.
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) fn now() -> Stamp {
-    Stamp(std::time::Instant::now())
-}
-
-/// The clock of the scan's driver.
-#[cfg(target_arch = "wasm32")]
-pub(crate) fn now() -> Stamp {
-    Stamp(js_sys::Date::now())
-}
-
-impl Stamp {
-    /// Time from `self` to `later` (zero if the clock went back).
-    fn until(self, later: Stamp) -> Duration {
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            later.0.saturating_duration_since(self.0)
-        }
-        #[cfg(target_arch = "wasm32")]
-        {
-            Duration::from_secs_f64(((later.0 - self.0) / 1000.0).max(0.0))
-        }
-    }
-}
 
 /// Requests and bytes through the table's store, over the scan or at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -110,7 +77,7 @@ pub struct DeltaScanMetrics {
     file_reads_open: AtomicU64,
     partition_tasks_running: AtomicU64,
     io: Mutex<IoWindow>,
-    started_at: Mutex<Option<Stamp>>,
+    started_at: Mutex<Option<Instant>>,
     first_batch: Mutex<Option<Duration>>,
 }
 
@@ -253,7 +220,7 @@ impl DeltaScanMetrics {
     pub(crate) fn partition_started(&self) {
         add(&self.partitions_started, 1);
         if let Ok(mut at) = self.started_at.lock() {
-            at.get_or_insert_with(now);
+            at.get_or_insert_with(Instant::now);
         }
     }
 
@@ -291,7 +258,7 @@ impl DeltaScanMetrics {
         if let Ok(mut first) = self.first_batch.lock() {
             if first.is_none() {
                 let start = self.started_at.lock().ok().and_then(|s| *s);
-                *first = Some(start.map(|s| s.until(now())).unwrap_or_default());
+                *first = Some(start.map(|s| s.elapsed()).unwrap_or_default());
             }
         }
     }

@@ -1,0 +1,38 @@
+//! What planning hands to the read layer: the columns every file of a scan reads
+//! ([`ReadColumn`]) and one [`FileTask`] per data file (or byte range of one).
+
+use arrow_array::ArrayRef;
+use arrow_schema::FieldRef;
+
+use crate::log::DeletionVectorDescriptor;
+use crate::schema::StructField;
+
+/// One logical column to read.
+#[derive(Debug, Clone)]
+pub struct ReadColumn {
+    /// The logical Delta field.
+    pub field: StructField,
+    /// The Arrow field it is read as (logical name and type).
+    pub arrow: FieldRef,
+    /// Whether it is a partition column (its values come from the log, not the file).
+    pub partition: bool,
+}
+
+/// One data file to read.
+#[derive(Debug, Clone)]
+pub struct FileTask {
+    /// Path relative to the table root (percent-decoded), or an absolute URL.
+    pub path: String,
+    /// Size in bytes, from `add.size`.
+    pub size: u64,
+    /// For each read column: its partition value in this file (partition columns only).
+    pub partition_values: Vec<Option<ArrayRef>>,
+    /// The file's deletion vector.
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// Stop after this many rows (of those the predicate selects).
+    pub limit: Option<usize>,
+    /// Read only the row groups this byte range of the file owns (see
+    /// `read::owns_row_group`); `None` reads the whole file. Row
+    /// positions (deletion vectors) stay those of the whole file.
+    pub range: Option<std::ops::Range<u64>>,
+}
