@@ -21,9 +21,9 @@
 use std::time::Instant;
 
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
-use delta_arrow_reader::api::{OutputTypes, StringType};
 use delta_arrow_reader::fixture::TableWriter;
 use delta_arrow_reader::DeltaTableBuilder;
+use delta_arrow_reader::{OutputTypes, StringType};
 use futures::StreamExt;
 use serde_json::json;
 

@@ -11,21 +11,41 @@
 //! and functions fed with bytes, driven by a thin async driver over an
 //! [`io::RangeRead`] store.
 
-pub mod api;
+// The layers, in data-path order (tests/architecture.rs enforces the edges between them).
+mod api;
 #[cfg(all(feature = "datafusion", not(target_arch = "wasm32")))]
 pub mod datafusion;
-pub mod error;
-pub mod fixture;
+mod error;
 pub mod io;
 pub mod log;
-pub mod plan;
+mod plan;
 pub mod predicate;
-pub mod read;
+mod read;
 pub mod schema;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod serve;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
-pub use api::{DeltaTable, DeltaTableBuilder};
+// Tools beside the reader: tables written for tests and the demo, and the static file server.
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serve;
+
+pub use api::{
+    parse_timestamp, BinaryType, DeltaBatchStream, DeltaScan, DeltaScanBuilder,
+    DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder, FileSelection, LoadInfo, OutputTypes,
+    ParquetReaderBackend, StringType, DEFAULT_BATCH_SIZE, DEFAULT_LOG_CONCURRENCY,
+    DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_OUTPUT_CHANNEL_CAPACITY,
+    DEFAULT_PREFETCH_FILES_PER_PARTITION,
+};
 pub use error::{DeltaError, Phase, Result};
+pub use plan::FileTask;
+pub use read::metrics::{DeltaScanMetrics, ScanIo, ScanMetricsSnapshot};
+
+/// Deletion vectors decoded on their own (a scan applies them by itself): where a
+/// descriptor's bitmap lives, and the deleted row positions it holds.
+pub mod deletion_vector {
+    pub use crate::read::deletion_vector::{
+        decode_file_range, decode_inline, dv_source, DeletionVector, DvSource,
+    };
+}

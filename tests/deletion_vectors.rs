@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use delta_arrow_reader::api::DeltaScanBuilder;
 use delta_arrow_reader::fixture::TableWriter;
+use delta_arrow_reader::DeltaScanBuilder;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
 

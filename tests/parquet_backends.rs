@@ -18,7 +18,7 @@ mod rows;
 
 use std::time::Duration;
 
-use delta_arrow_reader::api::{DeltaScanExecutionOptions, ParquetReaderBackend};
+use delta_arrow_reader::{DeltaScanExecutionOptions, ParquetReaderBackend};
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use futures::StreamExt;
 use rows::Rows;
@@ -193,7 +193,7 @@ fn byte_leaves(t: &arrow_schema::DataType, out: &mut Vec<arrow_schema::DataType>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_output_type_reads_the_same_values_with_both_backends() {
-    use delta_arrow_reader::api::{BinaryType, OutputTypes, StringType};
+    use delta_arrow_reader::{BinaryType, OutputTypes, StringType};
     let large = OutputTypes::new(StringType::LargeUtf8, BinaryType::LargeBinary);
     let mut failures = Vec::new();
     for name in STRING_TABLES {

@@ -9,8 +9,8 @@ use common::sorted_rows as rows;
 
 use std::sync::Arc;
 
-use delta_arrow_reader::api::{DeltaScan, DeltaScanExecutionOptions, ParquetReaderBackend};
 use delta_arrow_reader::fixture::TableWriter;
+use delta_arrow_reader::{DeltaScan, DeltaScanExecutionOptions, ParquetReaderBackend};
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
 

@@ -266,7 +266,7 @@ const STRING_FILTER_TABLES: &[&str] = &[
 async fn filtered_scan(
     table: &DeltaTable,
     predicate: &Expr,
-    types: delta_arrow_reader::api::OutputTypes,
+    types: delta_arrow_reader::OutputTypes,
 ) -> (rows::Rows, String) {
     let scan = table
         .scan()
@@ -306,7 +306,7 @@ fn string_paths(fields: &arrow_schema::Fields, prefix: &[String], out: &mut Vec<
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn predicates_on_string_views_prune_and_filter_like_utf8() {
-    use delta_arrow_reader::api::OutputTypes;
+    use delta_arrow_reader::OutputTypes;
     let (mut checked, mut pruning, mut failures) = (0usize, 0usize, Vec::new());
     for name in STRING_FILTER_TABLES {
         let table = DeltaTableBuilder::new(common::table_dir(name).to_string_lossy())

@@ -11,7 +11,7 @@
 
 mod common;
 
-use delta_arrow_reader::api::DeltaScan;
+use delta_arrow_reader::DeltaScan;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 
 /// Everything about a planned scan that the two modes must agree on.

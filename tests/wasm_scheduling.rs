@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use delta_arrow_reader::api::DeltaScanExecutionOptions;
 use delta_arrow_reader::fixture::TableWriter;
+use delta_arrow_reader::DeltaScanExecutionOptions;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use futures::StreamExt;
 use serde_json::json;

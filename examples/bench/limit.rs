@@ -15,10 +15,10 @@ use std::time::Instant;
 
 use arrow_array::{BooleanArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use delta_arrow_reader::api::DEFAULT_BATCH_SIZE;
+use delta_arrow_reader::deletion_vector::{decode_file_range, dv_source, DvSource};
 use delta_arrow_reader::log::DeletionVectorDescriptor;
-use delta_arrow_reader::read::deletion_vector::{decode_file_range, dv_source, DvSource};
 use delta_arrow_reader::DeltaTableBuilder;
+use delta_arrow_reader::DEFAULT_BATCH_SIZE;
 use parquet::arrow::arrow_reader::{
     ArrowPredicateFn, ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
     RowFilter,
@@ -131,7 +131,7 @@ fn hinted_schema(file: &Schema, output: &Schema) -> SchemaRef {
 fn read_deletion_vector(
     table: &Path,
     descriptor: &DeletionVectorDescriptor,
-) -> Result<delta_arrow_reader::read::deletion_vector::DeletionVector, String> {
+) -> Result<delta_arrow_reader::deletion_vector::DeletionVector, String> {
     let DvSource::File { path, offset, size } = dv_source(descriptor).map_err(|e| e.to_string())?
     else {
         return Err("only file deletion vectors are generated".into());

@@ -1,7 +1,7 @@
 //! The scenarios: which table, which columns, which filter, and how each reader expresses
 //! them (our text filter, SQL, or a check done on the rows).
 
-use delta_arrow_reader::api::DeltaScanBuilder;
+use delta_arrow_reader::DeltaScanBuilder;
 use delta_arrow_reader::DeltaTable;
 
 use crate::lineitem::{Layout, FIRST_YEAR, PARTITION_COLUMN};

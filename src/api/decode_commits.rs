@@ -150,7 +150,7 @@ mod tests {
         store: &crate::io::MemoryStore,
     ) -> (Result<Vec<String>>, Result<Vec<String>>) {
         let paths = |files: &[crate::log::Add]| files.iter().map(|f| f.path.clone()).collect();
-        let driven = crate::api::load_log(
+        let driven = crate::api::load::load_log(
             store,
             "memory://t/",
             VersionTarget::Latest,

@@ -15,8 +15,8 @@ mod table;
 pub use crate::plan::FileSelection;
 pub use builder::{parse_timestamp, DeltaTableBuilder};
 #[cfg(not(target_arch = "wasm32"))]
-pub use caps::machine_caps;
-pub use load::{load_log, DEFAULT_LOG_CONCURRENCY};
+pub(crate) use caps::machine_caps;
+pub use load::DEFAULT_LOG_CONCURRENCY;
 pub use options::{
     DeltaScanExecutionOptions, ParquetReaderBackend,
     DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_OUTPUT_CHANNEL_CAPACITY,

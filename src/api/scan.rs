@@ -34,8 +34,8 @@ use crate::plan::{
 use crate::predicate::{bind, evaluate, parse_filter, BoundExpr, Expr};
 use crate::read::metrics::DeltaScanMetrics;
 use crate::read::scheduler::{
-    merge_safe_partitions, AdmitCheck, OrderedMerge, PartitionLimits, PartitionStream, ScanEnd,
-    ScanShared, Semaphore, Tagged,
+    merge_safe_partitions, semaphore, AdmitCheck, OrderedMerge, PartitionLimits, PartitionStream,
+    ScanEnd, ScanShared, Tagged,
 };
 use crate::read::{ReadContext, RowPredicate};
 use crate::schema::OutputTypes;
@@ -167,7 +167,6 @@ impl DeltaScanBuilder {
         let request = ScanRequest {
             projection: self.projection.clone(),
             predicate_columns,
-            limit: self.limit,
             output_types: self.output_types,
         };
         let columns = plan_columns(facts, &request)?;
@@ -472,9 +471,9 @@ impl DeltaScan {
         };
         let o = &self.execution.effective();
         let shared = ScanShared {
-            scan_permits: Semaphore::new(o.scan_wide_file_reads(self.target)),
+            scan_permits: semaphore(o.scan_wide_file_reads(self.target)),
             metrics: Arc::clone(&metrics),
-            end: Arc::new(ScanEnd(Arc::clone(&metrics))),
+            _end: Arc::new(ScanEnd(Arc::clone(&metrics))),
             admit_check: self.admit_check.clone(),
         };
         let limits = PartitionLimits {

@@ -32,7 +32,7 @@ use crate::error::Result;
 pub use fetch::{FetchOptions, FetchStore, UrlSigner};
 pub use location::TableLocation;
 pub use memory::MemoryStore;
-pub use metered::{IoCounters, MeteredStore};
+pub use metered::{IoCounters, IoSnapshot, MeteredStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use object_store::ObjectStoreRange;
 pub use platform::{BoxFuture, BoxStream, BoxedStream, MaybeSend, MaybeSync};

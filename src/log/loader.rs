@@ -243,6 +243,7 @@ impl SnapshotLoader {
     /// [`scope`](Self::scope) (for example in parallel, while other files arrive), as runs
     /// of consecutive lines. The runs must hold the file's actions in file order: replay uses
     /// them instead of decoding the bytes.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native driver only
     pub fn push_decoded_commit(
         &mut self,
         path: &str,
@@ -255,6 +256,7 @@ impl SnapshotLoader {
     }
 
     /// What this load keeps.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native driver only
     pub fn scope(&self) -> LoadScope {
         self.scope
     }
@@ -662,6 +664,7 @@ impl SnapshotLoader {
 /// Decodes the actions of (a run of whole lines of) the commit file `path` for a load of
 /// `scope`: every action, except `add` and `remove` when the load keeps no active files (they
 /// are then checked and skipped). Errors name lines counted from the start of `data`.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native driver only
 pub fn decode_commit_actions(path: &str, data: &[u8], scope: LoadScope) -> Result<Vec<Action>> {
     json_actions_scoped(path, data, scope == LoadScope::ActiveFiles)
 }

@@ -6,13 +6,13 @@
 //! time travel by timestamp.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
-pub mod actions;
+mod actions;
 mod checkpoint;
 mod data_file_path;
 mod last_checkpoint;
 mod loader;
 mod partition_values;
-pub mod path;
+pub(crate) mod path;
 mod probe;
 mod protocol;
 mod replay;
@@ -20,16 +20,16 @@ mod segment;
 mod timestamp;
 
 pub use actions::{
-    Action, Add, CheckpointMetadata, CommitInfo, DeletionVectorDescriptor, Metadata,
-    PartitionValues, Protocol, Remove, Sidecar,
+    Add, CommitInfo, DeletionVectorDescriptor, Format, Metadata, PartitionValues, Protocol, Remove,
 };
-pub use data_file_path::data_file_path;
-pub use last_checkpoint::LastCheckpointHint;
-pub use loader::{
-    decode_commit_actions, Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader,
-    VersionTarget,
+pub use loader::Discovery;
+pub use protocol::SUPPORTED_READER_FEATURES;
+
+pub(crate) use actions::Action;
+pub(crate) use data_file_path::data_file_path;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use loader::decode_commit_actions;
+pub(crate) use loader::{
+    LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader, VersionTarget,
 };
-pub use probe::FIRST_PROBE_BATCH;
-pub use protocol::{validate_reader_protocol, SUPPORTED_READER_FEATURES};
-pub use replay::Reconciled;
-pub use segment::LogSegment;
+pub(crate) use segment::LogSegment;

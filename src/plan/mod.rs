@@ -1,7 +1,7 @@
 //! Scan planning, pure: which columns to read, which files to read, and how.
 //!
 //! From a snapshot (schema, partition columns, active files) and a scan request (projection,
-//! predicate, limit) it builds the read columns (output columns plus those only the predicate
+//! predicate) it builds the read columns (output columns plus those only the predicate
 //! needs), the output schema, and one [`FileTask`] per file that may hold matching rows, with
 //! its partition values parsed to their types. Strings and binaries take the Arrow types the
 //! request's [`OutputTypes`] ask for, in the read columns, the output schema and the
@@ -27,9 +27,7 @@ use crate::schema::{
     parse_partition_value, physical_name, ColumnMappingMode, OutputTypes, StructType,
 };
 
-pub use partitioning::{
-    group_whole_files, target_partitions, PartitionCaps, FDS_PER_PARTITION, MEMORY_PER_PARTITION,
-};
+pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use ranged::split_byte_ranges;
 pub use select::{select_files, FileSelection};
 pub use task::{FileTask, ReadColumn};
@@ -41,8 +39,6 @@ pub struct ScanRequest {
     pub projection: Option<Vec<String>>,
     /// Columns the row predicate reads (top-level logical names).
     pub predicate_columns: Vec<String>,
-    /// Stop after this many rows.
-    pub limit: Option<usize>,
     /// The Arrow types strings and binaries are read and output as.
     pub output_types: OutputTypes,
 }

@@ -34,10 +34,12 @@ mod eval_tests;
 #[cfg(test)]
 mod skipping_tests;
 
+// Built in code or parsed from text; bound to a table schema and evaluated on its batches.
 pub use bind::{bind, BoundColumn, BoundExpr, BoundLiteral};
 pub use eval::evaluate;
 pub use expr::{col, column, lit, CompareOp, Expr};
 pub use parse::parse_filter;
 pub use scalar::Scalar;
-pub use skipping::{may_match_file, partition_scalars};
-pub use stats::{ColumnStats, FileStats, StatsColumns};
+
+pub(crate) use skipping::{may_match_file, partition_scalars};
+pub(crate) use stats::{ColumnStats, FileStats, StatsColumns};

@@ -59,6 +59,7 @@ impl StatsColumns {
     }
 
     /// Number of columns.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.columns.len()
     }
@@ -172,6 +173,7 @@ impl FileStats {
     }
 
     /// Parses `json` for every primitive column of `schema`; see [`FileStats::parse`].
+    #[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // DataFusion statistics only
     pub fn parse_for_schema(
         json: &str,
         schema: &StructType,

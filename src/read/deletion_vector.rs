@@ -32,10 +32,6 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use crate::error::{redact, DeltaError, Result};
 use crate::log::DeletionVectorDescriptor;
 
-// Z85 is private to deletion vectors; the file sits beside this one.
-#[path = "z85.rs"]
-mod z85;
-
 /// Magic number of the portable serialization of a 64-bit Roaring bitmap, as Delta writes it.
 const PORTABLE_MAGIC: u32 = 1_681_511_377;
 
@@ -418,8 +414,12 @@ fn check_cardinality(descriptor: &DeletionVectorDescriptor) -> Result<u64> {
 /// The serialized bitmap of an inline vector: Z85-decoded, padding removed.
 fn inline_bytes(descriptor: &DeletionVectorDescriptor, size: usize) -> Result<Vec<u8>> {
     let corrupt = |reason: String| DeltaError::invalid_log(INLINE_LABEL, reason);
-    let mut bytes = z85::decode(&descriptor.path_or_inline_dv)
-        .map_err(|e| corrupt(format!("inline deletion vector is not valid Z85: {e}")))?;
+    let mut bytes = z85::decode(&descriptor.path_or_inline_dv).map_err(|e| {
+        corrupt(format!(
+            "inline deletion vector is not valid Z85: {}",
+            z85_error(e)
+        ))
+    })?;
     // The reference writer pads with zeros to a multiple of 4 bytes before encoding; a short
     // final group (see `z85`) decodes to exactly `sizeInBytes`.
     if bytes.len() != size && bytes.len() != size.div_ceil(4) * 4 {
@@ -430,6 +430,22 @@ fn inline_bytes(descriptor: &DeletionVectorDescriptor, size: usize) -> Result<Ve
     }
     bytes.truncate(size);
     Ok(bytes)
+}
+
+/// What is wrong with Z85 text, in words.
+fn z85_error(e: z85::DecodeError) -> String {
+    match e {
+        z85::DecodeError::InvalidByte(at, byte) => {
+            format!("invalid Z85 character {:?} at {at}", char::from(byte))
+        }
+        z85::DecodeError::InvalidChunk(at) => {
+            format!("the 5 characters at {at} encode more than 32 bits")
+        }
+        z85::DecodeError::InvalidLength(len) => {
+            format!("{len} characters, not a multiple of 5")
+        }
+        z85::DecodeError::InvalidTail => "an invalid final group".into(),
+    }
 }
 
 /// The table-relative path of a `u` vector: `<prefix>/deletion_vector_<uuid>.bin`, or
@@ -448,8 +464,12 @@ fn uuid_relative_path(encoded: &str) -> Result<String> {
             ))
         })?;
     let (prefix, uuid_text) = encoded.split_at(split);
-    let uuid = z85::decode(uuid_text)
-        .map_err(|e| invalid(format!("the UUID in pathOrInlineDv is not valid Z85: {e}")))?;
+    let uuid = z85::decode(uuid_text).map_err(|e| {
+        invalid(format!(
+            "the UUID in pathOrInlineDv is not valid Z85: {}",
+            z85_error(e)
+        ))
+    })?;
     let uuid: [u8; 16] = uuid
         .try_into()
         .map_err(|_| invalid("the UUID in pathOrInlineDv is not 16 bytes".into()))?;
@@ -698,7 +718,7 @@ mod tests {
         let mut header = PORTABLE_MAGIC.to_le_bytes().to_vec();
         header.extend_from_slice(&1u64.to_le_bytes());
         header.extend_from_slice(&0u32.to_le_bytes());
-        let text = format!("{}{}", z85::encode(&header).unwrap(), &SPEC_INLINE[15..]);
+        let text = format!("{}{}", z85::encode(header), &SPEC_INLINE[15..]);
         assert!(text.starts_with("^Bg9^"), "{text}");
         let d = descriptor("i", &text, None, 44, 6);
         let dv = decode_inline(&d).unwrap();
@@ -744,7 +764,7 @@ mod tests {
         assert_eq!(bitmap.len(), 34);
         let mut padded = bitmap.clone();
         padded.extend_from_slice(&[0, 0]);
-        let text = z85::encode(&padded).unwrap();
+        let text = z85::encode(&padded);
         let d = descriptor("i", &text, None, 34, 1);
         assert_eq!(rows(&decode_inline(&d).unwrap()), [3]);
         // Without the cut, the two padding bytes would trail the bitmap.
@@ -763,7 +783,7 @@ mod tests {
             let bitmap = serialize(&rows_in);
             let mut padded = bitmap.clone();
             padded.resize(bitmap.len().div_ceil(4) * 4, 0);
-            let text = z85::encode(&padded).unwrap();
+            let text = z85::encode(&padded);
             let d = descriptor("i", &text, None, bitmap.len() as i32, rows_in.len() as i64);
             let dv = decode_inline(&d).unwrap();
             assert_eq!(rows(&dv), rows_in);

@@ -448,6 +448,7 @@ async fn next_batch(state: &mut FileState) -> Result<Option<RecordBatch>> {
 }
 
 /// The batches of one file, as a stream.
+#[cfg(test)]
 pub fn read_file(ctx: ReadContext, task: FileTask) -> BoxStream<'static, Result<RecordBatch>> {
     read_file_with_metrics(ctx, task, None)
 }

@@ -18,7 +18,4 @@ mod row_groups;
 pub mod scheduler;
 mod transform;
 
-pub use file::{read_file, read_file_with_metrics, ReadContext, RowPredicate};
-pub use footer::{read_metadata, FOOTER_HINT};
-pub use ranges::{owned_row_groups, owns_row_group, row_group_start};
-pub use transform::FileTransform;
+pub use file::{ReadContext, RowPredicate};

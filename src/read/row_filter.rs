@@ -179,23 +179,6 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Z85 text of `bytes` (a multiple of 4 long).
-    fn z85(bytes: &[u8]) -> String {
-        const ALPHABET: &[u8] =
-            b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
-        let mut out = String::new();
-        for chunk in bytes.chunks_exact(4) {
-            let mut value = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-            let mut group = [0u8; 5];
-            for slot in group.iter_mut().rev() {
-                *slot = ALPHABET[(value % 85) as usize];
-                value /= 85;
-            }
-            out.extend(group.iter().map(|&b| char::from(b)));
-        }
-        out
-    }
-
     /// An inline deletion vector deleting `rows`.
     fn inline_dv(rows: &[u64]) -> Value {
         let map: roaring::RoaringTreemap = rows.iter().copied().collect();
@@ -206,7 +189,7 @@ mod tests {
         bitmap.resize(size.div_ceil(4) * 4, 0);
         json!({
             "storageType": "i",
-            "pathOrInlineDv": z85(&bitmap),
+            "pathOrInlineDv": z85::encode(&bitmap),
             "sizeInBytes": size,
             "cardinality": rows.len(),
         })
@@ -542,7 +525,8 @@ mod tests {
     #[test]
     fn without_a_bound_expression_the_batches_are_filtered_after_decoding() {
         use crate::plan::{plan_columns, plan_tasks, ScanRequest, TableFacts};
-        use crate::read::{read_file, ReadContext, RowPredicate};
+        use crate::read::file::read_file;
+        use crate::read::{ReadContext, RowPredicate};
 
         let t = two_file_table();
         let facts = TableFacts {
@@ -562,7 +546,6 @@ mod tests {
         let request = ScanRequest {
             projection: None,
             predicate_columns: vec!["s".into(), "id".into()],
-            limit: None,
             output_types: Default::default(),
         };
         let columns = plan_columns(facts, &request).unwrap_or_else(|e| panic!("{e}"));

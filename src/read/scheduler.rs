@@ -35,145 +35,43 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
 use bytes::Bytes;
-use futures::{Future, Stream};
+use futures::Stream;
 
 use super::file::{read_file_with_metrics, ReadContext};
 use super::progress::{CreditingStore, FileCredit};
-use crate::error::Result;
+use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, BoxStream, ListEntry, RangeRead, Store};
 use crate::plan::FileTask;
 use crate::read::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
 
-/// A counting semaphore with no runtime: fair (first come, first served), its waits
-/// cancellable by dropping them.
-#[derive(Debug)]
-pub struct Semaphore {
-    state: Mutex<SemaphoreState>,
-}
+/// The semaphore of file reads: tokio's, which needs no runtime (it runs on wasm32 too) and
+/// is fair: waiters get permits in the order they asked, a dropped wait leaves the queue.
+pub use tokio::sync::Semaphore;
 
-#[derive(Debug)]
-struct SemaphoreState {
-    available: usize,
-    waiters: VecDeque<(u64, Waker)>,
-    next_id: u64,
-}
-
-impl Semaphore {
-    /// A semaphore with `permits` permits.
-    pub fn new(permits: usize) -> Arc<Self> {
-        Arc::new(Semaphore {
-            state: Mutex::new(SemaphoreState {
-                available: permits,
-                waiters: VecDeque::new(),
-                next_id: 0,
-            }),
-        })
-    }
-
-    /// Permits free now.
-    pub fn available(&self) -> usize {
-        self.state.lock().map(|s| s.available).unwrap_or(0)
-    }
-
-    /// Waits for one permit, held until the returned [`Permit`] is dropped.
-    pub fn acquire(self: &Arc<Self>) -> Acquire {
-        Acquire {
-            semaphore: Arc::clone(self),
-            id: None,
-        }
-    }
-
-    fn release(&self) {
-        if let Ok(mut s) = self.state.lock() {
-            s.available += 1;
-            if let Some((_, waker)) = s.waiters.front() {
-                waker.wake_by_ref();
-            }
-        }
-    }
+/// A semaphore of `permits` permits (at most tokio's maximum, which is far beyond any file
+/// count: a larger option is clamped, never a panic).
+pub fn semaphore(permits: usize) -> Arc<Semaphore> {
+    Arc::new(Semaphore::new(permits.min(Semaphore::MAX_PERMITS)))
 }
 
 /// One permit of a [`Semaphore`], given back on drop.
-#[derive(Debug)]
-pub struct Permit {
-    semaphore: Arc<Semaphore>,
-}
+type Permit = tokio::sync::OwnedSemaphorePermit;
 
-impl Drop for Permit {
-    fn drop(&mut self) {
-        self.semaphore.release();
-    }
-}
-
-/// The future of [`Semaphore::acquire`].
-#[derive(Debug)]
-pub struct Acquire {
-    semaphore: Arc<Semaphore>,
-    id: Option<u64>,
-}
-
-impl Future for Acquire {
-    type Output = Permit;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Permit> {
-        let this = &mut *self;
-        let Ok(mut s) = this.semaphore.state.lock() else {
-            return Poll::Pending;
-        };
-        let first = match this.id {
-            None => s.waiters.is_empty(),
-            Some(id) => s.waiters.front().is_some_and(|(w, _)| *w == id),
-        };
-        if first && s.available > 0 {
-            s.available -= 1;
-            if this.id.take().is_some() {
-                s.waiters.pop_front();
-            }
-            // The next waiter may find a permit too.
-            if s.available > 0 {
-                if let Some((_, waker)) = s.waiters.front() {
-                    waker.wake_by_ref();
-                }
-            }
-            drop(s);
-            return Poll::Ready(Permit {
-                semaphore: Arc::clone(&this.semaphore),
-            });
-        }
-        match this.id {
-            Some(id) => {
-                if let Some(entry) = s.waiters.iter_mut().find(|(w, _)| *w == id) {
-                    entry.1.clone_from(cx.waker());
-                }
-            }
-            None => {
-                let id = s.next_id;
-                s.next_id += 1;
-                s.waiters.push_back((id, cx.waker().clone()));
-                this.id = Some(id);
-            }
-        }
-        Poll::Pending
-    }
-}
-
-impl Drop for Acquire {
-    fn drop(&mut self) {
-        let Some(id) = self.id else { return };
-        if let Ok(mut s) = self.semaphore.state.lock() {
-            s.waiters.retain(|(w, _)| *w != id);
-            if s.available > 0 {
-                if let Some((_, waker)) = s.waiters.front() {
-                    waker.wake_by_ref();
-                }
-            }
-        }
-    }
+/// Waits for one permit of `semaphore`. The scan's semaphores are never closed; a closed one
+/// would be a bug, reported as an internal error rather than a hang.
+async fn acquire(semaphore: Arc<Semaphore>) -> Result<Permit> {
+    semaphore
+        .acquire_owned()
+        .await
+        .map_err(|_| DeltaError::Internal {
+            reason: "a file read semaphore was closed".into(),
+            phase: Phase::Read,
+        })
 }
 
 /// The two permits an admitted file task holds, counted in the scan's
@@ -190,14 +88,14 @@ async fn acquire_both(
     partition: Arc<Semaphore>,
     scan: Arc<Semaphore>,
     metrics: Arc<DeltaScanMetrics>,
-) -> Permits {
-    let p = partition.acquire().await;
-    let s = scan.acquire().await;
-    Permits {
+) -> Result<Permits> {
+    let p = acquire(partition).await?;
+    let s = acquire(scan).await?;
+    Ok(Permits {
         _partition: p,
         _scan: s,
         _open: GaugeGuard::new(&metrics, Gauge::FileReadsOpen),
-    }
+    })
 }
 
 /// Asked just before a file task is admitted, with the latest knowledge of the caller (such
@@ -211,8 +109,8 @@ pub struct ScanShared {
     pub scan_permits: Arc<Semaphore>,
     /// The scan's metrics.
     pub metrics: Arc<DeltaScanMetrics>,
-    /// Freezes the scan's I/O counts when the last partition lets go of it.
-    pub end: Arc<ScanEnd>,
+    /// Freezes the scan's I/O counts when the last partition lets go of it (held, never read).
+    pub _end: Arc<ScanEnd>,
     /// Decides, just before admission, whether a task is still worth reading.
     pub admit_check: Option<AdmitCheck>,
 }
@@ -248,6 +146,7 @@ pub struct PartitionLimits {
     /// Whole-file read threshold in bytes, if on.
     pub full_file_read_threshold: Option<u64>,
     /// Whether files are decoded by delta_kernel (see `read::kernel_backend`).
+    #[cfg_attr(not(feature = "kernel"), allow(dead_code))] // read with the kernel feature only
     pub kernel_backend: bool,
 }
 
@@ -271,7 +170,7 @@ pub struct PartitionStream {
     ctx: ReadContext,
     limits: PartitionLimits,
     pending: VecDeque<(usize, FileTask)>,
-    admitting: Option<BoxFuture<'static, Permits>>,
+    admitting: Option<BoxFuture<'static, Result<Permits>>>,
     files: VecDeque<OpenFile>,
     buffer: VecDeque<Tagged>,
     partition_permits: Arc<Semaphore>,
@@ -311,7 +210,7 @@ impl PartitionStream {
             admitting: None,
             files: VecDeque::new(),
             buffer: VecDeque::new(),
-            partition_permits: Semaphore::new(limits.max_concurrent_file_reads),
+            partition_permits: semaphore(limits.max_concurrent_file_reads),
             metrics: Arc::clone(&shared.metrics),
             shared: Some(shared),
             started: false,
@@ -379,6 +278,16 @@ impl PartitionStream {
                 break;
             };
             self.admitting = None;
+            let permits = match permits {
+                Ok(permits) => permits,
+                Err(e) => {
+                    // Ends the partition like a failed read: the error, then nothing.
+                    let index = self.pending.front().map(|(i, _)| *i).unwrap_or(0);
+                    self.pending.clear();
+                    self.buffer.push_back((index, Err(e)));
+                    return true;
+                }
+            };
             let Some((index, task)) = self.pending.pop_front() else {
                 break;
             };
@@ -692,19 +601,21 @@ impl RangeRead for WholeFileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::Future;
+
     use futures::task::noop_waker;
 
     #[test]
     fn semaphore_is_fair_and_cancellable() {
-        let sem = Semaphore::new(1);
+        let sem = semaphore(1);
         let waker = noop_waker();
         let mut cx = Context::from_waker(&waker);
-        let mut a = Box::pin(sem.acquire());
-        let Poll::Ready(held) = a.as_mut().poll(&mut cx) else {
+        let mut a = Box::pin(acquire(Arc::clone(&sem)));
+        let Poll::Ready(Ok(held)) = a.as_mut().poll(&mut cx) else {
             panic!("first acquire waits")
         };
-        let mut b = Box::pin(sem.acquire());
-        let mut c = Box::pin(sem.acquire());
+        let mut b = Box::pin(acquire(Arc::clone(&sem)));
+        let mut c = Box::pin(acquire(Arc::clone(&sem)));
         assert!(b.as_mut().poll(&mut cx).is_pending());
         assert!(c.as_mut().poll(&mut cx).is_pending());
         drop(held);
@@ -712,7 +623,14 @@ mod tests {
         assert!(c.as_mut().poll(&mut cx).is_pending());
         // Dropping b hands the permit on to c.
         drop(b);
-        assert!(c.as_mut().poll(&mut cx).is_ready());
-        assert_eq!(sem.available(), 1);
+        assert!(matches!(c.as_mut().poll(&mut cx), Poll::Ready(Ok(_))));
+        assert_eq!(sem.available_permits(), 1);
+        // A closed semaphore is an internal error, not a wait for ever.
+        sem.close();
+        let mut d = Box::pin(acquire(Arc::clone(&sem)));
+        let Poll::Ready(Err(e)) = d.as_mut().poll(&mut cx) else {
+            panic!("a closed semaphore still waits")
+        };
+        assert_eq!(e.code(), "internal");
     }
 }

@@ -138,11 +138,6 @@ impl FileTransform {
         FileTransform { output, sources }
     }
 
-    /// The output schema.
-    pub fn schema(&self) -> &SchemaRef {
-        &self.output
-    }
-
     /// Converts one file batch.
     pub fn apply(&self, batch: &RecordBatch, columns: &[ReadColumn]) -> Result<RecordBatch> {
         let rows = batch.num_rows();

@@ -3,34 +3,36 @@
 //!
 //! Everything here is pure: no I/O, no async, no clock.
 //!
-//! - [`types`]: [`StructType`] and friends, parsed from `metaData.schemaString` with
+//! - `types`: [`StructType`] and friends, parsed from `metaData.schemaString` with
 //!   [`parse_schema`].
-//! - [`arrow`]: the logical Arrow schema ([`StructType::to_arrow`]), matching `delta_kernel`.
-//! - [`column_mapping`]: [`ColumnMappingMode`], physical names and field ids, and the physical
+//! - `arrow`: the logical Arrow schema ([`StructType::to_arrow`]), matching `delta_kernel`.
+//! - `column_mapping`: [`ColumnMappingMode`], physical names and field ids, and the physical
 //!   schema of data files ([`StructType::physical_arrow_schema`]).
-//! - [`output_types`]: [`OutputTypes`], the Arrow types strings and binaries are output as
+//! - `output_types`: [`OutputTypes`], the Arrow types strings and binaries are output as
 //!   (`Utf8`/`LargeUtf8`/`Utf8View`, `Binary`/`LargeBinary`/`BinaryView`).
-//! - [`partition`]: `add.partitionValues` strings to typed Arrow arrays
+//! - `partition`: `add.partitionValues` strings to typed Arrow arrays
 //!   ([`parse_partition_value`]).
 //! - `cast`: column data converted to its logical Arrow type (type widening, timestamp units,
 //!   encodings): the conversions Delta needs, without a general cast kernel.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
-pub mod arrow;
+mod arrow;
 pub(crate) mod cast;
-pub mod column_mapping;
+mod column_mapping;
 pub(crate) mod number_text;
-pub mod output_types;
-pub mod partition;
-pub mod types;
+pub(crate) mod output_types;
+mod partition;
+pub(crate) mod types;
 
-pub use arrow::PARQUET_FIELD_ID_KEY;
 pub use column_mapping::{
-    field_id, physical_name, validate_column_mapping, ColumnMappingMode, COLUMN_MAPPING_ID_KEY,
-    COLUMN_MAPPING_MODE_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+    ColumnMappingMode, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_MODE_KEY,
+    COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
 pub use output_types::{BinaryType, OutputTypes, StringType};
-pub use partition::{parse_partition_value, parse_partition_values};
 pub use types::{
     parse_schema, ArrayType, DataType, DecimalType, MapType, PrimitiveType, StructField, StructType,
 };
+
+pub(crate) use arrow::PARQUET_FIELD_ID_KEY;
+pub(crate) use column_mapping::{field_id, physical_name, validate_column_mapping};
+pub(crate) use partition::parse_partition_value;

@@ -130,28 +130,25 @@ pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
             &json!({ "version": table.version(), "fields": fields }),
         )?);
     }
-    let width = schema
-        .fields()
-        .iter()
-        .map(|f| f.name().len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let mut text = format!("{:width$}  {:<8}  {}\n", "name", "nullable", "type");
+    let mut grid = grid(["name", "type", "nullable", "partition"]);
     for f in schema.fields() {
-        let partition = if table.partition_columns().contains(f.name()) {
-            "  (partition)"
-        } else {
-            ""
-        };
-        text.push_str(&format!(
-            "{:width$}  {:<8}  {}{partition}\n",
-            f.name(),
-            f.is_nullable(),
-            f.data_type()
-        ));
+        let partition = table.partition_columns().contains(f.name());
+        grid.add_row([
+            f.name().to_string(),
+            f.data_type().to_string(),
+            f.is_nullable().to_string(),
+            if partition { "yes" } else { "" }.to_string(),
+        ]);
     }
-    emit(&text)
+    emit(&format!("{grid}\n"))
+}
+
+/// A table with `header`, drawn like `dar head`'s (ASCII lines, as wide as its cells).
+fn grid<const N: usize>(header: [&str; N]) -> comfy_table::Table {
+    let mut grid = comfy_table::Table::new();
+    grid.load_preset("||--+-++|    ++++++");
+    grid.set_header(header);
+    grid
 }
 
 /// Prints `dar files`.
@@ -174,25 +171,29 @@ pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
             .collect();
         return emit(&pretty(&Value::Array(files))?);
     }
-    let mut text = String::new();
+    let mut grid = grid(["size", "path", "partition values", "rows deleted"]);
     for f in table.eager_files().unwrap_or_default() {
         let parts: Vec<String> = f
             .partition_values
             .iter()
             .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("null")))
             .collect();
-        let dv = f
+        let deleted = f
             .deletion_vector
             .as_ref()
-            .map(|d| format!("  dv: {} rows deleted", d.cardinality))
+            .map(|d| d.cardinality.to_string())
             .unwrap_or_default();
-        let parts = if parts.is_empty() {
-            String::new()
-        } else {
-            format!("  [{}]", parts.join(", "))
-        };
-        text.push_str(&format!("{:>12}  {}{parts}{dv}\n", f.size, f.path));
+        grid.add_row([
+            f.size.to_string(),
+            f.path.clone(),
+            parts.join(", "),
+            deleted,
+        ]);
     }
+    if let Some(size) = grid.column_mut(0) {
+        size.set_cell_alignment(comfy_table::CellAlignment::Right);
+    }
+    let mut text = format!("{grid}\n");
     text.push_str(&format!(
         "{} files, {}\n",
         table.eager_files().unwrap_or_default().len(),

@@ -46,6 +46,7 @@ pub fn print_text(text: &str) {
 }
 
 /// Prints data lines: as they are into a file or a pipe, escaped on a terminal.
+#[cfg(feature = "datafusion")]
 pub fn print_data(text: &str) {
     if std::io::stdout().is_terminal() {
         write_stdout(&safe(text, true));
