@@ -185,6 +185,19 @@ pub enum DeltaError {
         /// What was wrong with the call.
         reason: String,
     },
+    /// A Parquet backend other than our own decoder (the `DeltaKernel` one) failed, for a
+    /// reason that is not one of ours; its error is kept as the source.
+    #[error("{backend} failed to read {path}: {source}")]
+    Backend {
+        /// The backend, e.g. `delta_kernel`.
+        backend: &'static str,
+        /// Path of the data file.
+        path: String,
+        /// Phase in which it failed.
+        phase: Phase,
+        /// The backend's own error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A bug of this library stopped the work (a panic inside a scan's task, reported rather
     /// than ending the stream early).
     #[error("internal error (please report it): {reason}")]
@@ -220,6 +233,7 @@ impl DeltaError {
             DeltaError::Aborted { .. } => "aborted",
             DeltaError::InvalidArgument { .. } => "invalid_argument",
             DeltaError::Internal { .. } => "internal",
+            DeltaError::Backend { .. } => "backend",
         }
     }
 
@@ -230,6 +244,7 @@ impl DeltaError {
             | DeltaError::Io { phase, .. }
             | DeltaError::Aborted { phase, .. }
             | DeltaError::Internal { phase, .. }
+            | DeltaError::Backend { phase, .. }
             | DeltaError::Parquet { phase, .. }
             | DeltaError::Arrow { phase, .. } => *phase,
             DeltaError::InvalidArgument { .. } => Phase::Plan,

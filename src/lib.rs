@@ -17,6 +17,8 @@ mod api;
 pub mod datafusion;
 mod error;
 pub mod io;
+#[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
+mod kernel;
 pub mod log;
 mod plan;
 pub mod predicate;

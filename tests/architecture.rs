@@ -28,7 +28,18 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
         "predicate" => &["error", "schema", "log"],
         "plan" => &["error", "schema", "log", "predicate"],
         "read" => &["error", "schema", "log", "predicate", "plan", "io"],
-        "api" => &["error", "schema", "log", "predicate", "plan", "io", "read"],
+        // Decoders beside ours, behind read's FileDecoder seam.
+        "kernel" => &["error", "schema", "log", "predicate", "plan", "io", "read"],
+        "api" => &[
+            "error",
+            "schema",
+            "log",
+            "predicate",
+            "plan",
+            "io",
+            "read",
+            "kernel",
+        ],
         "datafusion" | "wasm" => &[
             "error",
             "schema",

@@ -261,3 +261,62 @@ async fn every_output_type_reads_the_same_values_with_both_backends() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A data file whose pages are junk (its footer intact, so the kernel gets to decode it)
+/// fails with the same typed error with both backends: the kernel's error is not flattened
+/// into an I/O one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_data_file_fails_alike_with_both_backends() {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use delta_arrow_reader::fixture::TableWriter;
+    use serde_json::json;
+
+    let schema = json!({"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": false, "metadata": {}}]});
+    let arrow = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let batch = RecordBatch::try_new(arrow, vec![Arc::new(Int64Array::from_iter_values(0..100))])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut w = TableWriter::new();
+    let mut actions = TableWriter::create_actions(
+        &schema,
+        &[],
+        json!({}),
+        json!({"minReaderVersion": 1, "minWriterVersion": 2}),
+    );
+    let add = w
+        .write_data_file("part-0.parquet", &batch, json!({}), None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    actions.push(add);
+    w.commit("WRITE", actions);
+    let mut junk = delta_arrow_reader::fixture::parquet_bytes("part-0.parquet", &batch)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_vec();
+    let footer = u32::from_le_bytes(
+        junk[junk.len() - 8..junk.len() - 4]
+            .try_into()
+            .unwrap_or([0; 4]),
+    );
+    // The first page's header and values (the page indexes before the footer stay intact).
+    let pages_end = junk.len() - 8 - footer as usize;
+    junk[4..pages_end.min(40)].fill(0x5a);
+    w.store().put("part-0.parquet", junk);
+    let table = DeltaTableBuilder::new("memory://t/")
+        .with_store(Arc::new(w.store().clone()))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let direct = read(&table, ParquetReaderBackend::Direct, None).await;
+    let kernel = read(&table, ParquetReaderBackend::DeltaKernel, None).await;
+    let (Err(d), Err(k)) = (&direct.rows, &kernel.rows) else {
+        panic!(
+            "junk read as rows: {:?} / {:?}",
+            direct.rows.is_ok(),
+            kernel.rows.is_ok()
+        );
+    };
+    assert_eq!(d, k, "direct {d}, kernel {k}");
+    assert_eq!(d, "parquet");
+}

@@ -37,7 +37,7 @@ use crate::read::scheduler::{
     merge_safe_partitions, semaphore, AdmitCheck, OrderedMerge, PartitionLimits, PartitionStream,
     ScanEnd, ScanShared, Tagged,
 };
-use crate::read::{ReadContext, RowPredicate};
+use crate::read::{DirectDecoder, FileDecoder, ReadContext, RowPredicate};
 use crate::schema::OutputTypes;
 
 /// Default rows per batch.
@@ -481,7 +481,7 @@ impl DeltaScan {
             prefetch_files: o.prefetch_files_per_partition,
             output_capacity: o.output_channel_capacity,
             full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
-            kernel_backend: o.parquet_reader_backend == ParquetReaderBackend::DeltaKernel,
+            decoder: decoder(o.parquet_reader_backend),
         };
         let mut tasks: Vec<Option<FileTask>> = self.tasks.into_iter().map(Some).collect();
         self.partitions
@@ -491,9 +491,18 @@ impl DeltaScan {
                     .iter()
                     .filter_map(|&i| tasks.get_mut(i).and_then(Option::take).map(|t| (i, t)))
                     .collect();
-                PartitionStream::new(ctx.clone(), group_tasks, limits, shared.clone())
+                PartitionStream::new(ctx.clone(), group_tasks, limits.clone(), shared.clone())
             })
             .collect()
+    }
+}
+
+/// The decoder of `backend` (options validation refused `DeltaKernel` without the feature).
+fn decoder(backend: ParquetReaderBackend) -> Arc<dyn FileDecoder> {
+    match backend {
+        #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
+        ParquetReaderBackend::DeltaKernel => Arc::new(crate::kernel::KernelDecoder),
+        _ => Arc::new(DirectDecoder),
     }
 }
 

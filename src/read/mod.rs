@@ -4,11 +4,10 @@
 
 mod coalesce;
 mod decode_types;
+mod decoder;
 pub mod deletion_vector;
 mod file;
 mod footer;
-#[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
-mod kernel_backend;
 pub mod metrics;
 mod progress;
 mod ranges;
@@ -18,4 +17,15 @@ mod row_groups;
 pub mod scheduler;
 mod transform;
 
+pub use decoder::{DirectDecoder, FileDecoder};
 pub use file::{ReadContext, RowPredicate};
+
+// What the delta_kernel decoder (src/kernel) shares with ours.
+#[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
+pub(crate) use {
+    deletion_vector::DeletionVector,
+    file::{int96_as_micros, load_deletion_vector, BatchFinish},
+    footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE},
+    ranges::owned_row_groups,
+    transform::{projected_file_schema, FileTransform},
+};

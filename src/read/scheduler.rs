@@ -42,7 +42,8 @@ use arrow_array::RecordBatch;
 use bytes::Bytes;
 use futures::Stream;
 
-use super::file::{read_file_with_metrics, ReadContext};
+use super::decoder::FileDecoder;
+use super::file::ReadContext;
 use super::progress::{CreditingStore, FileCredit};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, BoxStream, ListEntry, RangeRead, Store};
@@ -135,7 +136,7 @@ impl Drop for ScanEnd {
 }
 
 /// Per-partition limits, validated by the caller (each at least 1 where it must be).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PartitionLimits {
     /// File reads at once in this partition.
     pub max_concurrent_file_reads: usize,
@@ -145,9 +146,8 @@ pub struct PartitionLimits {
     pub output_capacity: usize,
     /// Whole-file read threshold in bytes, if on.
     pub full_file_read_threshold: Option<u64>,
-    /// Whether files are decoded by delta_kernel (see `read::kernel_backend`).
-    #[cfg_attr(not(feature = "kernel"), allow(dead_code))] // read with the kernel feature only
-    pub kernel_backend: bool,
+    /// What decodes the files.
+    pub decoder: Arc<dyn FileDecoder>,
 }
 
 /// An admitted file: its task's index in the scan, its stream, its permits, and (when
@@ -205,12 +205,12 @@ impl PartitionStream {
         };
         PartitionStream {
             ctx,
+            partition_permits: semaphore(limits.max_concurrent_file_reads),
             limits,
             pending: tasks.into(),
             admitting: None,
             files: VecDeque::new(),
             buffer: VecDeque::new(),
-            partition_permits: semaphore(limits.max_concurrent_file_reads),
             metrics: Arc::clone(&shared.metrics),
             shared: Some(shared),
             started: false,
@@ -252,12 +252,9 @@ impl PartitionStream {
                 task.path.clone(),
             ));
         }
-        let metrics = Some(Arc::clone(&self.metrics));
-        #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
-        if self.limits.kernel_backend {
-            return super::kernel_backend::read_file_with_kernel(ctx, task, metrics);
-        }
-        read_file_with_metrics(ctx, task, metrics)
+        self.limits
+            .decoder
+            .read(ctx, task, Some(Arc::clone(&self.metrics)))
     }
 
     /// Admits tasks while there is room; `true` when one was admitted.

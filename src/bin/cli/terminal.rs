@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 /// Whether `c` is shown escaped: C0 and C1 controls and DEL (other than newline and tab when
 /// `keep_lines`), and the bidirectional overrides and isolates.
@@ -48,7 +48,7 @@ pub fn print_text(text: &str) {
 /// Prints data lines: as they are into a file or a pipe, escaped on a terminal.
 #[cfg(feature = "datafusion")]
 pub fn print_data(text: &str) {
-    if std::io::stdout().is_terminal() {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         write_stdout(&safe(text, true));
     } else {
         write_stdout(text);

@@ -19,46 +19,76 @@
 //! counters) as everything else. Dropping the stream closes the channel: the thread stops at
 //! its next handoff and no later file is started.
 
-use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::{BooleanArray, RecordBatch};
-use async_trait::async_trait;
-use bytes::Bytes;
 use delta_kernel::engine::arrow_conversion::TryFromArrow;
 use delta_kernel::engine::arrow_data::ArrowEngineData;
-use delta_kernel::{FileMeta, ParquetHandler};
+use delta_kernel::{FileMeta, KernelError, ParquetHandler};
 use delta_kernel_default_engine::executor::tokio::TokioBackgroundExecutor;
 use delta_kernel_default_engine::parquet::DefaultParquetHandler;
 use futures::channel::mpsc;
 use futures::stream::{BoxStream as OsBoxStream, StreamExt};
 use futures::SinkExt;
-use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetRange, GetResult, GetResultPayload, ListResult, MultipartUpload,
-    ObjectMeta, ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult,
-};
 
-use super::deletion_vector::DeletionVector;
-use super::file::{int96_as_micros, load_deletion_vector, BatchFinish, ReadContext};
-use super::footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE};
-use super::ranges::owned_row_groups;
-use super::transform::{projected_file_schema, FileTransform};
+use super::one_file_store::OneFileStore;
 use crate::error::{DeltaError, Phase, Result};
-use crate::io::{BoxFuture, BoxStream, BoxedStream, RangeRead, Store};
+use crate::io::{BoxStream, BoxedStream};
 use crate::plan::FileTask;
 use crate::read::metrics::DeltaScanMetrics;
+use crate::read::{
+    int96_as_micros, load_deletion_vector, owned_row_groups, projected_file_schema, read_metadata,
+    BatchFinish, DeletionVector, FileDecoder, FileTransform, ReadContext,
+};
+
+/// Files decoded by delta_kernel's default engine (the `DeltaKernel` backend).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KernelDecoder;
+
+impl FileDecoder for KernelDecoder {
+    fn read(
+        &self,
+        ctx: ReadContext,
+        task: FileTask,
+        metrics: Option<Arc<DeltaScanMetrics>>,
+    ) -> BoxStream<'static, Result<RecordBatch>> {
+        read_file_with_kernel(ctx, task, metrics)
+    }
+}
 
 /// The location the kernel is given for every file; [`OneFileStore`] ignores it.
 const FILE_URL: &str = "dar-kernel:///data.parquet";
 
-fn kernel_error(path: &str, e: impl fmt::Display) -> DeltaError {
-    DeltaError::Io {
+/// A kernel error as ours: the store's own error when the kernel failed on it, Parquet and
+/// Arrow errors as such, anything else as a [`DeltaError::Backend`] with the kernel's error as
+/// its source.
+fn kernel_error(path: &str, store: &OneFileStore, e: KernelError) -> DeltaError {
+    if let Some(ours) = store.take_failure() {
+        return ours;
+    }
+    match e {
+        KernelError::Backtraced { source, .. } => kernel_error(path, store, *source),
+        KernelError::Parquet(source) => DeltaError::Parquet {
+            path: path.to_string(),
+            phase: Phase::Read,
+            source,
+        },
+        KernelError::Arrow(source) => DeltaError::Arrow {
+            phase: Phase::Read,
+            source,
+        },
+        other => backend_error(path, other),
+    }
+}
+
+/// A failure of the kernel's machinery (not of the file) with its error as the source.
+fn backend_error(path: &str, e: impl std::error::Error + Send + Sync + 'static) -> DeltaError {
+    DeltaError::Backend {
+        backend: "delta_kernel",
         path: path.to_string(),
-        message: format!("delta_kernel parquet read failed: {e}"),
         phase: Phase::Read,
-        transient: false,
+        source: Box::new(e),
     }
 }
 
@@ -69,7 +99,7 @@ fn executor() -> Arc<TokioBackgroundExecutor> {
 }
 
 /// The batches of one file task, read by the kernel.
-pub(crate) fn read_file_with_kernel(
+fn read_file_with_kernel(
     ctx: ReadContext,
     task: FileTask,
     metrics: Option<Arc<DeltaScanMetrics>>,
@@ -143,7 +173,7 @@ async fn open(
         return Ok(futures::stream::empty().boxed());
     }
     let kernel_schema = delta_kernel::schema::StructType::try_from_arrow(&projected)
-        .map_err(|e| kernel_error(&path, e))?;
+        .map_err(|e| backend_error(&path, e))?;
     let batches = spawn_reader(store, Arc::new(kernel_schema), task.size, path.clone())?;
 
     let limit = task.limit;
@@ -210,14 +240,15 @@ fn spawn_reader(
     size: u64,
     path: String,
 ) -> Result<mpsc::Receiver<Result<RecordBatch>>> {
-    let location = url::Url::parse(FILE_URL).map_err(|e| kernel_error(&path, e))?;
+    let location = url::Url::parse(FILE_URL).map_err(|e| backend_error(&path, e))?;
     let (mut tx, rx) = mpsc::channel::<Result<RecordBatch>>(0);
     let thread_path = path.clone();
     std::thread::Builder::new()
         .name("dar-kernel-read".into())
         .spawn(move || {
             let path = thread_path;
-            let handler = DefaultParquetHandler::new(store, executor());
+            let reader: Arc<dyn object_store::ObjectStore> = Arc::clone(&store) as _;
+            let handler = DefaultParquetHandler::new(reader, executor());
             let file = FileMeta {
                 location,
                 last_modified: 0,
@@ -226,7 +257,8 @@ fn spawn_reader(
             let items = match handler.read_parquet_files(&[file], schema, None) {
                 Ok(items) => items,
                 Err(e) => {
-                    let _ = futures::executor::block_on(tx.send(Err(kernel_error(&path, e))));
+                    let _ =
+                        futures::executor::block_on(tx.send(Err(kernel_error(&path, &store, e))));
                     return;
                 }
             };
@@ -234,7 +266,7 @@ fn spawn_reader(
                 let batch = item
                     .and_then(ArrowEngineData::try_from_engine_data)
                     .map(|data| RecordBatch::from(*data))
-                    .map_err(|e| kernel_error(&path, e));
+                    .map_err(|e| kernel_error(&path, &store, e));
                 let failed = batch.is_err();
                 // The consumer went away: stop reading.
                 if futures::executor::block_on(tx.send(batch)).is_err() || failed {
@@ -242,181 +274,6 @@ fn spawn_reader(
                 }
             }
         })
-        .map_err(|e| kernel_error(&path, e))?;
+        .map_err(|e| backend_error(&path, e))?;
     Ok(rx)
-}
-
-/// An `object_store` view of one file of a [`Store`]: every location reads that file. Read
-/// only; listing and writing are not implemented. The file's last [`FOOTER_HINT`] bytes are
-/// fetched once, when it is opened, and ranges inside them are served from memory (as a
-/// [`RangeRead`] too, for our own footer decode).
-struct OneFileStore {
-    store: Store,
-    path: String,
-    size: u64,
-    tail_start: u64,
-    tail: Bytes,
-}
-
-impl fmt::Debug for OneFileStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OneFileStore")
-            .field("path", &self.path)
-            .finish()
-    }
-}
-
-impl fmt::Display for OneFileStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "OneFileStore({})", self.path)
-    }
-}
-
-fn not_implemented(operation: &str) -> object_store::Error {
-    object_store::Error::NotImplemented {
-        operation: operation.to_string(),
-        implementer: "OneFileStore".to_string(),
-    }
-}
-
-fn store_error(e: DeltaError) -> object_store::Error {
-    object_store::Error::Generic {
-        store: "OneFileStore",
-        source: Box::new(e),
-    }
-}
-
-impl OneFileStore {
-    async fn open(store: Store, path: String, size: u64) -> Result<Self> {
-        let tail_start = size.saturating_sub(FOOTER_HINT);
-        // Too small to be Parquet: nothing to fetch; the footer decode reports it.
-        let tail = if size < MIN_PARQUET_SIZE {
-            Bytes::new()
-        } else {
-            store.get_range(&path, tail_start..size).await?
-        };
-        Ok(OneFileStore {
-            store,
-            path,
-            size,
-            tail_start,
-            tail,
-        })
-    }
-
-    /// `range` of the file: from the tail when it lies inside, else from the store.
-    async fn read(&self, range: Range<u64>) -> Result<Bytes> {
-        if range.start >= self.tail_start {
-            let from = usize::try_from(range.start - self.tail_start).unwrap_or(usize::MAX);
-            let to =
-                usize::try_from(range.end.saturating_sub(self.tail_start)).unwrap_or(usize::MAX);
-            if from <= to && to <= self.tail.len() {
-                return Ok(self.tail.slice(from..to));
-            }
-        }
-        self.store.get_range(&self.path, range).await
-    }
-
-    fn range(&self, range: Option<&GetRange>) -> Range<u64> {
-        match range {
-            None => 0..self.size,
-            Some(GetRange::Bounded(r)) => r.start..r.end.min(self.size),
-            Some(GetRange::Offset(o)) => (*o).min(self.size)..self.size,
-            Some(GetRange::Suffix(n)) => self.size.saturating_sub(*n)..self.size,
-        }
-    }
-}
-
-impl RangeRead for OneFileStore {
-    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
-        if path != self.path {
-            return self.store.get_range(path, range);
-        }
-        Box::pin(self.read(range))
-    }
-
-    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
-        self.store.get(path)
-    }
-
-    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
-        self.store.size(path)
-    }
-}
-
-#[async_trait]
-impl ObjectStore for OneFileStore {
-    async fn put_opts(
-        &self,
-        _location: &Path,
-        _payload: PutPayload,
-        _opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        Err(not_implemented("put"))
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        _location: &Path,
-        _opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        Err(not_implemented("put_multipart"))
-    }
-
-    async fn get_opts(
-        &self,
-        location: &Path,
-        options: GetOptions,
-    ) -> object_store::Result<GetResult> {
-        let meta = ObjectMeta {
-            location: location.clone(),
-            last_modified: chrono::DateTime::<chrono::Utc>::default(),
-            size: self.size,
-            e_tag: None,
-            version: None,
-        };
-        let range = self.range(options.range.as_ref());
-        let data = if options.head || range.is_empty() {
-            Bytes::new()
-        } else {
-            self.read(range.clone()).await.map_err(store_error)?
-        };
-        let payload = futures::stream::once(async move { Ok(data) }).boxed();
-        Ok(GetResult {
-            payload: GetResultPayload::Stream(payload),
-            meta,
-            range,
-            attributes: Default::default(),
-        })
-    }
-
-    fn delete_stream(
-        &self,
-        locations: OsBoxStream<'static, object_store::Result<Path>>,
-    ) -> OsBoxStream<'static, object_store::Result<Path>> {
-        locations.map(|_| Err(not_implemented("delete"))).boxed()
-    }
-
-    fn list(
-        &self,
-        _prefix: Option<&Path>,
-    ) -> OsBoxStream<'static, object_store::Result<ObjectMeta>> {
-        futures::stream::once(async { Err(not_implemented("list")) }).boxed()
-    }
-
-    async fn list_with_delimiter(
-        &self,
-        _prefix: Option<&Path>,
-    ) -> object_store::Result<ListResult> {
-        Err(not_implemented("list_with_delimiter"))
-    }
-
-    async fn copy_opts(
-        &self,
-        _from: &Path,
-        _to: &Path,
-        _options: CopyOptions,
-    ) -> object_store::Result<()> {
-        Err(not_implemented("copy"))
-    }
 }
