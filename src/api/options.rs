@@ -13,6 +13,7 @@ pub const DEFAULT_OUTPUT_CHANNEL_CAPACITY: usize = 1;
 
 /// Which Parquet reader decodes the data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ParquetReaderBackend {
     /// This crate's reader [default]: `parquet`'s push decoder over the table's store, with
     /// row-group pruning, a row filter, coalesced range reads and prefetch.

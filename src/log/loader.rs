@@ -82,6 +82,7 @@ pub enum LogRequest {
 /// How the log was discovered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum Discovery {
     /// By listing `_delta_log/`.
     Listing,

@@ -55,6 +55,7 @@ const MIN_BUCKET_BYTES: usize = 12;
 
 /// Where the bytes of a deletion vector are.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DvSource {
     /// Stored inline in the log: the serialized bitmap, already Z85-decoded and cut to
     /// `sizeInBytes` (decode it with [`decode_inline`]).
