@@ -23,7 +23,7 @@ pub mod plan;
 pub mod predicate;
 pub mod read;
 pub mod schema;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(feature = "serve", not(target_arch = "wasm32")))]
 pub mod serve;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
