@@ -11,7 +11,8 @@
 //! and functions fed with bytes, driven by a thin async driver over an
 //! [`io::RangeRead`] store.
 
-// The layers, in data-path order (tests/architecture.rs enforces the edges between them).
+// The layers; in data-path order error, io, schema, log, predicate, plan, read, kernel, api,
+// then the front ends (tests/architecture.rs enforces the edges between them).
 mod api;
 #[cfg(all(feature = "datafusion", not(target_arch = "wasm32")))]
 pub mod datafusion;
@@ -30,7 +31,7 @@ pub mod wasm;
 // Tools beside the reader: tables written for tests and the demo, and the static file server.
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(feature = "serve", not(target_arch = "wasm32")))]
 pub mod serve;
 
 pub use api::{

@@ -448,7 +448,7 @@ fn sql_over_two_named_tables() {
     assert!(!out.status.success());
 }
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "serve"))]
 #[test]
 fn an_interrupted_export_leaves_nothing_behind() {
     use delta_arrow_reader::serve::{ServeConfig, StaticServer};

@@ -30,6 +30,9 @@ pub struct ServeConfig {
     pub log_requests: bool,
     /// Keep-alive connections idle this long are closed.
     pub idle_timeout: Duration,
+    /// Serve files whose real path (symlinks resolved) lies outside the served
+    /// directories. Off by default: a table's symlink to `~/.ssh/id_rsa` is refused (403).
+    pub follow_symlinks: bool,
 }
 
 impl ServeConfig {
@@ -44,6 +47,7 @@ impl ServeConfig {
             faults: Faults::default(),
             log_requests: false,
             idle_timeout: Duration::from_secs(30),
+            follow_symlinks: false,
         }
     }
 
@@ -82,6 +86,12 @@ impl ServeConfig {
         self.log_requests = on;
         self
     }
+
+    /// Follow symlinks out of the served directories (e.g. a folder of links to tables).
+    pub fn with_follow_symlinks(mut self, on: bool) -> Self {
+        self.follow_symlinks = on;
+        self
+    }
 }
 
 impl Default for ServeConfig {
@@ -102,7 +112,8 @@ mod tests {
             .with_port(8080)
             .with_latency(Duration::from_millis(5))
             .with_index("index.html")
-            .with_request_log(true);
+            .with_request_log(true)
+            .with_follow_symlinks(true);
         assert_eq!(c.root, PathBuf::from("www"));
         assert_eq!(
             c.mounts,
@@ -112,6 +123,8 @@ mod tests {
         assert_eq!(c.latency, Duration::from_millis(5));
         assert_eq!(c.index.as_deref(), Some("index.html"));
         assert!(c.log_requests);
+        assert!(c.follow_symlinks);
+        assert!(!ServeConfig::default().follow_symlinks);
         assert!(ServeConfig::default().faults.is_none());
         let d = ServeConfig {
             port: 1,

@@ -1,13 +1,14 @@
-//! A small static HTTP/1.1 file server on Tokio: what tests use to serve Delta tables over
-//! HTTP, and `dar serve`.
+//! A static HTTP/1.1 file server on hyper and tower-http: what tests use to serve Delta
+//! tables over HTTP, and `dar serve`. Native only, behind the `serve` feature.
 //!
 //! It serves files under a root directory (and further directories mounted under URL
 //! prefixes) on 127.0.0.1 with `GET`, `HEAD` and `OPTIONS`; single byte ranges (206, 416);
-//! CORS for browsers (`*` origin, `Range` allowed, `Content-Range`/`Content-Length`/`ETag`
-//! exposed, preflights answered 204); keep-alive and pipelining; `ETag` and
-//! `Last-Modified`. It never lists a directory and refuses paths that would leave the
-//! served directories. For tests it can add latency and inject faults ([`Faults`]), and it
-//! counts what it answered ([`ServeStats`]).
+//! CORS for browsers (`*` origin, request headers such as `Range` allowed,
+//! `Content-Range`/`Content-Length` exposed, preflights answered 204); keep-alive and
+//! pipelining; `Last-Modified`. It never lists a directory, serves regular files only and
+//! refuses paths that would leave the served directories, symlinks included. For tests it
+//! can add latency and inject faults ([`Faults`]), and it counts what it answered
+//! ([`ServeStats`]).
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -19,19 +20,16 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Layout: [`http`](self) framing, `range` byte ranges, `path` target checks and mounts,
-//! `conn` one connection, `server` the listener, `faults`, `stats`, `config`, `mime`,
-//! `date`.
+//! Layout: `server` the listener and hyper connections, `service` one request (tower-http's
+//! CORS and file serving), `path` from a URL path to a file, `body` counting and cutting
+//! bodies, `faults`, `stats`, `config`.
 
+mod body;
 mod config;
-mod conn;
-mod date;
 mod faults;
-mod http;
-mod mime;
 mod path;
-mod range;
 mod server;
+mod service;
 mod stats;
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The listening side: bind 127.0.0.1, accept connections, spawn one task per connection,
-//! stop on drop or [`StaticServer::shutdown`].
+//! The listening side: bind 127.0.0.1, accept connections, serve each with hyper's HTTP/1.1
+//! in a task of its own, stop on drop or [`StaticServer::shutdown`].
 //!
 //! Connection tasks live in a `JoinSet` owned by the accept task, so aborting that one
 //! task closes the listener and every open connection. A connection that errors or panics
@@ -7,18 +7,23 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdTcpListener};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+
 use super::config::ServeConfig;
-use super::conn::{serve_connection, Shared};
-use super::faults::FaultState;
-use super::path::Resolver;
+use super::service::{handle, Shared};
 use super::stats::ServeStats;
+
+/// Largest request head accepted (request line and headers); hyper answers 431 past it.
+const MAX_HEAD: usize = 16 * 1024;
+/// Most headers accepted in one request.
+const MAX_HEADERS: usize = 100;
 
 /// Connections served at once; further ones wait in the listen backlog. Well above what one
 /// client opens: a client keeps idle keep-alive connections in its pool while it opens new
@@ -155,32 +160,10 @@ pub async fn run_forever(config: ServeConfig) -> io::Result<()> {
 
 /// Checks the directories and binds the listener.
 fn prepare(config: ServeConfig) -> io::Result<(StdTcpListener, Arc<Shared>)> {
-    require_dir(&config.root)?;
-    for (_, dir) in &config.mounts {
-        require_dir(dir)?;
-    }
-    let resolver = Resolver::new(config.root.clone(), &config.mounts)
-        .map_err(|msg| io::Error::new(io::ErrorKind::InvalidInput, msg))?;
-    let listener = StdTcpListener::bind((Ipv4Addr::LOCALHOST, config.port))?;
+    let shared = Arc::new(Shared::new(config)?);
+    let listener = StdTcpListener::bind((Ipv4Addr::LOCALHOST, shared.config.port))?;
     listener.set_nonblocking(true)?;
-    let shared = Arc::new(Shared {
-        faults: FaultState::new(config.faults.clone()),
-        resolver,
-        stats: ServeStats::default(),
-        config,
-    });
     Ok((listener, shared))
-}
-
-fn require_dir(dir: &Path) -> io::Result<()> {
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("not a directory: {}", dir.display()),
-        ))
-    }
 }
 
 /// Accepts connections forever; runs each in the `JoinSet` it owns.
@@ -198,4 +181,19 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             Some(_finished) = conns.join_next(), if !conns.is_empty() => {}
         }
     }
+}
+
+/// Serves one connection with hyper until the client closes it, an error occurs, or it
+/// idles for `idle_timeout` (hyper's header read timeout also runs between requests).
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
+    let _ = stream.set_nodelay(true);
+    let idle = shared.config.idle_timeout;
+    let service = hyper::service::service_fn(move |req| handle(Arc::clone(&shared), req));
+    let _ = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(idle)
+        .max_header_size(MAX_HEAD)
+        .max_headers(MAX_HEADERS)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }

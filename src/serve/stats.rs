@@ -2,7 +2,9 @@
 //!
 //! [`ServeStats`] is a cheap handle (an `Arc`); the server records each request before it
 //! writes the response head, so a client that has read a response always finds its request
-//! counted. Bytes are counted as they are handed to the socket.
+//! counted. Body bytes are counted as hyper takes them to write to the socket. Requests that
+//! hyper refuses itself (a malformed head: 400, 431, 505) never reach the server's code and are
+//! not counted.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,6 +4,7 @@ mod export;
 mod head;
 mod info;
 mod output;
+#[cfg(feature = "serve")]
 mod serve;
 #[cfg(feature = "datafusion")]
 mod sql;
@@ -30,6 +31,7 @@ enum Command {
     /// Write the whole result to a file (parquet, ipc, csv, json).
     Export(export::ExportArgs),
     /// Serve local tables over HTTP (byte ranges, CORS) for the browser.
+    #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
     /// Version, protocol, partition columns, file count and size.
     Info(TableArgs),
@@ -98,6 +100,7 @@ async fn run(command: Command) -> Result<(), DeltaError> {
             let table = open(&args.table).await?;
             head::print_head(&table, &args).await
         }
+        #[cfg(feature = "serve")]
         Command::Serve(args) => serve::serve(&args).await,
         Command::Export(args) => {
             let table = open(&args.table).await?;

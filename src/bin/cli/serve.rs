@@ -26,6 +26,10 @@ pub struct ServeArgs {
     /// Print one line per request.
     #[arg(long)]
     pub log: bool,
+    /// Serve files that symlinks lead to outside the served folders (a folder of links to
+    /// tables, a page staged with `www/stage --link`); refused by default.
+    #[arg(long)]
+    pub follow_symlinks: bool,
 }
 
 /// Runs the server until the process is stopped.
@@ -33,7 +37,8 @@ pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
     let mut config = ServeConfig::new(&args.dir)
         .with_port(args.port)
         .with_latency(Duration::from_millis(args.latency_ms))
-        .with_request_log(args.log);
+        .with_request_log(args.log)
+        .with_follow_symlinks(args.follow_symlinks);
     let www = args.www.clone().or_else(|| {
         let bundled = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("www");
         bundled.join("index.html").is_file().then_some(bundled)

@@ -1,0 +1,194 @@
+//! Answering one request: latency, faults, CORS, the file, and the record of it.
+//!
+//! tower-http does the HTTP work: [`CorsLayer`] answers preflights and adds the CORS
+//! headers, [`ServeFile`] sends a file whole or as one byte range (206, 416), answers `HEAD`,
+//! sets `Content-Type`, `Last-Modified` and `Accept-Ranges`. What is ours: finding the file
+//! (see `path`), the faults, a `Range` header that tower-http would refuse but HTTP says to
+//! ignore (another unit, several ranges, bad syntax, any `If-Range`: we send no validator to
+//! match) is dropped so the whole file goes out with 200, and the request is recorded before
+//! hyper writes the response head.
+
+use std::convert::Infallible;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use tower::{Layer, ServiceExt};
+use tower_http::cors::{AllowHeaders, Any, CorsLayer};
+use tower_http::services::ServeFile;
+
+use super::body::{Inner, Metered};
+use super::config::ServeConfig;
+use super::faults::{Decision, FaultState};
+use super::path::{segments, Lookup, Resolver};
+use super::stats::{RequestRecord, ServeStats};
+
+/// What every connection of one server shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub config: ServeConfig,
+    pub resolver: Resolver,
+    pub faults: FaultState,
+    pub stats: ServeStats,
+    pub cors: CorsLayer,
+}
+
+impl Shared {
+    pub(crate) fn new(config: ServeConfig) -> io::Result<Self> {
+        Ok(Shared {
+            resolver: Resolver::new(&config)?,
+            faults: FaultState::new(config.faults.clone()),
+            stats: ServeStats::default(),
+            cors: cors(),
+            config,
+        })
+    }
+}
+
+/// CORS for pages on any origin: `*`, preflights cached 10 minutes, the headers a reader
+/// of ranges needs exposed.
+fn cors() -> CorsLayer {
+    use header::{ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, DATE, LAST_MODIFIED};
+    CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::HEAD, Method::OPTIONS])
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers([
+            CONTENT_RANGE,
+            CONTENT_LENGTH,
+            CONTENT_TYPE,
+            LAST_MODIFIED,
+            ACCEPT_RANGES,
+            DATE,
+        ])
+        .max_age(Duration::from_secs(600))
+        .allow_private_network(true)
+}
+
+/// Answers one request (hyper's service).
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Metered>, Infallible> {
+    if !shared.config.latency.is_zero() {
+        tokio::time::sleep(shared.config.latency).await;
+    }
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let range = req
+        .headers()
+        .get(header::RANGE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let decision = shared.faults.decide(method.as_str(), &path);
+    let inner = {
+        let shared = Arc::clone(&shared);
+        tower::service_fn(move |req| answer(Arc::clone(&shared), decision, req))
+    };
+    let Ok(mut resp) = shared.cors.layer(inner).oneshot(req).await;
+    if method == Method::OPTIONS {
+        *resp.status_mut() = StatusCode::NO_CONTENT;
+    }
+    record(&shared, &method, path, range, &resp);
+    let cut = resp.status().is_success() && method == Method::GET;
+    let truncate = decision.truncate.filter(|_| cut);
+    Ok(resp.map(|body| Metered::new(body, shared.stats.clone(), truncate)))
+}
+
+/// The answer to anything but a preflight.
+async fn answer(
+    shared: Arc<Shared>,
+    decision: Decision,
+    req: Request<Incoming>,
+) -> Result<Response<Inner>, Infallible> {
+    let method = req.method();
+    if method != Method::GET && method != Method::HEAD {
+        let mut resp = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+        let allow = HeaderValue::from_static("GET, HEAD, OPTIONS");
+        resp.headers_mut().insert(header::ALLOW, allow);
+        return Ok(resp);
+    }
+    if decision.fail {
+        let mut resp = text(StatusCode::SERVICE_UNAVAILABLE, "injected failure\n");
+        let zero = HeaderValue::from_static("0");
+        resp.headers_mut().insert(header::RETRY_AFTER, zero);
+        return Ok(resp);
+    }
+    let Some(segments) = segments(req.uri().path()) else {
+        return Ok(text(StatusCode::BAD_REQUEST, "bad request path\n"));
+    };
+    let file = match shared.resolver.lookup(&segments).await {
+        Lookup::File(file) => file,
+        Lookup::Missing => return Ok(text(StatusCode::NOT_FOUND, "not found\n")),
+        Lookup::Refused => return Ok(text(StatusCode::FORBIDDEN, "forbidden\n")),
+    };
+    let (mut parts, body) = req.into_parts();
+    let usable_range = parts
+        .headers
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| !v.contains(',') && http_range_header::parse_range_header(v).is_ok());
+    if decision.ignore_range || !usable_range || parts.headers.contains_key(header::IF_RANGE) {
+        parts.headers.remove(header::RANGE);
+    }
+    let req = Request::from_parts(parts, body);
+    let Ok(resp) = ServeFile::new(file).oneshot(req).await;
+    let mut resp = resp.map(|body| body.boxed_unsync());
+    let headers = resp.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if decision.ignore_range {
+        headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("none"));
+    }
+    Ok(resp)
+}
+
+/// A short plain-text answer.
+fn text(status: StatusCode, text: &'static str) -> Response<Inner> {
+    let body = Full::new(Bytes::from_static(text.as_bytes()))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut resp = Response::new(body);
+    *resp.status_mut() = status;
+    let plain = HeaderValue::from_static("text/plain; charset=utf-8");
+    resp.headers_mut().insert(header::CONTENT_TYPE, plain);
+    resp
+}
+
+/// Counts the request in the stats (and logs it on stderr if asked) before hyper writes
+/// anything.
+fn record(
+    shared: &Shared,
+    method: &Method,
+    path: String,
+    range: Option<String>,
+    resp: &Response<Inner>,
+) {
+    let status = resp.status().as_u16();
+    if shared.config.log_requests {
+        let len = match resp.headers().get(header::CONTENT_LENGTH) {
+            Some(v) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            None => resp
+                .body()
+                .size_hint()
+                .exact()
+                .map_or_else(|| "-".to_string(), |n| n.to_string()),
+        };
+        // What a client sent is printed with its control characters escaped.
+        let range_note = range
+            .as_deref()
+            .map(|r| format!(" [{}]", r.escape_debug()))
+            .unwrap_or_default();
+        let (method, path) = (method.as_str().escape_debug(), path.escape_debug());
+        eprintln!("{method} {path}{range_note} -> {status} ({len} bytes)");
+    }
+    shared.stats.record(RequestRecord {
+        method: method.to_string(),
+        path,
+        range,
+        status,
+    });
+}
