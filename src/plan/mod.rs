@@ -190,7 +190,12 @@ pub fn plan_tasks(
         .map(|add| {
             Ok(FileTask {
                 path: data_file_path(facts.root, &add.path)?,
-                size: u64::try_from(add.size).unwrap_or(0),
+                size: u64::try_from(add.size).map_err(|_| {
+                    DeltaError::invalid_log(
+                        crate::error::redact(&add.path),
+                        format!("the data file's size (add.size) is negative: {}", add.size),
+                    )
+                })?,
                 partition_values: partition_values(facts, columns, add)?,
                 deletion_vector: add.deletion_vector.clone(),
                 limit,
