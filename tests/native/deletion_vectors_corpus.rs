@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 
 use arrow_array::RecordBatch;
+use delta_arrow_reader::api::DeltaScanBuilder;
 use delta_arrow_reader::io::MemoryStore;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::Value;
@@ -42,14 +43,13 @@ fn commit_versions(name: &str) -> Vec<u64> {
     versions
 }
 
+/// The batches of a scan, read to the end.
+async fn collect(scan: DeltaScanBuilder) -> delta_arrow_reader::Result<Vec<RecordBatch>> {
+    scan.build().await?.into_stream().collect_batches().await
+}
+
 async fn rows_of(table: &DeltaTable) -> delta_arrow_reader::Result<Vec<RecordBatch>> {
-    table
-        .scan()
-        .build()
-        .await?
-        .into_stream()
-        .collect_batches()
-        .await
+    collect(table.scan()).await
 }
 
 fn count(batches: &[RecordBatch]) -> u64 {
@@ -127,14 +127,7 @@ async fn every_corpus_vector_deletes_its_cardinality_at_every_version() {
 
 /// The values of `column` of a whole scan, sorted.
 async fn column_values(table: &DeltaTable, column: &str) -> Vec<String> {
-    let batches = table
-        .scan()
-        .with_projection([column])
-        .build()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_stream()
-        .collect_batches()
+    let batches = collect(table.scan().with_projection([column]))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let mut values = common::sorted_rows(&batches);
