@@ -1,5 +1,5 @@
 //! Serves a directory of Delta tables over HTTP on 127.0.0.1, with CORS and byte ranges, for
-//! the browser tests (`scripts/test test-wasm` starts it; `tests/wasm_scan.rs` reads from it).
+//! the browser tests (`scripts/test test-wasm` starts it; `tests/wasm/scan.rs` reads from it).
 //!
 //! ```text
 //! cargo run --example serve_corpus -- DIR PORT [FAULTY_PORT TRUNCATING_PORT]

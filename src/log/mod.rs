@@ -22,14 +22,17 @@ mod timestamp;
 pub use actions::{
     Add, CommitInfo, DeletionVectorDescriptor, Format, Metadata, PartitionValues, Protocol, Remove,
 };
-pub use loader::Discovery;
 pub use protocol::SUPPORTED_READER_FEATURES;
 
-pub(crate) use actions::Action;
-pub(crate) use data_file_path::data_file_path;
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) use loader::decode_commit_actions;
-pub(crate) use loader::{
-    LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader, VersionTarget,
+// The sans-io loader, for programs that bring their own I/O: poll it for requests, push the
+// answers, get the replayed snapshot (the async driver behind DeltaTableBuilder does just that).
+pub use actions::{Action, CheckpointMetadata, Sidecar};
+pub use loader::{
+    decode_commit_actions, Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader,
+    VersionTarget,
 };
-pub(crate) use segment::LogSegment;
+pub use path::{LogFileKind, LogPath, V2Format};
+pub use replay::Reconciled;
+pub use segment::LogSegment;
+
+pub(crate) use data_file_path::data_file_path;

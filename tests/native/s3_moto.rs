@@ -1,9 +1,8 @@
 //! `s3://` tables against a loopback S3-compatible server (moto's `moto_server`, installed
 //! by `.ci/setup`), started by the test, with endpoint and credentials given as storage
 //! options. The table read from S3 equals the same table read from disk.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,12 +16,12 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-const BUCKET: &str = "dar-test";
+pub(crate) const BUCKET: &str = "dar-test";
 
 /// The `moto_server` process; killed on drop.
-struct Moto {
+pub(crate) struct Moto {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl Drop for Moto {
@@ -56,7 +55,7 @@ async fn http(port: u16, request: &str) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-async fn start_moto() -> Moto {
+pub(crate) async fn start_moto() -> Moto {
     let port = free_port();
     let child = Command::new(moto_binary())
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
@@ -83,7 +82,7 @@ async fn start_moto() -> Moto {
     }
 }
 
-fn options(port: u16) -> HashMap<String, String> {
+pub(crate) fn options(port: u16) -> HashMap<String, String> {
     [
         ("aws_endpoint", format!("http://127.0.0.1:{port}")),
         ("aws_access_key_id", "testing-key".into()),
@@ -96,44 +95,38 @@ fn options(port: u16) -> HashMap<String, String> {
     .collect()
 }
 
-async fn upload(store: &Arc<dyn ObjectStore>, dir: &Path, prefix: &str) {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{e}"));
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path
-                .strip_prefix(dir)
-                .map(|r| r.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
-            let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
-            let key = object_store::path::Path::from(format!("{prefix}/{rel}"));
-            store
-                .put(&key, PutPayload::from(data))
-                .await
-                .unwrap_or_else(|e| panic!("upload {rel}: {e}"));
-        }
+pub(crate) async fn upload(store: &Arc<dyn ObjectStore>, dir: &Path, prefix: &str) {
+    for (rel, path) in common::files_under(dir, dir) {
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        // Object names as they are (a literal `%` stays one), as the reader asks for them.
+        let key = object_store::path::Path::parse(format!("{prefix}/{rel}"))
+            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        store
+            .put(&key, PutPayload::from(data))
+            .await
+            .unwrap_or_else(|e| panic!("upload {rel}: {e}"));
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reads_tables_from_s3_with_storage_options() {
-    let moto = start_moto().await;
-    let store: Arc<dyn ObjectStore> = Arc::new(
+/// The test bucket on the moto server at `port`, for uploads.
+pub(crate) fn bucket(port: u16) -> Arc<dyn ObjectStore> {
+    Arc::new(
         AmazonS3Builder::new()
             .with_bucket_name(BUCKET)
-            .with_endpoint(format!("http://127.0.0.1:{}", moto.port))
+            .with_endpoint(format!("http://127.0.0.1:{port}"))
             .with_access_key_id("testing-key")
             .with_secret_access_key("testing-secret")
             .with_region("us-east-1")
             .with_allow_http(true)
             .build()
             .unwrap_or_else(|e| panic!("{e}")),
-    );
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_tables_from_s3_with_storage_options() {
+    let moto = start_moto().await;
+    let store = bucket(moto.port);
     let tables = [
         "dat__basic_partitioned",
         "deltars__simple_table_with_checkpoint",

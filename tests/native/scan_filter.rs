@@ -3,10 +3,9 @@
 //! primitive column of every table with data, a scan with the predicate (partition and stats
 //! skipping, then the row filter) returns exactly the rows that a full scan filtered by the
 //! same predicate returns.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-mod rows;
+use crate::common;
+use crate::rows;
 
 use std::sync::Arc;
 

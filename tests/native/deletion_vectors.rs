@@ -5,9 +5,8 @@
 //! them from decoded batches (deletes scattered in short runs) or hands the decoder a row
 //! selection (long runs, or a row filter): whole scans, limits, predicates, projections of the
 //! partition column alone, byte-range tasks and row groups deleted entirely.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,9 +1,8 @@
 //! Byte-range file tasks return the rows of whole files: corpus tables split into 2 to 64
 //! ranges, and a table of the project's writer whose file has ten row groups and a deletion
 //! vector (row positions stay file-global in every range).
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use common::sorted_rows as rows;
 

@@ -2,7 +2,6 @@
 //! code as natively: several partitions with prefetch and a one-batch output buffer read a
 //! twelve-file table from the in-memory store, each partition in its task order; dropping a stream mid-way ends
 //! the scan with nothing left running; lazy and eager tables plan the same tasks.
-#![cfg(target_arch = "wasm32")]
 
 use std::sync::Arc;
 
@@ -13,9 +12,7 @@ use delta_arrow_reader::DeltaScanExecutionOptions;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use futures::StreamExt;
 use serde_json::json;
-use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
-
-wasm_bindgen_test_configure!(run_in_browser);
+use wasm_bindgen_test::wasm_bindgen_test;
 
 const FILES: i64 = 12;
 const ROWS_PER_FILE: i64 = 50;

@@ -1,4 +1,3 @@
-#![cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
 //! The two Parquet backends (`Direct`, `DeltaKernel`) over the whole corpus.
 //!
 //! - Every table reads the same rows with both (compared as multisets of canonical rows), or
@@ -11,10 +10,10 @@
 //! - The kernel backend reads one file at a time per partition and starts no later file once
 //!   its stream is dropped.
 //!
-//! Run: `cargo test --features kernel --test parquet_backends -- --nocapture`.
+//! Run: `cargo test --features kernel --test native parquet_backends -- --nocapture`.
 
-mod common;
-mod rows;
+use crate::common;
+use crate::rows;
 
 use std::time::Duration;
 

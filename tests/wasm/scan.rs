@@ -6,7 +6,6 @@
 //! byte ranges), `DAR_TEST_HTTP_FAULTY` (first two requests `503`, `Range` ignored) and
 //! `DAR_TEST_HTTP_TRUNCATING` (data file bodies cut short). The expected numbers were taken
 //! from the native reader (`dar export TABLE --out rows.json`).
-#![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,9 +20,7 @@ use delta_arrow_reader::io::{FetchOptions, FetchStore, RangeRead, UrlSigner};
 use delta_arrow_reader::log::Discovery;
 use delta_arrow_reader::{DeltaError, DeltaTable, DeltaTableBuilder};
 use futures::StreamExt;
-use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
-
-wasm_bindgen_test_configure!(run_in_browser);
+use wasm_bindgen_test::wasm_bindgen_test;
 
 const MSG: &str =
     "run the wasm tests with `scripts/test test-wasm`, which starts the corpus server";

@@ -1,7 +1,6 @@
 //! The log replay in headless Chromium (wasm-bindgen-test): the same sans-io core replays
 //! the demo table and a real corpus table (classic parquet checkpoint, deletion vectors,
 //! partitions) from the in-memory store, by listing and by probing.
-#![cfg(target_arch = "wasm32")]
 
 use std::sync::Arc;
 
@@ -9,9 +8,7 @@ use delta_arrow_reader::fixture::demo_table;
 use delta_arrow_reader::io::MemoryStore;
 use delta_arrow_reader::log::Discovery;
 use delta_arrow_reader::DeltaTableBuilder;
-use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
-
-wasm_bindgen_test_configure!(run_in_browser);
+use wasm_bindgen_test::wasm_bindgen_test;
 
 macro_rules! corpus_file {
     ($name:literal) => {

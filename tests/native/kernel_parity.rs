@@ -1,4 +1,3 @@
-#![cfg(feature = "kernel")]
 //! Parity with `delta_kernel` 0.30.1 (default engine, arrow 59) over the shared corpus.
 //!
 //! For every table in `../shared/corpus/tables` and several versions of it (the latest, and for
@@ -19,9 +18,9 @@
 //! Kernel's engine is synchronous (it blocks on its own background Tokio runtime), so every
 //! kernel call runs in `tokio::task::spawn_blocking`, never on the async workers.
 //!
-//! Run: `cargo test --features kernel --test kernel_parity -- --nocapture`.
+//! Run: `cargo test --features kernel --test native kernel_parity -- --nocapture`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -6,7 +6,6 @@
 //!   the scan, not an early end of its stream with the other partitions' rows only;
 //! - the same `add` (or `remove`) repeated in one commit counts once;
 //! - a FIFO where a local table has a commit or a data file is refused, not waited on.
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -3,11 +3,20 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// `../shared/corpus`, beside the project.
+/// `../shared/corpus`, beside the project. Panics, naming the path, when it is missing: a
+/// corpus test never passes by skipping.
 pub fn corpus_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"))
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    assert!(
+        dir.join("tables").is_dir() && dir.join("INVENTORY.csv").is_file(),
+        "the shared corpus is missing: expected {} (with tables/ and INVENTORY.csv) beside \
+         the project; check out or unpack the corpus there (see its README.md), never into \
+         the project",
+        dir.display()
+    );
+    dir
 }
 
 /// The folder of one corpus table.
@@ -288,4 +297,38 @@ pub fn dv_table(
     }}));
     w.commit("WRITE", actions);
     w
+}
+
+/// Every file under `dir`, at its `/`-separated path relative to `root`, sorted.
+pub fn files_under(root: &Path, dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .to_string_lossy()
+                .replace('\\', "/");
+            files.push((rel, path));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The files of a corpus table under `sub` (`""`: all of them; `"_delta_log"`: its log), in
+/// a store that lists, at their paths relative to the table.
+pub fn table_in_memory(name: &str, sub: &str) -> delta_arrow_reader::io::MemoryStore {
+    let root = table_dir(name);
+    let store = delta_arrow_reader::io::MemoryStore::new();
+    for (rel, path) in files_under(&root, &root.join(sub)) {
+        store.put(rel, std::fs::read(&path).unwrap_or_else(|e| panic!("{e}")));
+    }
+    store
 }

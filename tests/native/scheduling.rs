@@ -7,9 +7,8 @@
 //! that counts the data files with requests in flight, can hold every data request at a gate
 //! until it is opened, can delay requests per file, and counts held requests that were
 //! dropped before they finished.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;

@@ -2,10 +2,9 @@
 //! (full scans, filters on partition and data columns, aggregates, a join, projection and
 //! limit; deletion vectors and column mapping included), partition targets, DataFusion's
 //! file repartitioning into byte ranges, and conservative dynamic partition pruning. (Ranged
-//! tasks against whole files in general: `tests/ranged_tasks.rs`.)
-#![cfg(all(feature = "datafusion", not(target_arch = "wasm32")))]
+//! tasks against whole files in general: `ranged_tasks`.)
 
-mod common;
+use crate::common;
 
 use common::sorted_rows as rows;
 

@@ -7,10 +7,9 @@
 //! [`OUT_OF_SCOPE`] and reported as such; tables the inventory says must fail are not
 //! compared (`corpus_load` checks that they fail). Expected files known to be wrong are
 //! listed, with the correction applied, in [`EXPECTED_ERRATA`]. Nothing is skipped silently.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-mod rows;
+use crate::common;
+use crate::rows;
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;

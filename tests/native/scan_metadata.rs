@@ -7,9 +7,8 @@
 //!   without a predicate.
 //! - An eager table's scan builds make no request at all (zero log reads); a lazy table's
 //!   replay its segment's log files at every build, and count them in the scan's metrics.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use delta_arrow_reader::DeltaScan;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};

@@ -1,9 +1,8 @@
 //! Tables served over plain HTTP by a static server that cannot list (loopback, started
 //! here): the log is discovered from `_last_checkpoint` and by probing commit names, and the
 //! result equals what a local listing gives. Request counts are printed per table.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

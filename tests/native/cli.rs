@@ -1,8 +1,7 @@
 //! The `dar` binary end to end: the default preview of the demo table, `head` with a filter,
 //! `export` in every format read back, and one-line errors with a non-zero exit code.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -1,4 +1,3 @@
-#![cfg(feature = "kernel")]
 //! Row parity with `delta_kernel` 0.30.1 (default engine, arrow 59) over the shared corpus.
 //!
 //! For every table in `../shared/corpus/tables`, the latest snapshot is read in full twice:
@@ -32,10 +31,10 @@
 //! Kernel's engine is synchronous (it blocks on its own background Tokio runtime), so every
 //! kernel call runs in `tokio::task::spawn_blocking`, never on the async workers.
 //!
-//! Run: `cargo test --features kernel --test kernel_rows -- --nocapture`.
+//! Run: `cargo test --features kernel --test native kernel_rows -- --nocapture`.
 
-mod common;
-mod rows;
+use crate::common;
+use crate::rows;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

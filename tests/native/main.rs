@@ -1,0 +1,37 @@
+//! The native integration tests, linked into one test binary (`cargo test --test native`):
+//! one link of the library, DataFusion and delta_kernel instead of one per file. Each module
+//! is one subject; `common` and `rows` are shared helpers.
+//!
+//! The corpus tests read `../shared/corpus` beside the project and fail, naming the path,
+//! when it is missing (see [`common::corpus_dir`]). Tests run in parallel threads of one
+//! process: none may change the environment or the current directory.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+mod rows;
+
+mod checkpoints;
+mod cli;
+mod conformance;
+mod corpus_load;
+#[cfg(feature = "datafusion")]
+mod datafusion_sql;
+mod deletion_vectors;
+mod deletion_vectors_corpus;
+mod hostile_input;
+#[cfg(feature = "serve")]
+mod http_probing;
+#[cfg(feature = "kernel")]
+mod kernel_parity;
+#[cfg(feature = "kernel")]
+mod kernel_rows;
+#[cfg(feature = "kernel")]
+mod parquet_backends;
+#[cfg(feature = "serve")]
+mod range_read_conformance;
+mod ranged_tasks;
+mod s3_moto;
+mod scan_filter;
+mod scan_metadata;
+mod scheduling;
+mod snapshot_loader;

@@ -1,0 +1,13 @@
+//! The wasm32 integration tests, linked into one test binary run by wasm-bindgen-test in
+//! headless Chromium (`scripts/test test-wasm`); natively this crate is empty.
+//!
+//! `scan` reads corpus tables over HTTP from the server whose URLs `scripts/test test-wasm`
+//! passes at build time (`DAR_TEST_HTTP`, `DAR_TEST_HTTP_FAULTY`, `DAR_TEST_HTTP_TRUNCATING`);
+//! `replay` compiles a corpus table's log into the test.
+#![cfg(target_arch = "wasm32")]
+
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+mod replay;
+mod scan;
+mod scheduling;
