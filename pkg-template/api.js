@@ -51,7 +51,7 @@ export function createApi(loadDefault) {
       return this.#schema;
     }
 
-    /** Requests, bytes, files and row groups skipped, rows read so far. */
+    /** What the scan did so far: `ScanMetrics` in index.d.ts (kept once the scan ends). */
     get metrics() {
       return this.#raw ? this.#raw.metrics : this.#metrics;
     }

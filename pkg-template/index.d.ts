@@ -72,36 +72,75 @@ export interface ScanProgress {
   bytesTotal: number;
 }
 
+/** What a scan did so far (`scan.metrics`): the Rust `ScanMetricsSnapshot` and
+ * `FileSelection` under their camelCase names, then the progress of its reads. Counts are
+ * numbers; I/O counts cover the table's store since the scan was planned (other scans of the
+ * same table running at the same time are counted too). */
 export interface ScanMetrics {
-  /** Requests made while the scan ran. */
+  /** Partitions the scan was planned into. */
+  partitionsPlanned: number;
+  /** Partitions polled at least once. */
+  partitionsStarted: number;
+  /** Partitions that read all their files (an error or a drop does not complete one). */
+  partitionsCompleted: number;
+  /** Files the scan planned to read. */
+  filesPlanned: number;
+  /** Files left out by their partition values. */
+  filesSkippedByPartition: number;
+  /** Files left out by their statistics. */
+  filesSkippedByStats: number;
+  /** Row groups left out by their Parquet statistics. */
+  rowGroupsPruned: number;
+  /** File tasks admitted (both permits held, the file stream created). */
+  fileTasksStarted: number;
+  /** File tasks whose stream ended without error. */
+  fileTasksCompleted: number;
+  /** Bytes of the data files read so far: each file's bytes as they arrive (at most its
+   * size), and all of its size once it is read to its end. */
+  fileBytesDone: number;
+  /** File tasks skipped just before admission (a dynamic filter ruled them out). */
+  fileTasksSkipped: number;
+  /** Batches handed to the caller (empty ones too, which the JS scan does not yield). */
+  batchesEmitted: number;
+  /** Rows handed to the caller. */
+  rowsEmitted: number;
+  /** Deletion vectors loaded (inline or from a file). */
+  deletionVectorsLoaded: number;
+  /** Rows the loaded deletion vectors mark as deleted. */
+  rowsDeleted: number;
+  /** Requests made through the table's store since the scan started. */
   requests: number;
-  /** Bytes received while the scan ran. */
+  /** Bytes asked for since the scan started. */
+  bytesRequested: number;
+  /** Bytes received since the scan started. */
   bytesReceived: number;
+  /** Log files read to load the snapshot the scan reads. */
+  logFilesRead: number;
+  /** Time from the first poll to the first batch handed out, in microseconds; `null`
+   * before the first batch. */
+  timeToFirstBatchUs: number | null;
+  /** File reads holding their permits now (a gauge). */
+  fileReadsOpen: number;
+  /** Partitions running as their own runtime task now (a gauge; always 0 in wasm). */
+  partitionTasksRunning: number;
   /** Active files in the snapshot. */
   filesTotal: number;
-  /** Files selected for reading. */
+  /** Files the scan will read. */
   filesSelected: number;
-  /** Files skipped: `filesTotal - filesSelected`. */
-  filesSkipped: number;
-  /** Files skipped by their partition values. */
+  /** Files left out because their partition values cannot match the predicate. */
   skippedByPartition: number;
-  /** Files skipped by their statistics. */
+  /** Files left out because their statistics show no row can match. */
   skippedByStats: number;
-  /** Row groups skipped by their Parquet statistics. */
-  rowGroupsSkipped: number;
-  /** Files the scan reads (a limit may need fewer than selected). */
+  /** Data files (or file ranges) the scan reads: `onProgress`'s `filesTotal` (a limit may
+   * end the scan before all are read). */
   filesToRead: number;
-  /** Files read completely. */
-  filesRead: number;
-  /** Size of the files to read. */
+  /** Of those, the ones read to their end: `onProgress`'s `filesDone`. */
+  filesDone: number;
+  /** Size of the data files the scan reads: `onProgress`'s `bytesTotal`. */
   bytesTotal: number;
-  /** Bytes of the files to read done so far (as in `onProgress`). */
+  /** Bytes of those files done: `onProgress`'s `bytesDone`. */
   bytesDone: number;
-  /** Rows returned. */
-  rows: number;
-  /** Batches returned. */
-  batches: number;
-  /** Whether the scan has ended. */
+  /** Whether the scan has ended (read to the end, failed, cancelled or aborted). */
   done: boolean;
 }
 
@@ -180,13 +219,22 @@ export interface LoadInfo {
   roundTrips: number;
 }
 
+/** Every request made through the table's store so far (`table.metrics`): the Rust
+ * `IoSnapshot` under its camelCase names. */
 export interface TableMetrics {
+  /** All requests (lists, whole gets, ranged gets, size queries). */
   requests: number;
+  /** Listing requests. */
   listRequests: number;
+  /** Whole-object gets. */
   getRequests: number;
+  /** Ranged gets. */
   rangeRequests: number;
+  /** Bytes asked for by ranged gets (whole gets ask for what they receive). */
   bytesRequested: number;
+  /** Bytes received. */
   bytesReceived: number;
+  /** Requests answered "not found". */
   notFound: number;
 }
 

@@ -10,16 +10,7 @@ import {
   formatInstant,
   plural,
 } from './format.js';
-import {
-  batchesOf,
-  coded,
-  describeTable,
-  isAbort,
-  listFiles,
-  loadLibraries,
-  metricsOf,
-  normaliseProgress,
-} from './reader.js';
+import { coded, describeTable, isAbort, listFiles, loadLibraries } from './reader.js';
 
 /** Rows rendered in the grid at most; a read may return more (up to the row limit). */
 const GRID_ROWS = 200;
@@ -156,24 +147,24 @@ function endAction(action) {
 
 const current = (action) => state.action === action;
 
-function onProgress(action, raw) {
+/** Shows a scan's `onProgress` report (`ScanProgress` in the package's index.d.ts). */
+function onProgress(action, p) {
   if (!current(action)) return;
-  const p = normaliseProgress(raw);
-  if (p.bytesTotal > 0 && p.bytesDone !== undefined) {
+  if (p.bytesTotal > 0) {
     ui.progress.max = p.bytesTotal;
     ui.progress.value = Math.min(p.bytesDone, p.bytesTotal);
-  } else if (p.filesTotal > 0 && p.filesDone !== undefined) {
+  } else if (p.filesTotal > 0) {
     ui.progress.max = p.filesTotal;
     ui.progress.value = Math.min(p.filesDone, p.filesTotal);
   }
   const parts = [];
-  if (p.filesTotal !== undefined) parts.push(`${formatCount(p.filesDone ?? 0)} of ${plural(p.filesTotal, 'file')}`);
-  if (p.bytesTotal !== undefined) parts.push(`${formatBytes(p.bytesDone ?? 0)} of ${formatBytes(p.bytesTotal)}`);
+  parts.push(`${formatCount(p.filesDone)} of ${plural(p.filesTotal, 'file')}`);
+  parts.push(`${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}`);
   ui.progressText.textContent = parts.join(' · ');
 }
 
-// Requests seen by the browser during an action, for when the package reports no metrics
-// for it (same-origin sizes only: other origins hide them without Timing-Allow-Origin).
+// Requests seen by the browser during an open that failed, which leaves no table to ask for
+// its metrics (same-origin sizes only: other origins hide them without Timing-Allow-Origin).
 function startResourceCount() {
   performance.setResourceTimingBufferSize?.(100000);
   performance.clearResourceTimings?.();
@@ -186,19 +177,22 @@ async function resourceCount(url) {
     .getEntriesByType('resource')
     .filter((e) => e.name.startsWith(url) && e.initiatorType === 'fetch');
   const bytes = entries.reduce((sum, e) => sum + (e.encodedBodySize || 0), 0);
-  return { requests: entries.length, bytes: bytes || undefined };
+  return { requests: entries.length, bytesReceived: bytes || undefined };
 }
 
-function showMetrics(kind, metrics, started) {
-  const m = metrics ?? {};
+/**
+ * Shows the last open's or read's line: `m` is `table.metrics` (`TableMetrics`) or
+ * `scan.metrics` (`ScanMetrics`), or what resourceCount saw of a failed open.
+ */
+function showMetrics(kind, m, started) {
   const parts = [`${formatDuration(performance.now() - started)}`];
-  if (m.requests !== undefined) parts.push(plural(m.requests, 'request'));
-  if (m.bytes !== undefined) parts.push(`${formatBytes(m.bytes)} fetched`);
-  if (m.filesSkipped !== undefined) {
-    const of = m.filesTotal !== undefined ? ` of ${formatCount(m.filesTotal)}` : '';
-    parts.push(`${formatCount(m.filesSkipped)}${of} ${m.filesTotal === 1 ? 'file' : 'files'} skipped`);
+  parts.push(plural(m.requests, 'request'));
+  if (m.bytesReceived !== undefined) parts.push(`${formatBytes(m.bytesReceived)} fetched`);
+  if (kind === 'read') {
+    const skipped = m.filesTotal - m.filesSelected;
+    parts.push(`${formatCount(skipped)} of ${formatCount(m.filesTotal)} ${m.filesTotal === 1 ? 'file' : 'files'} skipped`);
+    parts.push(`${plural(m.rowGroupsPruned, 'row group')} skipped`);
   }
-  if (m.rowGroupsSkipped !== undefined) parts.push(`${plural(m.rowGroupsSkipped, 'row group')} skipped`);
   const line = el(
     'span',
     { className: 'metric-line' },
@@ -207,7 +201,7 @@ function showMetrics(kind, metrics, started) {
   );
   line.dataset.kind = kind;
   line.dataset.requests = m.requests ?? '';
-  line.dataset.bytes = m.bytes ?? '';
+  line.dataset.bytes = m.bytesReceived ?? '';
   ui.metrics.querySelector(`[data-kind="${kind}"]`)?.remove();
   if (kind === 'open') ui.metrics.prepend(line);
   else ui.metrics.append(line);
@@ -257,14 +251,13 @@ async function openTable({ autoRead = true } = {}) {
     const sameTable = state.url === url;
     if (!sameTable) state.latestVersion = null;
     if (travel.version === undefined && travel.timestamp === undefined) state.latestVersion = info.version;
-    state.table?.free?.();
+    state.table?.free();
     state.table = table;
     state.info = info;
     state.url = url;
     renderInfo(info, sameTable);
     updateLocation();
-    const metrics = (await metricsOf(table)) ?? (await resourceCount(url));
-    showMetrics('open', metrics, action.started);
+    showMetrics('open', table.metrics, action.started);
     setStatus(`Opened version ${info.version}.`);
     syncPick(url);
   } catch (err) {
@@ -286,8 +279,10 @@ async function finishFailed(action, err, what, url = state.url) {
     const previous = action.kind === 'open' && state.table ? ` (still showing version ${state.info.version} of ${state.url})` : '';
     setStatus(`${what}${previous}.`, 'bad');
   }
-  const counted = await resourceCount(url || location.origin);
-  if (current(action)) showMetrics(action.kind, counted, action.started);
+  if (action.kind === 'open') {
+    const counted = await resourceCount(url || location.origin);
+    if (current(action)) showMetrics('open', counted, action.started);
+  }
 }
 
 // ---------------------------------------------------------------- read
@@ -319,10 +314,9 @@ async function readRows() {
     if (filter) options.filter = filter;
     if (limit !== undefined) options.limit = limit;
     scan = state.table.scan(options);
-    if (scan && typeof scan.then === 'function') scan = await scan;
 
     const labels = arrowTypeLabels(scan);
-    for await (const bytes of batchesOf(scan)) {
+    for await (const bytes of scan) {
       if (!current(action)) return;
       const batch = arrow.tableFromIPC(bytes);
       if (!result.fields) {
@@ -356,7 +350,7 @@ async function readRows() {
     ui.rowCount.dataset.rows = String(total);
     const shown = total > rows.length ? `; showing the first ${formatCount(rows.length)}` : '';
     setStatus(`${plural(total, 'row')} read from version ${state.info.version}${filter ? ' matching the filter' : ''}${shown}.`, 'good');
-    showMetrics('read', (await metricsOf(scan)) ?? (await resourceCount(state.url)), action.started);
+    showMetrics('read', scan.metrics, action.started);
     updateLocation();
   } catch (err) {
     if (current(action) && result.fields) {
@@ -367,13 +361,10 @@ async function readRows() {
       ui.rowCount.textContent = '';
     }
     await finishFailed(action, err, 'Could not read the rows');
-    if (current(action)) {
-      const m = await metricsOf(scan);
-      if (m) showMetrics('read', m, action.started);
-    }
+    if (current(action) && scan) showMetrics('read', scan.metrics, action.started);
   } finally {
     endAction(action);
-    scan?.free?.();
+    scan?.cancel();
   }
 }
 
@@ -522,11 +513,7 @@ function renderGrid(fields, rows) {
 
 /** Arrow type names as the reader prints them (`Decimal128(10, 2)`), by column name. */
 function arrowTypeLabels(scan) {
-  try {
-    return new Map((scan.schema?.fields ?? []).map((f) => [f.name, f.arrowType]));
-  } catch {
-    return new Map();
-  }
+  return new Map(scan.schema.fields.map((f) => [f.name, f.arrowType]));
 }
 
 function shortType(type) {

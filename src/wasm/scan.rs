@@ -16,7 +16,6 @@ use arrow_schema::SchemaRef;
 use futures::FutureExt;
 use futures::StreamExt;
 use js_sys::Promise;
-use serde_json::json;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::future_to_promise;
@@ -28,7 +27,7 @@ use super::ipc::{batch_to_stream, StreamPieces};
 use super::options::ScanOptions;
 use super::progress::{Reporting, ScanProgress};
 use crate::api::{DeltaBatchStream, DeltaTable, FileSelection};
-use crate::read::metrics::DeltaScanMetrics;
+use crate::read::metrics::{DeltaScanMetrics, ScanMetricsSnapshot};
 
 /// A running scan. Made by `WasmTable.scan(options)`.
 #[wasm_bindgen]
@@ -46,9 +45,28 @@ struct ScanState {
     abort: AbortWatch,
     progress: ScanProgress,
     metrics: Arc<DeltaScanMetrics>,
-    /// Rows and batches handed to JS (empty batches are skipped).
-    rows: Cell<u64>,
-    batches: Cell<u64>,
+}
+
+/// `scan.metrics` in JS: the scan's counters as the Rust API reports them, its file
+/// selection, and the progress of its reads (as in `onProgress`). `index.d.ts` types it as
+/// `ScanMetrics`, field for field.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsScanMetrics {
+    #[serde(flatten)]
+    counters: ScanMetricsSnapshot,
+    #[serde(flatten)]
+    selection: FileSelection,
+    /// Data files (or file ranges) the scan reads: `onProgress`'s `filesTotal`.
+    files_to_read: u64,
+    /// Of those, the ones read to their end: `onProgress`'s `filesDone`.
+    files_done: u64,
+    /// Size of the data files the scan reads: `onProgress`'s `bytesTotal`.
+    bytes_total: u64,
+    /// Bytes of those files done: `onProgress`'s `bytesDone`.
+    bytes_done: u64,
+    /// Whether the scan has ended (read to the end, failed, cancelled or aborted).
+    done: bool,
 }
 
 impl WasmScan {
@@ -86,8 +104,6 @@ impl WasmScan {
             abort: AbortWatch::new(options.signal.as_ref()),
             progress,
             metrics,
-            rows: Cell::new(0),
-            batches: Cell::new(0),
         });
         // An abort between two `next()` calls drops the stream at once.
         let weak = Rc::downgrade(&state);
@@ -150,33 +166,21 @@ impl WasmScan {
         to_js(&arrow_fields(&self.state.schema))
     }
 
-    /// What the scan did so far: `{ requests, bytesReceived, filesTotal, filesSelected,
-    /// filesSkipped, skippedByPartition, skippedByStats, rowGroupsSkipped, filesRead,
-    /// bytesTotal, rows, batches, done }`.
+    /// What the scan did so far: the Rust `ScanMetricsSnapshot` and `FileSelection` (camelCase)
+    /// and the progress of its reads; see `ScanMetrics` in `index.d.ts`.
     #[wasm_bindgen(getter)]
     pub fn metrics(&self) -> Result<JsValue, JsValue> {
         let s = &self.state;
         let p = &s.progress;
-        let m = &s.metrics;
-        let io = m.io();
-        let sel = s.selection;
-        to_js(&json!({
-            "requests": io.requests,
-            "bytesReceived": io.bytes_received,
-            "filesTotal": sel.files_total,
-            "filesSelected": sel.files_selected,
-            "filesSkipped": sel.files_total.saturating_sub(sel.files_selected),
-            "skippedByPartition": sel.skipped_by_partition,
-            "skippedByStats": sel.skipped_by_stats,
-            "rowGroupsSkipped": m.row_groups_pruned(),
-            "filesToRead": p.files_total(),
-            "filesRead": p.files_done(),
-            "bytesTotal": p.bytes_total(),
-            "bytesDone": p.bytes_done(),
-            "rows": s.rows.get(),
-            "batches": s.batches.get(),
-            "done": s.ended.get(),
-        }))
+        to_js(&JsScanMetrics {
+            counters: s.metrics.snapshot(),
+            selection: s.selection,
+            files_to_read: p.files_total(),
+            files_done: p.files_done(),
+            bytes_total: p.bytes_total(),
+            bytes_done: p.bytes_done(),
+            done: s.ended.get(),
+        })
     }
 }
 
@@ -209,9 +213,7 @@ impl ScanState {
         };
         self.busy.set(false);
         match &result {
-            Ok(Some(batch)) => {
-                self.rows.set(self.rows.get() + batch.num_rows() as u64);
-                self.batches.set(self.batches.get() + 1);
+            Ok(Some(_)) => {
                 *self.stream.borrow_mut() = Some(stream);
             }
             Ok(None) => {

@@ -11,6 +11,7 @@
 // Prints one line per check and closes with `node: N passed, N failed`; exits 1 on failure.
 import { DeltaTable, DeltaScan } from 'delta-arrow-reader';
 import { tableFromIPC } from 'apache-arrow';
+import { readFile } from 'node:fs/promises';
 
 const BASE = process.env.DAR_BASE?.replace(/\/?$/, '/');
 const EXPECT = JSON.parse(process.env.DAR_EXPECT ?? '{}');
@@ -63,6 +64,33 @@ async function countRows(scan) {
   return rows;
 }
 
+/** `{ field: type }` of `export interface NAME { ... }` in the shipped index.d.ts text. */
+function interfaceFields(dts, name) {
+  const body = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))?.[1];
+  assert(body !== undefined, `index.d.ts has no interface ${name}`);
+  const fields = {};
+  for (const [, key, type] of body.replace(/\/\*[\s\S]*?\*\//g, '').matchAll(/^\s*(\w+)\??:\s*([^;]+);/gm)) {
+    fields[key] = type.trim();
+  }
+  return fields;
+}
+/** Whether `value` is of the TypeScript `type` (`number`, `boolean`, `number | null`, ...). */
+function isOfType(value, type) {
+  return type.split('|').some((t) => {
+    t = t.trim();
+    return t === 'null' ? value === null : typeof value === t;
+  });
+}
+/** `object` has exactly the fields of interface `name` in index.d.ts, each of its type. */
+function matchesInterface(dts, name, object) {
+  const fields = interfaceFields(dts, name);
+  assertEq(JSON.stringify(Object.keys(object).sort()), JSON.stringify(Object.keys(fields).sort()), `${name} keys`);
+  for (const [key, type] of Object.entries(fields)) {
+    assert(isOfType(object[key], type), `${name}.${key}: ${JSON.stringify(object[key])} is not ${type}`);
+  }
+}
+const DTS = await readFile(new URL('./index.d.ts', import.meta.resolve('delta-arrow-reader/package.json')), 'utf8');
+
 for (const [name, expected] of Object.entries(EXPECT)) {
   await check(`${name}: rows by iteration = ${expected.rows}`, async () => {
     const table = await DeltaTable.open(url(name));
@@ -71,7 +99,7 @@ for (const [name, expected] of Object.entries(EXPECT)) {
     const scan = table.scan();
     assert(scan instanceof DeltaScan, 'DeltaScan instance');
     assertEq(await countRows(scan), expected.rows, 'rows');
-    assertEq(scan.metrics.rows, expected.rows, 'metrics.rows');
+    assertEq(scan.metrics.rowsEmitted, expected.rows, 'metrics.rowsEmitted');
     assert(scan.done, 'scan done');
   });
   await check(`${name}: toIPC = ${expected.rows} rows, logical column names`, async () => {
@@ -128,14 +156,28 @@ await check('filter, columns, limit, batchSize, metrics', async () => {
   assertEq(JSON.stringify(arrow.schema.fields.map((f) => f.name)), '["col1","part"]', 'columns');
   const m = scan.metrics;
   assertEq(m.filesTotal, table.numFiles, 'metrics.filesTotal');
-  assert(m.filesSkipped > 0 && m.skippedByPartition > 0, `files skipped: ${JSON.stringify(m)}`);
+  assert(m.filesSelected < m.filesTotal && m.skippedByPartition > 0, `files skipped: ${JSON.stringify(m)}`);
+  assertEq(m.filesSkippedByPartition, m.skippedByPartition, 'skipped by partition, counted twice');
   assert(m.requests > 0 && m.bytesReceived > 0, 'requests and bytes');
-  assertEq(m.batches, EXPECT[DV].filtered, 'batchSize 1: one batch per row');
+  assertEq(m.rowsEmitted, EXPECT[DV].filtered, 'rowsEmitted');
+  assert(m.batchesEmitted >= EXPECT[DV].filtered, `batchSize 1: a batch per row at least: ${m.batchesEmitted}`);
+  assert(m.done && m.filesDone === m.filesToRead && m.bytesDone === m.bytesTotal, `done: ${JSON.stringify(m)}`);
+  assert(m.timeToFirstBatchUs !== null, 'time to the first batch');
   const limited = tableFromIPC(await table.scan({ limit: 3 }).toIPC());
   assertEq(limited.numRows, 3, 'limit 3');
   const none = tableFromIPC(await table.scan({ filter: 'part = 12345' }).toIPC());
   assertEq(none.numRows, 0, 'no rows: schema-only stream');
   assertEq(none.schema.fields.length, 3, 'schema of an empty result');
+});
+
+await check('scan.metrics and table.metrics have exactly the fields of ScanMetrics and TableMetrics in index.d.ts', async () => {
+  const table = await DeltaTable.open(url(DV));
+  matchesInterface(DTS, 'TableMetrics', table.metrics);
+  const scan = table.scan({ filter: 'part = 0' });
+  matchesInterface(DTS, 'ScanMetrics', scan.metrics);
+  assertEq(await countRows(scan), EXPECT[DV].filtered, 'rows');
+  matchesInterface(DTS, 'ScanMetrics', scan.metrics);
+  matchesInterface(DTS, 'TableMetrics', table.metrics);
 });
 
 await check('onProgress reaches filesTotal and bytesTotal', async () => {

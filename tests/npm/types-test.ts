@@ -1,7 +1,7 @@
 // Compiled with `tsc --noEmit --strict` by scripts/test-npm against the installed package:
 // the shipped types (index.d.ts) describe the API as the tests use it.
 import { DeltaTable, DeltaScan, init } from 'delta-arrow-reader';
-import type { DeltaReaderError, ScanProgress, SchemaField } from 'delta-arrow-reader';
+import type { DeltaReaderError, ScanMetrics, ScanProgress, SchemaField, TableMetrics } from 'delta-arrow-reader';
 
 export async function typed(url: string): Promise<number> {
   await init();
@@ -32,13 +32,19 @@ export async function typed(url: string): Promise<number> {
     bytes += c.byteLength;
   }
   const whole: Uint8Array = await table.scan().toIPC();
-  const skipped: number = scan.metrics.filesSkipped + scan.metrics.rowGroupsSkipped;
+  const m: ScanMetrics = scan.metrics;
+  const skipped: number = m.filesTotal - m.filesSelected + m.rowGroupsPruned + m.filesSkippedByStats;
+  const read: number = m.rowsEmitted + m.batchesEmitted + m.bytesDone / m.bytesTotal + m.filesDone / m.filesToRead;
+  const firstBatch: number | null = m.timeToFirstBatchUs;
+  const ended: boolean = m.done;
+  const io: TableMetrics = table.metrics;
+  const fetched: number = io.getRequests + io.rangeRequests + io.bytesReceived + io.notFound;
   try {
     await DeltaTable.open(url, { timestamp: new Date() });
   } catch (e) {
     const code: string = (e as DeltaReaderError).code;
     void code;
   }
-  void [v, arrowTypes, features, parts, sizes, whole, skipped];
+  void [v, arrowTypes, features, parts, sizes, whole, skipped, read, firstBatch, ended, fetched];
   return bytes;
 }
