@@ -185,6 +185,33 @@ async fn an_add_repeated_in_one_commit_is_read_once() {
     }
 }
 
+/// An add whose size is negative is an invalid log naming the file, not a file of size 0
+/// (whose footer read would fail with a misleading error) and never rows.
+#[tokio::test]
+async fn a_negative_file_size_is_an_invalid_log() {
+    let w = table(1, |_| Vec::new());
+    let mut bad = table(0, |_| Vec::new());
+    let data = w
+        .store()
+        .clone()
+        .get("part-0.parquet")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    bad.store().put("part-0.parquet", data);
+    let mut add = bad.add_action("part-0.parquet", 0, 10, json!({}), None);
+    add["add"]["size"] = json!(-5);
+    bad.commit("WRITE", vec![add]);
+    let err = ids(Arc::new(bad.store().clone()), 1)
+        .await
+        .expect_err("a negative size read as rows");
+    assert_eq!(err.code(), "invalid_log", "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("part-0.parquet") && text.contains("negative"),
+        "{text}"
+    );
+}
+
 /// Replaces the file at `path` by a FIFO nobody writes to.
 fn make_fifo(path: &std::path::Path) {
     std::fs::remove_file(path).unwrap_or_else(|e| panic!("{e}"));
