@@ -280,8 +280,7 @@ impl PartitionStream {
                 Err(e) => {
                     // Ends the partition like a failed read: the error, then nothing.
                     let index = self.pending.front().map(|(i, _)| *i).unwrap_or(0);
-                    self.pending.clear();
-                    self.buffer.push_back((index, Err(e)));
+                    self.fail(index, e);
                     return true;
                 }
             };
