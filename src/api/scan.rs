@@ -31,13 +31,13 @@ use crate::plan::{
     group_whole_files, plan_columns, plan_tasks, select_files, split_byte_ranges,
     target_partitions, FileSelection, PartitionCaps, ScanColumns, ScanRequest, TableFacts,
 };
-use crate::predicate::{bind, evaluate, parse_filter, BoundExpr, Expr};
+use crate::predicate::{bind, parse_filter, BoundExpr, Expr};
 use crate::read::metrics::DeltaScanMetrics;
 use crate::read::scheduler::{
     merge_safe_partitions, semaphore, AdmitCheck, OrderedMerge, PartitionLimits, PartitionStream,
     ScanEnd, ScanShared, Tagged,
 };
-use crate::read::{DirectDecoder, FileDecoder, ReadContext, RowPredicate};
+use crate::read::{DirectDecoder, FileDecoder, ReadContext, ReadSpec};
 use crate::schema::OutputTypes;
 
 /// Default rows per batch.
@@ -181,7 +181,7 @@ impl DeltaScanBuilder {
         } else {
             files
         };
-        let tasks = plan_tasks(facts, &columns.columns, &files, self.limit)?;
+        let tasks = plan_tasks(facts, &files, self.limit)?;
         let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.size)).collect();
         let partitions = group_whole_files(&sizes, target);
         metrics.record_plan(
@@ -455,19 +455,15 @@ impl DeltaScan {
         let ctx = ReadContext {
             store: Arc::clone(self.table.store()),
             location: self.table.location().clone(),
-            columns: Arc::clone(&self.columns.columns),
-            read_schema: Arc::clone(&self.columns.read_schema),
-            output_indices: Arc::clone(&self.columns.output_indices),
-            output_schema: Arc::clone(&self.columns.output_schema),
-            mode: self.table.column_mapping_mode(),
-            batch_size: self.batch_size,
-            predicate: self.predicate.clone().map(|p| {
-                let f: RowPredicate = Arc::new(move |batch| evaluate(&p, batch));
-                f
+            spec: Arc::new(ReadSpec {
+                columns: self.columns.clone(),
+                mode: self.table.column_mapping_mode(),
+                batch_size: self.batch_size,
+                predicate: self.predicate,
+                pushdown: true,
+                output_types: self.output_types,
             }),
-            predicate_expr: self.predicate,
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
-            output_types: self.output_types,
         };
         let o = &self.execution.effective();
         let shared = ScanShared {

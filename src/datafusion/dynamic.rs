@@ -10,34 +10,34 @@
 
 use std::sync::Arc;
 
-use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{new_null_array, Array, BooleanArray, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 
 use crate::plan::FileTask;
+use crate::predicate::TypedPartitionValues;
 use crate::read::scheduler::AdmitCheck;
 
-/// Whether a task whose output columns (of `schema`) have `values` (partition columns only,
-/// length-1 arrays; `None` for data columns) may hold a row `filter` selects. `false` only
-/// when the partition values prove that none can.
+/// Whether a file with partition values `values` may hold a row `filter` (over the output
+/// columns, `schema`) selects. `false` only when the partition values prove that none can.
 pub fn partition_values_may_match(
     filter: &Arc<dyn PhysicalExpr>,
     schema: &Schema,
-    values: &[Option<ArrayRef>],
+    values: &TypedPartitionValues,
 ) -> bool {
     let Ok(current) = snapshot_physical_expr(Arc::clone(filter)) else {
         return true;
     };
-    let columns = collect_columns(&current);
     let known = |i: usize| {
-        values
+        schema
+            .fields()
             .get(i)
-            .and_then(Option::as_ref)
-            .is_some_and(|v| v.len() == 1 && v.is_valid(0))
+            .and_then(|f| values.get(f.name()))
+            .is_some_and(|v| !v.is_null())
     };
-    if !columns.iter().all(|c| known(c.index())) {
+    if !collect_columns(&current).iter().all(|c| known(c.index())) {
         return true;
     }
     let Some(batch) = one_row(schema, values) else {
@@ -52,17 +52,14 @@ pub fn partition_values_may_match(
     !(result.len() == 1 && result.is_valid(0) && !result.value(0))
 }
 
-/// One row: the known values, nulls elsewhere (every field nullable).
-fn one_row(schema: &Schema, values: &[Option<ArrayRef>]) -> Option<RecordBatch> {
+/// One row: the partition values, nulls elsewhere (every field nullable). `None` when a
+/// value does not convert to its column's type.
+fn one_row(schema: &Schema, values: &TypedPartitionValues) -> Option<RecordBatch> {
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns = Vec::with_capacity(schema.fields().len());
-    for (i, field) in schema.fields().iter().enumerate() {
-        let value = values
-            .get(i)
-            .and_then(Option::as_ref)
-            .filter(|v| v.len() == 1 && v.data_type() == field.data_type());
-        columns.push(match value {
-            Some(v) => Arc::clone(v),
+    for field in schema.fields() {
+        columns.push(match values.array(field.name(), field.data_type()).ok()? {
+            Some(v) => v,
             None => new_null_array(field.data_type(), 1),
         });
         fields.push(Field::new(field.name(), field.data_type().clone(), true));
@@ -82,12 +79,13 @@ pub(crate) fn admit_check(filters: Vec<Arc<dyn PhysicalExpr>>, schema: SchemaRef
 
 #[cfg(test)]
 mod tests {
-    use arrow_array::{Int64Array, StringArray};
     use arrow_schema::DataType;
     use datafusion::logical_expr::Operator;
     use datafusion::physical_expr::expressions::{binary, col, lit, DynamicFilterPhysicalExpr};
 
     use super::*;
+    use crate::predicate::Scalar;
+    use crate::schema::PrimitiveType;
 
     fn schema() -> Schema {
         Schema::new(vec![
@@ -96,8 +94,12 @@ mod tests {
         ])
     }
 
-    fn part(v: Option<&str>) -> Vec<Option<ArrayRef>> {
-        vec![None, Some(Arc::new(StringArray::from(vec![v])) as ArrayRef)]
+    fn part(v: Option<&str>) -> TypedPartitionValues {
+        let value = match v {
+            Some(v) => Scalar::String(v.into()),
+            None => Scalar::Null(PrimitiveType::String),
+        };
+        TypedPartitionValues::from_entries([("part".to_string(), value)])
     }
 
     /// A dynamic filter over `part`, updated to `part = value`.
@@ -133,11 +135,14 @@ mod tests {
         let f = dynamic("a");
         // A null or missing partition value.
         assert!(partition_values_may_match(&f, &s, &part(None)));
-        assert!(partition_values_may_match(&f, &s, &[None, None]));
-        assert!(partition_values_may_match(&f, &s, &[]));
-        // A value of another type than the column's.
-        let wrong: Vec<Option<ArrayRef>> = vec![None, Some(Arc::new(Int64Array::from(vec![1])))];
-        assert!(partition_values_may_match(&f, &s, &wrong));
+        assert!(partition_values_may_match(
+            &f,
+            &s,
+            &TypedPartitionValues::none()
+        ));
+        // A value of another column only.
+        let other = TypedPartitionValues::from_entries([("id".to_string(), Scalar::Long(1))]);
+        assert!(partition_values_may_match(&f, &s, &other));
         // A data column.
         let on_data = binary(
             col("id", &s).unwrap_or_else(|e| panic!("{e}")),

@@ -39,7 +39,7 @@ use crate::plan::FileTask;
 use crate::read::metrics::DeltaScanMetrics;
 use crate::read::{
     int96_as_micros, load_deletion_vector, owned_row_groups, projected_file_schema, read_metadata,
-    BatchFinish, DeletionVector, FileDecoder, FileTransform, ReadContext,
+    BatchFinish, DeletionVector, FileDecoder, FileOutput, FileTransform, ReadContext, RowLimit,
 };
 
 /// Files decoded by delta_kernel's default engine (the `DeltaKernel` backend).
@@ -135,15 +135,20 @@ async fn open(
         source: e,
     })?;
     let file_schema = int96_as_micros(&metadata, &plain).unwrap_or_else(|| Arc::new(plain));
-    let columns = ctx.columns.to_vec();
-    let (_, projected) = projected_file_schema(&file_schema, &columns, ctx.mode);
-    let transform = FileTransform::new(
-        Arc::clone(&ctx.read_schema),
-        &columns,
-        &task.partition_values,
-        &projected,
-        ctx.mode,
-    );
+    let spec = Arc::clone(&ctx.spec);
+    let columns = spec.columns.columns.to_vec();
+    let (_, projected) = projected_file_schema(&file_schema, &columns, spec.mode);
+    let output = FileOutput {
+        transform: FileTransform::new(
+            Arc::clone(&spec.columns.read_schema),
+            &columns,
+            &task.partition_arrays(&columns)?,
+            &projected,
+            spec.mode,
+        ),
+        columns,
+        post_filter: true,
+    };
     let deleted = match &task.deletion_vector {
         Some(dv) => {
             let deleted = load_deletion_vector(&ctx, dv).await?;
@@ -176,9 +181,8 @@ async fn open(
         .map_err(|e| backend_error(&path, e))?;
     let batches = spawn_reader(store, Arc::new(kernel_schema), task.size, path.clone())?;
 
-    let limit = task.limit;
+    let mut limit = RowLimit::new(task.limit);
     let mut first_row = 0u64;
-    let mut emitted = 0usize;
     let finished = batches.filter_map(move |item| {
         let out = item.and_then(|batch| {
             let start = first_row;
@@ -192,17 +196,14 @@ async fn open(
                         })?,
                     None => batch,
                 };
-            if limit.is_some_and(|l| emitted >= l) {
+            if limit.reached() {
                 return Ok(None);
             }
             let finish = BatchFinish {
-                ctx: &ctx,
-                transform: &transform,
-                columns: &columns,
-                post_filter: true,
-                limit,
+                spec: &spec,
+                output: &output,
             };
-            finish.apply(batch, &mut emitted)
+            finish.apply(batch, &mut limit)
         });
         futures::future::ready(out.transpose())
     });

@@ -32,6 +32,16 @@ impl PartitionValues {
         self.position(name).ok().map(|i| &self.entries[i].1)
     }
 
+    /// The serialized value of a partition column, by the one lookup rule every reader of
+    /// partition values uses: the entry under its physical name (as the protocol writes it),
+    /// else the one under its logical name (writers that ignored column mapping). `None` for
+    /// a null value or no entry (both read as null).
+    pub fn value_of(&self, physical: &str, logical: &str) -> Option<&str> {
+        self.get(physical)
+            .or_else(|| self.get(logical))
+            .and_then(Option::as_deref)
+    }
+
     /// Whether column `name` has an entry.
     pub fn contains_key(&self, name: &str) -> bool {
         self.position(name).is_ok()

@@ -16,16 +16,14 @@ mod task;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow_array::ArrayRef;
 use arrow_schema::{Schema, SchemaRef};
 
 use crate::error::{DeltaError, Result};
 use url::Url;
 
 use crate::log::{data_file_path, Add};
-use crate::schema::{
-    parse_partition_value, physical_name, ColumnMappingMode, OutputTypes, StructType,
-};
+use crate::predicate::TypedPartitionValues;
+use crate::schema::{ColumnMappingMode, OutputTypes, StructType};
 
 pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use ranged::split_byte_ranges;
@@ -139,49 +137,9 @@ pub fn plan_columns(facts: TableFacts<'_>, request: &ScanRequest) -> Result<Scan
     })
 }
 
-/// The parsed partition values of `add` for the read columns (`None` for data columns), each
-/// of its column's Arrow type (a string as the scan's string type, say).
-pub fn partition_values(
-    facts: TableFacts<'_>,
-    columns: &[ReadColumn],
-    add: &Add,
-) -> Result<Vec<Option<ArrayRef>>> {
-    columns
-        .iter()
-        .map(|c| {
-            if !c.partition {
-                return Ok(None);
-            }
-            let physical = physical_name(&c.field, facts.mode)?;
-            let raw = add
-                .partition_values
-                .get(physical)
-                .or_else(|| add.partition_values.get(&c.field.name))
-                .and_then(|v| v.as_deref());
-            let ty = c.field.data_type.as_primitive().ok_or_else(|| {
-                DeltaError::invalid_schema(format!(
-                    "partition column '{}' is not of a primitive type",
-                    c.field.name
-                ))
-            })?;
-            let value = parse_partition_value(raw, ty)?;
-            if value.data_type() == c.arrow.data_type() {
-                return Ok(Some(value));
-            }
-            crate::schema::cast::cast(&value, c.arrow.data_type())
-                .map(Some)
-                .map_err(|source| DeltaError::Arrow {
-                    phase: crate::error::Phase::Plan,
-                    source,
-                })
-        })
-        .collect()
-}
-
 /// One task per file, in log order.
 pub fn plan_tasks(
     facts: TableFacts<'_>,
-    columns: &[ReadColumn],
     files: &[Add],
     limit: Option<usize>,
 ) -> Result<Vec<FileTask>> {
@@ -196,7 +154,12 @@ pub fn plan_tasks(
                         format!("the data file's size (add.size) is negative: {}", add.size),
                     )
                 })?,
-                partition_values: partition_values(facts, columns, add)?,
+                partition_values: TypedPartitionValues::parse(
+                    &add.partition_values,
+                    facts.schema,
+                    facts.partition_columns,
+                    facts.mode,
+                )?,
                 deletion_vector: add.deletion_vector.clone(),
                 limit,
                 range: None,

@@ -1,12 +1,10 @@
 //! File selection: which active files a scan's predicate may match, first by their partition
 //! values (exact), then by their statistics (conservative). Pure.
 
-use std::collections::BTreeMap;
-
 use super::TableFacts;
 use crate::error::Result;
 use crate::log::Add;
-use crate::predicate::{may_match_file, partition_scalars, BoundExpr, FileStats, StatsColumns};
+use crate::predicate::{may_match_file, BoundExpr, FileStats, StatsColumns, TypedPartitionValues};
 
 /// How many files a scan selected and why it left the others out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -38,10 +36,10 @@ pub fn select_files(
         return Ok((all.to_vec(), selection));
     };
     let stats_columns = StatsColumns::for_predicate(facts.schema, facts.mode, predicate)?;
-    let no_partitions = BTreeMap::new();
+    let no_partitions = TypedPartitionValues::none();
     let mut kept = Vec::new();
     for add in all {
-        let partitions = partition_scalars(
+        let partitions = TypedPartitionValues::parse(
             &add.partition_values,
             facts.schema,
             facts.partition_columns,

@@ -4,7 +4,9 @@
 use arrow_array::ArrayRef;
 use arrow_schema::FieldRef;
 
+use crate::error::Result;
 use crate::log::DeletionVectorDescriptor;
+use crate::predicate::TypedPartitionValues;
 use crate::schema::StructField;
 
 /// One logical column to read.
@@ -25,8 +27,8 @@ pub struct FileTask {
     pub path: String,
     /// Size in bytes, from `add.size`.
     pub size: u64,
-    /// For each read column: its partition value in this file (partition columns only).
-    pub partition_values: Vec<Option<ArrayRef>>,
+    /// The file's partition values, typed.
+    pub partition_values: TypedPartitionValues,
     /// The file's deletion vector.
     pub deletion_vector: Option<DeletionVectorDescriptor>,
     /// Stop after this many rows (of those the predicate selects).
@@ -35,4 +37,20 @@ pub struct FileTask {
     /// `read::owns_row_group`); `None` reads the whole file. Row
     /// positions (deletion vectors) stay those of the whole file.
     pub range: Option<std::ops::Range<u64>>,
+}
+
+impl FileTask {
+    /// For each of `columns`: its value in this file as a length-1 array of the column's
+    /// Arrow type, for partition columns (`None` for data columns).
+    pub fn partition_arrays(&self, columns: &[ReadColumn]) -> Result<Vec<Option<ArrayRef>>> {
+        columns
+            .iter()
+            .map(|c| match c.partition {
+                true => self
+                    .partition_values
+                    .array(&c.field.name, c.arrow.data_type()),
+                false => Ok(None),
+            })
+            .collect()
+    }
 }

@@ -12,8 +12,8 @@
 //! - [`parse_filter`]: the text syntax (`country = 'NL' and amount >= 10.5`).
 //! - [`bind`]: column resolution and literal coercion against the logical schema.
 //! - [`FileStats`] and [`StatsColumns`]: `add.stats` JSON read once per file.
-//! - [`may_match_file`]: conservative file skipping; [`partition_scalars`] types a file's
-//!   partition values for it.
+//! - [`TypedPartitionValues`]: a file's partition values, parsed once to their types.
+//! - [`may_match_file`]: conservative file skipping.
 //! - [`evaluate`]: exact row selection with Arrow kernels; [`BoundExpr::columns`] lists the
 //!   columns a predicate reads.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
@@ -25,6 +25,7 @@ mod expr;
 mod lexer;
 mod literal_text;
 mod parse;
+mod partition_values;
 mod scalar;
 mod skipping;
 mod stats;
@@ -39,7 +40,8 @@ pub use bind::{bind, BoundColumn, BoundExpr, BoundLiteral};
 pub use eval::evaluate;
 pub use expr::{col, column, lit, CompareOp, Expr};
 pub use parse::parse_filter;
+pub use partition_values::TypedPartitionValues;
 pub use scalar::Scalar;
 
-pub(crate) use skipping::{may_match_file, partition_scalars};
+pub(crate) use skipping::may_match_file;
 pub(crate) use stats::{ColumnStats, FileStats, StatsColumns};

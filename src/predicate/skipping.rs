@@ -15,26 +15,23 @@
 //! - Partition values are exact.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use super::bind::{BoundColumn, BoundExpr};
 use super::expr::CompareOp;
+use super::partition_values::TypedPartitionValues;
 use super::scalar::Scalar;
 use super::stats::FileStats;
-use crate::error::{DeltaError, Result};
-use crate::schema::{parse_partition_value, physical_name, ColumnMappingMode, StructType};
 
 /// Microseconds a millisecond-precision timestamp statistic may be off by.
 const TIMESTAMP_SLACK_MICROS: i64 = 1000;
 
 /// Whether a file may hold a row that `predicate` selects.
 ///
-/// `partition_values` maps partition column names (logical, as in the schema) to their
-/// typed values for this file (see [`partition_scalars`]); `stats` are the file's parsed
-/// statistics, if any.
+/// `partition_values` are the file's typed partition values; `stats` its parsed statistics,
+/// if any.
 pub fn may_match_file(
     predicate: &BoundExpr,
-    partition_values: &BTreeMap<String, Scalar>,
+    partition_values: &TypedPartitionValues,
     stats: Option<&FileStats>,
 ) -> bool {
     if stats.and_then(|s| s.num_records) == Some(0) {
@@ -47,39 +44,8 @@ pub fn may_match_file(
     file.may(predicate, false)
 }
 
-/// Typed partition values of a file, keyed by logical column name: each of
-/// `partition_columns` (logical names) looked up in `add.partitionValues` (keyed by physical
-/// name) and parsed to its column type. A missing key is a null.
-pub fn partition_scalars(
-    partition_values: &crate::log::PartitionValues,
-    schema: &StructType,
-    partition_columns: &[String],
-    mode: ColumnMappingMode,
-) -> Result<BTreeMap<String, Scalar>> {
-    let mut out = BTreeMap::new();
-    for name in partition_columns {
-        let field = schema.field(name).ok_or_else(|| {
-            DeltaError::invalid_schema(format!(
-                "partition column '{name}' is not in the table schema"
-            ))
-        })?;
-        let ty = field.data_type.as_primitive().ok_or_else(|| {
-            DeltaError::invalid_schema(format!(
-                "partition column '{name}' has the non-primitive type {}",
-                field.data_type
-            ))
-        })?;
-        let raw = partition_values
-            .get(physical_name(field, mode)?)
-            .and_then(Option::as_deref);
-        let array = parse_partition_value(raw, ty)?;
-        out.insert(field.name.clone(), Scalar::from_array(&array, 0)?);
-    }
-    Ok(out)
-}
-
 struct File<'a> {
-    partition_values: &'a BTreeMap<String, Scalar>,
+    partition_values: &'a TypedPartitionValues,
     stats: Option<&'a FileStats>,
 }
 
@@ -130,13 +96,7 @@ impl File<'_> {
     /// What is known of `column` in this file.
     fn facts(&self, column: &BoundColumn) -> Facts {
         if let [name] = column.path.as_slice() {
-            let value = self.partition_values.get(name).or_else(|| {
-                self.partition_values
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| v)
-            });
-            if let Some(value) = value {
+            if let Some(value) = self.partition_values.get(name) {
                 return Facts::exact(value, column);
             }
         }

@@ -2,10 +2,9 @@
 //! statistics: every operator, nulls, missing and loose statistics, truncated strings,
 //! millisecond timestamps, decimals, dates, floats and column mapping.
 
-use std::collections::BTreeMap;
-
 use super::*;
 use crate::error::Result;
+use crate::predicate::TypedPartitionValues;
 use crate::schema::{
     ColumnMappingMode, PrimitiveType, StructField, StructType, COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
@@ -49,10 +48,9 @@ fn may_with(
         .map(|json| FileStats::parse(json, &columns))
         .transpose()?
         .map(|s| s.with_deletion_vector(deletion_vector));
-    let partitions: BTreeMap<String, Scalar> = partitions
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
+    let partitions = TypedPartitionValues::from_entries(
+        partitions.iter().map(|(k, v)| (k.to_string(), v.clone())),
+    );
     Ok(may_match_file(&bound, &partitions, stats.as_ref()))
 }
 
@@ -469,7 +467,7 @@ fn partition_values_are_exact() -> Result<()> {
 }
 
 #[test]
-fn partition_scalars_follow_column_mapping() -> Result<()> {
+fn typed_partition_values_follow_column_mapping() -> Result<()> {
     let schema = StructType::new([
         StructField::new("Day", PrimitiveType::Date, true)
             .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-9"),
@@ -485,7 +483,7 @@ fn partition_scalars_follow_column_mapping() -> Result<()> {
     .into_iter()
     .collect();
     let columns = ["day".to_string(), "region".to_string()];
-    let values = partition_scalars(&raw, &schema, &columns, ColumnMappingMode::Name)?;
+    let values = TypedPartitionValues::parse(&raw, &schema, &columns, ColumnMappingMode::Name)?;
     assert_eq!(values.get("Day"), Some(&Scalar::Date(19724)));
     assert_eq!(
         values.get("region"),
@@ -504,8 +502,8 @@ fn partition_scalars_follow_column_mapping() -> Result<()> {
     let bad: crate::log::PartitionValues = [("col-9".to_string(), Some("soon".to_string()))]
         .into_iter()
         .collect();
-    assert!(partition_scalars(&bad, &schema, &columns, ColumnMappingMode::Name).is_err());
-    assert!(partition_scalars(
+    assert!(TypedPartitionValues::parse(&bad, &schema, &columns, ColumnMappingMode::Name).is_err());
+    assert!(TypedPartitionValues::parse(
         &raw,
         &schema,
         &["nope".to_string()],

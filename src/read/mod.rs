@@ -7,6 +7,7 @@ mod decode_types;
 mod decoder;
 pub mod deletion_vector;
 mod file;
+mod file_plan;
 mod footer;
 pub mod metrics;
 mod progress;
@@ -18,13 +19,15 @@ pub mod scheduler;
 mod transform;
 
 pub use decoder::{DirectDecoder, FileDecoder};
-pub use file::{ReadContext, RowPredicate};
+pub use file::ReadContext;
+pub use file_plan::ReadSpec;
 
 // What the delta_kernel decoder (src/kernel) shares with ours.
 #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
 pub(crate) use {
     deletion_vector::DeletionVector,
-    file::{int96_as_micros, load_deletion_vector, BatchFinish},
+    file::{int96_as_micros, load_deletion_vector, BatchFinish, RowLimit},
+    file_plan::FileOutput,
     footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE},
     ranges::owned_row_groups,
     transform::{projected_file_schema, FileTransform},

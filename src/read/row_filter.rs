@@ -18,7 +18,6 @@ use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
 use parquet::arrow::ProjectionMask;
 use parquet::schema::types::SchemaDescriptor;
 
-use super::file::RowPredicate;
 use super::transform::{needed_file_columns, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
 use crate::plan::ReadColumn;
@@ -43,12 +42,9 @@ pub(crate) enum FilterPlan {
 /// the read columns (then the caller filters after decoding).
 ///
 /// `file_schema` is the Arrow schema the decoder reads the file as, `descr` the file's
-/// Parquet schema. `evaluator`, when given, evaluates the predicate on logical batches (else
-/// [`evaluate`] does).
-#[allow(clippy::too_many_arguments)]
+/// Parquet schema.
 pub(crate) fn plan_row_filter(
     predicate: &Arc<BoundExpr>,
-    evaluator: Option<&RowPredicate>,
     columns: &[ReadColumn],
     partition_values: &[Option<ArrayRef>],
     file_schema: &Schema,
@@ -87,13 +83,7 @@ pub(crate) fn plan_row_filter(
             .map(|c| Arc::clone(&c.arrow))
             .collect::<Vec<_>>(),
     ));
-    let evaluator: RowPredicate = match evaluator {
-        Some(f) => Arc::clone(f),
-        None => {
-            let p = Arc::clone(predicate);
-            Arc::new(move |batch: &RecordBatch| evaluate(&p, batch))
-        }
-    };
+    let predicate = Arc::clone(predicate);
     let roots = needed_file_columns(file_schema, &sub_columns, mode);
     let projected = Schema::new(
         roots
@@ -107,7 +97,7 @@ pub(crate) fn plan_row_filter(
         let options = RecordBatchOptions::new().with_row_count(Some(1));
         let one = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options)
             .map_err(arrow_error)?;
-        let keep = evaluator(&transform.apply(&one, &sub_columns)?)?;
+        let keep = evaluate(&predicate, &transform.apply(&one, &sub_columns)?)?;
         let pass = keep.len() == 1 && keep.is_valid(0) && keep.value(0);
         return Ok(Some(if pass {
             FilterPlan::AllRows
@@ -120,7 +110,7 @@ pub(crate) fn plan_row_filter(
     let filter = ArrowPredicateFn::new(mask, move |batch: RecordBatch| {
         let result = transform
             .apply(&batch, &sub_columns)
-            .and_then(|logical| evaluator(&logical));
+            .and_then(|logical| evaluate(&predicate, &logical));
         result.map_err(|e| keep_error(&slot, e))
     });
     Ok(Some(FilterPlan::Filter(RowFilter::new(vec![Box::new(
@@ -523,10 +513,10 @@ mod tests {
     }
 
     #[test]
-    fn without_a_bound_expression_the_batches_are_filtered_after_decoding() {
+    fn without_pushdown_the_batches_are_filtered_after_decoding() {
         use crate::plan::{plan_columns, plan_tasks, ScanRequest, TableFacts};
         use crate::read::file::read_file;
-        use crate::read::{ReadContext, RowPredicate};
+        use crate::read::{ReadContext, ReadSpec};
 
         let t = two_file_table();
         let facts = TableFacts {
@@ -549,28 +539,21 @@ mod tests {
             output_types: Default::default(),
         };
         let columns = plan_columns(facts, &request).unwrap_or_else(|e| panic!("{e}"));
-        let tasks = plan_tasks(
-            facts,
-            &columns.columns,
-            t.eager_files().unwrap_or_default(),
-            None,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let p = Arc::clone(&bound);
-        let predicate: RowPredicate = Arc::new(move |batch| evaluate(&p, batch));
+        let tasks = plan_tasks(facts, t.eager_files().unwrap_or_default(), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let output_schema = Arc::clone(&columns.output_schema);
         let ctx = ReadContext {
             store: Arc::clone(t.store()),
             location: t.location().clone(),
-            columns: Arc::clone(&columns.columns),
-            read_schema: Arc::clone(&columns.read_schema),
-            output_indices: Arc::clone(&columns.output_indices),
-            output_schema: Arc::clone(&columns.output_schema),
-            mode: facts.mode,
-            batch_size: 16,
-            predicate: Some(predicate),
-            predicate_expr: None,
+            spec: Arc::new(ReadSpec {
+                columns,
+                mode: facts.mode,
+                batch_size: 16,
+                predicate: Some(bound),
+                pushdown: false,
+                output_types: Default::default(),
+            }),
             row_groups_pruned: Default::default(),
-            output_types: Default::default(),
         };
         let mut batches = Vec::new();
         for task in tasks {
@@ -579,7 +562,7 @@ mod tests {
                 batches.push(b.unwrap_or_else(|e| panic!("{e}")));
             }
         }
-        let got = arrow_select::concat::concat_batches(&columns.output_schema, &batches)
+        let got = arrow_select::concat::concat_batches(&output_schema, &batches)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(got, expected(&t, filter));
         assert_eq!(

@@ -13,8 +13,6 @@
 //! A column the file does not have reads as nulls (schema evolution): every row of every row
 //! group is null.
 
-use std::collections::BTreeMap;
-
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::Schema;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
@@ -24,21 +22,22 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::transform::{cast, find_in_file};
 use crate::plan::ReadColumn;
-use crate::predicate::{may_match_file, BoundExpr, ColumnStats, FileStats, Scalar};
+use crate::predicate::{
+    may_match_file, BoundExpr, ColumnStats, FileStats, Scalar, TypedPartitionValues,
+};
 use crate::schema::ColumnMappingMode;
 
 /// The indexes of the row groups of a file that may hold a row `predicate` selects, in file
 /// order.
 ///
 /// `columns` are the scan's read columns (they include every column the predicate reads) and
-/// `partition_values` their values in this file (partition columns only, length-1 arrays),
-/// as in [`super::FileTask`]. `has_deletion_vector` makes row and null counts loose (they
+/// `partition_values` the file's. `has_deletion_vector` makes row and null counts loose (they
 /// count deleted rows).
 pub(crate) fn prune_row_groups(
     predicate: &BoundExpr,
     metadata: &ParquetMetaData,
     columns: &[ReadColumn],
-    partition_values: &[Option<ArrayRef>],
+    partition_values: &TypedPartitionValues,
     mode: ColumnMappingMode,
     has_deletion_vector: bool,
 ) -> Vec<usize> {
@@ -47,9 +46,8 @@ pub(crate) fn prune_row_groups(
     if count == 0 {
         return all;
     }
-    let partitions = partition_scalars(columns, partition_values);
     let stats_columns = predicate_stats(predicate, metadata, columns, mode);
-    if stats_columns.is_empty() && partitions.is_empty() {
+    if stats_columns.is_empty() && partition_values.is_empty() {
         return all;
     }
     all.into_iter()
@@ -63,24 +61,7 @@ pub(crate) fn prune_row_groups(
                     .map(|(path, per_group)| (path.clone(), per_group[rg].clone())),
             )
             .with_deletion_vector(has_deletion_vector);
-            may_match_file(predicate, &partitions, Some(&stats))
-        })
-        .collect()
-}
-
-/// The typed partition values of this file, keyed by logical column name. A value that does
-/// not convert is left out (then nothing is concluded from it).
-fn partition_scalars(
-    columns: &[ReadColumn],
-    partition_values: &[Option<ArrayRef>],
-) -> BTreeMap<String, Scalar> {
-    columns
-        .iter()
-        .zip(partition_values)
-        .filter(|(c, _)| c.partition)
-        .filter_map(|(c, v)| {
-            let value = Scalar::from_array(v.as_ref()?.as_ref(), 0).ok()?;
-            Some((c.field.name.clone(), value))
+            may_match_file(predicate, partition_values, Some(&stats))
         })
         .collect()
 }
@@ -290,16 +271,17 @@ mod tests {
         schema: StructType,
         columns: Vec<ReadColumn>,
         meta: ParquetMetaData,
-        partition_values: Vec<Option<ArrayRef>>,
+        partition_values: TypedPartitionValues,
     }
 
     impl Case {
         fn new() -> Self {
             let schema = parse_schema(TABLE).unwrap_or_else(|e| panic!("{e}"));
             let columns = read_columns(&schema, &["part"]);
-            let part: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
-            let mut partition_values = vec![None; columns.len()];
-            partition_values[5] = Some(part);
+            let partition_values = TypedPartitionValues::from_entries([(
+                "part".to_string(),
+                Scalar::String("a".into()),
+            )]);
             Case {
                 schema,
                 columns,
@@ -402,7 +384,8 @@ mod tests {
             &schema,
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let kept = |mode| prune_row_groups(&bound, &meta, &columns, &[None], mode, false);
+        let none = TypedPartitionValues::none();
+        let kept = |mode| prune_row_groups(&bound, &meta, &columns, &none, mode, false);
         // By physical name: `col-a1` counts down.
         assert_eq!(kept(ColumnMappingMode::Name), vec![3]);
         // By field id: `renamed` counts up.

@@ -113,12 +113,7 @@ fn file(add: &Add, partition_names: &[(&str, String)]) -> Value {
     let partition_values: serde_json::Map<String, Value> = partition_names
         .iter()
         .map(|(logical, physical)| {
-            let value = add
-                .partition_values
-                .get(physical)
-                .or_else(|| add.partition_values.get(logical))
-                .cloned()
-                .flatten();
+            let value = add.partition_values.value_of(physical, logical);
             (logical.to_string(), json!(value))
         })
         .collect();

@@ -1,0 +1,327 @@
+//! The plan of one data file's read, pure: from the file's footer, its [`FileTask`] and the
+//! scan's [`ReadSpec`], which row groups are read, how the predicate is applied (statistics,
+//! a row filter inside the decoder, or a filter after decoding), which file columns are
+//! decoded and how they become output columns, and how many rows the decoder may stop at;
+//! then, with the file's deletion vector, which rows are skipped and which dropped.
+//!
+//! `file::open` does the I/O (footer, deletion vector) around [`plan_file`] and
+//! [`FileRead::with_deleted_rows`], and builds the decoder with [`FileRead::decoder`].
+
+use std::sync::{Arc, Mutex};
+
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, RowFilter, RowSelection};
+use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder};
+use parquet::arrow::ProjectionMask;
+
+use super::deletion_vector::DeletionVector;
+use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
+use super::row_group_reads::DeletedRows;
+use super::row_groups::prune_row_groups;
+use super::transform::{projected_file_schema, FileTransform};
+use crate::error::{DeltaError, Phase, Result};
+use crate::plan::{FileTask, ReadColumn, ScanColumns};
+use crate::predicate::BoundExpr;
+use crate::schema::{ColumnMappingMode, OutputTypes};
+
+/// Deletes whose row selection runs average fewer rows than this are dropped from decoded
+/// batches by a mask instead (the Parquet reader itself decodes such selections in full and
+/// filters them, with the same threshold).
+const MIN_SELECTED_RUN: u64 = 32;
+
+/// What every file of a scan reads, and how: the pure half of a scan's read context.
+#[derive(Debug, Clone)]
+pub struct ReadSpec {
+    /// The read columns (output and predicate-only) and the output.
+    pub columns: ScanColumns,
+    /// Column mapping mode of the table.
+    pub mode: ColumnMappingMode,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// The scan's row predicate, if any.
+    pub predicate: Option<Arc<BoundExpr>>,
+    /// Whether the predicate prunes row groups by their statistics and runs inside the
+    /// decoder (a Parquet row filter). When `false` it only filters decoded batches: the
+    /// plain reference that pushdown is checked against.
+    pub pushdown: bool,
+    /// The Arrow types strings and binaries are decoded as (those of the read columns).
+    pub output_types: OutputTypes,
+}
+
+/// A file's plan before its deletion vector is known.
+pub(crate) struct FilePlan {
+    /// Row groups the task owns that statistics ruled out.
+    pub(crate) row_groups_pruned: usize,
+    /// `None` when no row of the file can be returned.
+    pub(crate) read: Option<FileRead>,
+}
+
+/// How the decoded batches of a file become output batches.
+pub(crate) struct FileOutput {
+    pub(crate) transform: FileTransform,
+    /// The columns `transform` produces: every read column when `post_filter`, else only the
+    /// output columns, in output order.
+    pub(crate) columns: Vec<ReadColumn>,
+    /// Whether the predicate is applied to decoded batches (the decoder does not evaluate it).
+    pub(crate) post_filter: bool,
+}
+
+/// How deleted rows are left out.
+pub(crate) enum Deletes {
+    /// The file has no deletion vector.
+    None,
+    /// A row selection: the decoder skips the deleted rows (whole pages of long runs).
+    Selection(RowSelection),
+    /// Scattered deletes, dropped from decoded batches by a mask.
+    Masked(DeletedRows),
+}
+
+/// The read of one file with at least one row to return.
+pub(crate) struct FileRead {
+    /// Row groups to read, in file order.
+    row_groups: Vec<usize>,
+    /// The first file row and row count of every row group of the file.
+    row_group_rows: Vec<(u64, u64)>,
+    /// File columns decoded (top-level indexes of the file schema).
+    roots: Vec<usize>,
+    row_filter: Option<RowFilter>,
+    filter_errors: ErrorSlot,
+    output: FileOutput,
+    deletes: Deletes,
+    /// The task's row limit.
+    limit: Option<usize>,
+}
+
+/// Plans the read of `task` from the file's reader metadata (its footer and the Arrow schema
+/// it is decoded as).
+pub(crate) fn plan_file(
+    spec: &ReadSpec,
+    task: &FileTask,
+    metadata: &ArrowReaderMetadata,
+) -> Result<FilePlan> {
+    let parquet = metadata.metadata();
+    let file_schema = metadata.schema();
+    let columns = &spec.columns.columns;
+    let empty = |row_groups_pruned| FilePlan {
+        row_groups_pruned,
+        read: None,
+    };
+
+    // A ranged task reads the row groups its range owns, the others none.
+    let mut row_groups: Vec<usize> = match &task.range {
+        Some(range) => super::ranges::owned_row_groups(parquet, range),
+        None => (0..parquet.num_row_groups()).collect(),
+    };
+    let owned = row_groups.len();
+    if owned == 0 {
+        return Ok(empty(0));
+    }
+    let predicate = spec.predicate.as_ref().filter(|_| spec.pushdown);
+    // Row groups whose statistics rule the predicate out.
+    if let Some(expr) = predicate {
+        let may_match = prune_row_groups(
+            expr,
+            parquet,
+            columns,
+            &task.partition_values,
+            spec.mode,
+            task.deletion_vector.is_some(),
+        );
+        row_groups.retain(|i| may_match.contains(i));
+    }
+    let row_groups_pruned = owned - row_groups.len();
+    if row_groups.is_empty() {
+        return Ok(empty(row_groups_pruned));
+    }
+
+    // Partition values as constants of the columns' output types.
+    let constants = task.partition_arrays(columns)?;
+    // The row filter, or the post-decode filter when the decoder cannot evaluate it.
+    let filter_errors: ErrorSlot = Arc::new(Mutex::new(None));
+    let filter = match predicate {
+        Some(expr) => plan_row_filter(
+            expr,
+            columns,
+            &constants,
+            file_schema,
+            parquet.file_metadata().schema_descr(),
+            spec.mode,
+            &filter_errors,
+        )?,
+        None => None,
+    };
+    let (row_filter, post_filter) = match filter {
+        Some(FilterPlan::NoRows) => return Ok(empty(row_groups_pruned)),
+        Some(FilterPlan::AllRows) => (None, false),
+        Some(FilterPlan::Filter(f)) => (Some(f), false),
+        None => (None, spec.predicate.is_some()),
+    };
+
+    // Once the decoder has filtered, columns only the predicate reads are not decoded again:
+    // the transform makes the output columns alone.
+    let (columns, schema, values) = if post_filter {
+        (
+            columns.to_vec(),
+            Arc::clone(&spec.columns.read_schema),
+            constants,
+        )
+    } else {
+        let indices = spec.columns.output_indices.iter();
+        let columns: Vec<ReadColumn> = indices
+            .clone()
+            .filter_map(|&i| columns.get(i).cloned())
+            .collect();
+        let values = indices
+            .map(|&i| constants.get(i).cloned().flatten())
+            .collect::<Vec<_>>();
+        (columns, Arc::clone(&spec.columns.output_schema), values)
+    };
+    let (roots, projected) = projected_file_schema(file_schema, &columns, spec.mode);
+    let transform = FileTransform::new(schema, &columns, &values, &projected, spec.mode);
+    let mut first = 0u64;
+    let row_group_rows = parquet
+        .row_groups()
+        .iter()
+        .map(|rg| {
+            // The footer is validated when it is read: a negative count is not possible here.
+            let rows = u64::try_from(rg.num_rows()).unwrap_or(0);
+            let start = first;
+            first += rows;
+            (start, rows)
+        })
+        .collect();
+    Ok(FilePlan {
+        row_groups_pruned,
+        read: Some(FileRead {
+            row_groups,
+            row_group_rows,
+            roots,
+            row_filter,
+            filter_errors,
+            output: FileOutput {
+                transform,
+                columns,
+                post_filter,
+            },
+            deletes: Deletes::None,
+            limit: task.limit,
+        }),
+    })
+}
+
+impl FileRead {
+    /// Leaves out the rows `deleted` names: row groups whose rows are all deleted are not
+    /// read, and the others' deleted rows are skipped by a row selection or, when scattered
+    /// over short runs (and the decoder runs no row filter), dropped from decoded batches.
+    /// `None` when every row the read would return is deleted.
+    pub(crate) fn with_deleted_rows(mut self, deleted: DeletionVector) -> Option<FileRead> {
+        let file_rows = self
+            .row_group_rows
+            .last()
+            .map_or(0, |&(start, rows)| start + rows);
+        // Only the indexes of rows the file has count (others are ignored, as delta_kernel
+        // ignores them): a vector naming rows past the end must not hide the whole file.
+        if deleted.deleted_in(0, file_rows) >= file_rows {
+            return None;
+        }
+        let groups = &self.row_group_rows;
+        self.row_groups.retain(|&i| {
+            groups
+                .get(i)
+                .is_some_and(|&(start, rows)| deleted.deleted_in(start, rows) < rows)
+        });
+        if self.row_groups.is_empty() {
+            return None;
+        }
+        // The selection covers the row groups read, and only those.
+        let kept: Vec<(u64, u64)> = self
+            .row_groups
+            .iter()
+            .filter_map(|&i| groups.get(i).copied())
+            .collect();
+        let rows: u64 = kept.iter().map(|&(_, n)| n).sum();
+        let chosen = deleted.row_selection(&kept);
+        // Deletes scattered over short runs are cheaper to drop from decoded batches: the
+        // decoder would decode those rows anyway and filter them by a mask, after working out
+        // the pages of every column from each run. Long runs stay a selection, which skips
+        // whole pages.
+        let runs = (chosen.iter().count() as u64).max(1);
+        self.deletes = if self.row_filter.is_none() && rows / runs < MIN_SELECTED_RUN {
+            let starts = groups.iter().map(|&(start, _)| start).collect();
+            Deletes::Masked(DeletedRows::new(deleted, starts))
+        } else {
+            Deletes::Selection(chosen)
+        };
+        Some(self)
+    }
+
+    /// The row limit the decoder applies itself. Parquet counts rows after the row selection
+    /// and the row filter, so the limit is left to the decoder only when no row it returns is
+    /// dropped afterwards (by the predicate or masked deletes).
+    pub(crate) fn decoder_limit(&self) -> Option<usize> {
+        let exact = !self.output.post_filter && !matches!(self.deletes, Deletes::Masked(_));
+        self.limit.filter(|_| exact)
+    }
+
+    /// Whether the next row group is read while one decodes: not when a limit is applied
+    /// after decoding (a head-like scan would read a row group it then drops).
+    pub(crate) fn read_ahead(&self) -> bool {
+        self.limit.is_none() || self.decoder_limit().is_some()
+    }
+
+    /// The row groups read, in file order.
+    #[cfg(test)]
+    pub(crate) fn row_groups(&self) -> &[usize] {
+        &self.row_groups
+    }
+
+    /// The decoder of this read, and what the reader still needs: the mask of scattered
+    /// deletes, the row filter's error slot and the output conversion.
+    pub(crate) fn decoder(
+        self,
+        metadata: ArrowReaderMetadata,
+        batch_size: usize,
+        path: &str,
+    ) -> Result<(
+        ParquetPushDecoder,
+        Option<DeletedRows>,
+        ErrorSlot,
+        FileOutput,
+    )> {
+        let limit = self.decoder_limit();
+        let num_row_groups = self.row_group_rows.len();
+        let mask = ProjectionMask::roots(
+            metadata.metadata().file_metadata().schema_descr(),
+            self.roots,
+        );
+        let mut builder = ParquetPushDecoderBuilder::new_with_metadata(metadata)
+            .with_projection(mask)
+            .with_batch_size(batch_size.max(1));
+        if self.row_groups.len() < num_row_groups {
+            builder = builder.with_row_groups(self.row_groups);
+        }
+        let masked = match self.deletes {
+            Deletes::None => None,
+            Deletes::Selection(selection) => {
+                builder = builder.with_row_selection(selection);
+                None
+            }
+            Deletes::Masked(masked) => Some(masked),
+        };
+        if let Some(filter) = self.row_filter {
+            builder = builder.with_row_filter(filter);
+        }
+        if let Some(limit) = limit {
+            builder = builder.with_limit(limit);
+        }
+        let decoder = builder.build().map_err(|source| DeltaError::Parquet {
+            path: path.to_string(),
+            phase: Phase::Read,
+            source,
+        })?;
+        Ok((decoder, masked, self.filter_errors, self.output))
+    }
+}
+
+#[cfg(test)]
+#[path = "file_plan_tests.rs"]
+mod tests;
