@@ -101,3 +101,91 @@ impl TypedPartitionValues {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+
+    use super::*;
+    use crate::schema::{PrimitiveType, StructField, COLUMN_MAPPING_PHYSICAL_NAME_KEY};
+
+    fn schema() -> StructType {
+        StructType::new([
+            StructField::new("Region", PrimitiveType::String, true)
+                .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-1"),
+            StructField::new("day", PrimitiveType::Date, true)
+                .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-2"),
+            StructField::new("n", PrimitiveType::Long, true)
+                .with_metadata(COLUMN_MAPPING_PHYSICAL_NAME_KEY, "col-3"),
+        ])
+    }
+
+    fn raw(entries: &[(&str, Option<&str>)]) -> PartitionValues {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+            .collect()
+    }
+
+    fn parse(entries: &[(&str, Option<&str>)]) -> Result<TypedPartitionValues> {
+        let columns = ["Region".to_string(), "day".to_string(), "n".to_string()];
+        TypedPartitionValues::parse(&raw(entries), &schema(), &columns, ColumnMappingMode::Name)
+    }
+
+    #[test]
+    fn the_physical_name_wins_then_the_logical_name_then_null() -> Result<()> {
+        let values = parse(&[
+            ("col-1", Some("NL")),
+            ("Region", Some("DE")),
+            ("day", Some("2024-01-02")),
+        ])?;
+        assert_eq!(values.get("Region"), Some(&Scalar::String("NL".into())));
+        // Keyed by logical name (a writer that ignored column mapping).
+        assert_eq!(values.get("day"), Some(&Scalar::Date(19724)));
+        // No entry at all: a null of the column's type.
+        assert_eq!(values.get("n"), Some(&Scalar::Null(PrimitiveType::Long)));
+        // Not a partition column.
+        assert_eq!(values.get("other"), None);
+        // Names are as the schema spells them, in partition column order.
+        let names: Vec<&str> = values.iter().map(|(k, _)| k).collect();
+        assert_eq!(names, ["Region", "day", "n"]);
+        Ok(())
+    }
+
+    #[test]
+    fn an_explicit_null_and_an_empty_string_are_nulls() -> Result<()> {
+        let values = parse(&[("col-1", None), ("col-2", Some("")), ("col-3", Some(""))])?;
+        assert!(values.iter().all(|(_, v)| v.is_null()));
+        Ok(())
+    }
+
+    #[test]
+    fn values_that_do_not_parse_are_errors() {
+        assert!(parse(&[("col-3", Some("seven"))]).is_err());
+        assert!(parse(&[("col-2", Some("2024-13-45"))]).is_err());
+        let columns = ["missing".to_string()];
+        let missing =
+            TypedPartitionValues::parse(&raw(&[]), &schema(), &columns, ColumnMappingMode::Name);
+        assert!(missing.is_err());
+    }
+
+    #[test]
+    fn arrays_take_the_type_the_scan_outputs() -> Result<()> {
+        let values = parse(&[("col-1", Some("NL")), ("col-3", Some("7"))])?;
+        let view = values
+            .array("Region", &DataType::Utf8View)?
+            .ok_or_else(|| DeltaError::invalid_schema("no value"))?;
+        assert_eq!(view.as_string_view().value(0), "NL");
+        let long = values
+            .array("n", &DataType::Int64)?
+            .ok_or_else(|| DeltaError::invalid_schema("no value"))?;
+        assert_eq!(long.len(), 1);
+        let null_day = values
+            .array("day", &DataType::Date32)?
+            .ok_or_else(|| DeltaError::invalid_schema("no value"))?;
+        assert_eq!(null_day.null_count(), 1);
+        assert!(values.array("other", &DataType::Utf8)?.is_none());
+        Ok(())
+    }
+}
