@@ -39,10 +39,11 @@ pub(crate) fn scan_statistics(
     let exact = |known: bool| known && !filtered;
     let rows: Option<u64> = files.iter().zip(&parsed).try_fold(0u64, |sum, (add, s)| {
         let records = s.as_ref()?.num_records?;
-        let deleted = add
-            .deletion_vector
-            .as_ref()
-            .map_or(0, |dv| u64::try_from(dv.cardinality).unwrap_or(0));
+        // A negative cardinality (a corrupt log) leaves the row count unknown.
+        let deleted = match &add.deletion_vector {
+            Some(dv) => u64::try_from(dv.cardinality).ok()?,
+            None => 0,
+        };
         Some(sum.saturating_add(records.saturating_sub(deleted)))
     });
     let bytes: u64 = files

@@ -39,7 +39,8 @@ use crate::plan::FileTask;
 use crate::read::metrics::DeltaScanMetrics;
 use crate::read::{
     int96_as_micros, load_deletion_vector, owned_row_groups, projected_file_schema, read_metadata,
-    BatchFinish, DeletionVector, FileDecoder, FileOutput, FileTransform, ReadContext, RowLimit,
+    row_group_rows, BatchFinish, DeletionVector, FileDecoder, FileOutput, FileTransform,
+    ReadContext, RowLimit,
 };
 
 /// Files decoded by delta_kernel's default engine (the `DeltaKernel` backend).
@@ -161,19 +162,18 @@ async fn open(
     };
     // A ranged task returns the rows of the row groups its range owns (the kernel reads the
     // whole file): their row intervals, file-global like deletion vector positions.
-    let owned: Option<Vec<Range<u64>>> = task.range.as_ref().map(|range| {
-        let mut first = 0u64;
-        let mut starts = Vec::with_capacity(metadata.num_row_groups());
-        for rg in metadata.row_groups() {
-            let rows = u64::try_from(rg.num_rows()).unwrap_or(0);
-            starts.push(first..first + rows);
-            first += rows;
+    let owned: Option<Vec<Range<u64>>> = match task.range.as_ref() {
+        Some(range) => {
+            let rows = row_group_rows(&metadata, &path)?;
+            Some(
+                owned_row_groups(&metadata, range)
+                    .into_iter()
+                    .filter_map(|i| rows.get(i).map(|&(first, n)| first..first.saturating_add(n)))
+                    .collect(),
+            )
         }
-        owned_row_groups(&metadata, range)
-            .into_iter()
-            .filter_map(|i| starts.get(i).cloned())
-            .collect()
-    });
+        None => None,
+    };
     if owned.as_ref().is_some_and(Vec::is_empty) {
         return Ok(futures::stream::empty().boxed());
     }

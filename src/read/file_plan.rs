@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, RowFilter, RowSelection};
 use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder};
 use parquet::arrow::ProjectionMask;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ParquetMetaData;
 
 use super::deletion_vector::DeletionVector;
 use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
@@ -177,18 +179,7 @@ pub(crate) fn plan_file(
     };
     let (roots, projected) = projected_file_schema(file_schema, &columns, spec.mode);
     let transform = FileTransform::new(schema, &columns, &values, &projected, spec.mode);
-    let mut first = 0u64;
-    let row_group_rows = parquet
-        .row_groups()
-        .iter()
-        .map(|rg| {
-            // The footer is validated when it is read: a negative count is not possible here.
-            let rows = u64::try_from(rg.num_rows()).unwrap_or(0);
-            let start = first;
-            first += rows;
-            (start, rows)
-        })
-        .collect();
+    let row_group_rows = row_group_rows(parquet, &task.path)?;
     Ok(FilePlan {
         row_groups_pruned,
         read: Some(FileRead {
@@ -206,6 +197,26 @@ pub(crate) fn plan_file(
             limit: task.limit,
         }),
     })
+}
+
+/// The first file row and the row count of every row group of a file; an error for a
+/// negative count (a corrupt footer), which would shift every later row position.
+pub(crate) fn row_group_rows(metadata: &ParquetMetaData, path: &str) -> Result<Vec<(u64, u64)>> {
+    let mut first = 0u64;
+    let mut out = Vec::with_capacity(metadata.num_row_groups());
+    for (i, rg) in metadata.row_groups().iter().enumerate() {
+        let rows = u64::try_from(rg.num_rows()).map_err(|_| DeltaError::Parquet {
+            path: path.to_string(),
+            phase: Phase::Read,
+            source: ParquetError::General(format!(
+                "row group {i} has a negative row count ({})",
+                rg.num_rows()
+            )),
+        })?;
+        out.push((first, rows));
+        first = first.saturating_add(rows);
+    }
+    Ok(out)
 }
 
 impl FileRead {

@@ -302,3 +302,34 @@ fn the_plan_reads_only_the_columns_the_output_and_the_filter_need() {
         .iter()
         .all(|r| r.end <= id.0 || r.start >= id.0 + id.1));
 }
+
+#[test]
+fn a_negative_row_count_in_the_footer_is_a_parquet_error_naming_the_file() {
+    let meta = metadata(&file_bytes());
+    let parquet = meta.metadata().as_ref().clone();
+    let mut groups: Vec<_> = parquet.row_groups().to_vec();
+    groups[1] = groups[1]
+        .clone()
+        .into_builder()
+        .set_num_rows(-5)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let corrupt = parquet::file::metadata::ParquetMetaData::new(
+        parquet.file_metadata().clone(),
+        groups,
+    );
+    let err = super::row_group_rows(&corrupt, "f.parquet")
+        .err()
+        .unwrap_or_else(|| panic!("a negative count must not read as 0"));
+    assert_eq!(err.code(), "parquet");
+    assert!(err.to_string().contains("f.parquet"), "{err}");
+    assert!(err.to_string().contains("row group 1"), "{err}");
+    let rows = super::row_group_rows(parquet_ref(&meta), "f.parquet")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[4], (400, 100));
+}
+
+fn parquet_ref(meta: &ArrowReaderMetadata) -> &parquet::file::metadata::ParquetMetaData {
+    meta.metadata().as_ref()
+}

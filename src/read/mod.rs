@@ -27,7 +27,7 @@ pub use file_plan::ReadSpec;
 pub(crate) use {
     deletion_vector::DeletionVector,
     file::{int96_as_micros, load_deletion_vector, BatchFinish, RowLimit},
-    file_plan::FileOutput,
+    file_plan::{row_group_rows, FileOutput},
     footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE},
     ranges::owned_row_groups,
     transform::{projected_file_schema, FileTransform},
