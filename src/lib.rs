@@ -37,8 +37,8 @@ pub mod serve;
 pub use api::{
     parse_timestamp, BinaryType, DeltaBatchStream, DeltaScan, DeltaScanBuilder,
     DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder, FileSelection, LoadInfo, OutputTypes,
-    ParquetReaderBackend, StringType, DEFAULT_BATCH_SIZE, DEFAULT_LOG_CONCURRENCY,
-    DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_OUTPUT_CHANNEL_CAPACITY,
+    ParquetReaderBackend, StringType, DEFAULT_BATCHES_AHEAD_PER_PARTITION, DEFAULT_BATCH_SIZE,
+    DEFAULT_LOG_CONCURRENCY, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
     DEFAULT_PREFETCH_FILES_PER_PARTITION,
 };
 pub use error::{DeltaError, Phase, Result};

@@ -8,8 +8,8 @@ pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 3;
 /// Default of [`DeltaScanExecutionOptions::prefetch_files_per_partition`].
 pub const DEFAULT_PREFETCH_FILES_PER_PARTITION: usize = 2;
 
-/// Default of [`DeltaScanExecutionOptions::output_channel_capacity`].
-pub const DEFAULT_OUTPUT_CHANNEL_CAPACITY: usize = 1;
+/// Default of [`DeltaScanExecutionOptions::batches_ahead_per_partition`].
+pub const DEFAULT_BATCHES_AHEAD_PER_PARTITION: usize = 1;
 
 /// Which Parquet reader decodes the data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,7 +52,7 @@ pub struct DeltaScanExecutionOptions {
     pub prefetch_files_per_partition: usize,
     /// Batches a partition decodes ahead of its consumer [1]. At least 1. When the consumer
     /// stops polling, the partition stops reading.
-    pub output_channel_capacity: usize,
+    pub batches_ahead_per_partition: usize,
     /// Whole-file tasks of at most this many bytes fetch their file with one request and serve
     /// every range read from memory. `None` [default]: off.
     pub parquet_full_file_read_threshold_bytes: Option<u64>,
@@ -68,7 +68,7 @@ impl Default for DeltaScanExecutionOptions {
             max_concurrent_file_reads_per_partition:
                 DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
             prefetch_files_per_partition: DEFAULT_PREFETCH_FILES_PER_PARTITION,
-            output_channel_capacity: DEFAULT_OUTPUT_CHANNEL_CAPACITY,
+            batches_ahead_per_partition: DEFAULT_BATCHES_AHEAD_PER_PARTITION,
             parquet_full_file_read_threshold_bytes: None,
             parquet_reader_backend: ParquetReaderBackend::Direct,
         }
@@ -97,8 +97,8 @@ impl DeltaScanExecutionOptions {
                 "max_concurrent_file_reads_per_partition must be at least 1",
             ));
         }
-        if self.output_channel_capacity == 0 {
-            return Err(invalid("output_channel_capacity must be at least 1"));
+        if self.batches_ahead_per_partition == 0 {
+            return Err(invalid("batches_ahead_per_partition must be at least 1"));
         }
         if self.parquet_reader_backend == ParquetReaderBackend::DeltaKernel
             && !cfg!(all(feature = "kernel", not(target_arch = "wasm32")))
@@ -156,7 +156,7 @@ mod tests {
                 ..d.clone()
             },
             DeltaScanExecutionOptions {
-                output_channel_capacity: 0,
+                batches_ahead_per_partition: 0,
                 ..d.clone()
             },
         ];

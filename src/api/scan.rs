@@ -311,10 +311,10 @@ impl DeltaScan {
         &self.files
     }
 
-    /// Whether the predicate given at build is evaluated exactly on every row (it always is
-    /// when there is one: files and row groups are skipped, and the rows of the files read
-    /// are filtered).
-    pub fn has_predicate(&self) -> bool {
+    /// Whether the scan filters rows: a predicate was given at build, and it is evaluated
+    /// exactly on every row of the files read (after files and row groups are skipped), so
+    /// the rows returned are fewer than the files hold.
+    pub fn filters_rows(&self) -> bool {
         self.predicate.is_some()
     }
 
@@ -370,7 +370,7 @@ impl DeltaScan {
     ///
     /// Natively, when called inside a Tokio runtime, each partition runs as its own task on
     /// that runtime (so one scan decodes on every core), each with a bounded buffer of
-    /// `output_channel_capacity` batches; dropping the stream aborts the tasks, which drops
+    /// `batches_ahead_per_partition` batches; dropping the stream aborts the tasks, which drops
     /// their open files and returns every permit. Outside a runtime, and on wasm32, the
     /// partitions are polled by whoever polls this stream (one thread).
     ///
@@ -415,7 +415,7 @@ impl DeltaScan {
         });
         let parts = run_partitions(
             self.partition_readers(),
-            o.output_channel_capacity,
+            o.batches_ahead_per_partition,
             &metrics,
         );
         let inner = if let Some(owner) = owner {
@@ -475,7 +475,7 @@ impl DeltaScan {
         let limits = PartitionLimits {
             max_concurrent_file_reads: o.max_concurrent_file_reads_per_partition,
             prefetch_files: o.prefetch_files_per_partition,
-            output_capacity: o.output_channel_capacity,
+            output_capacity: o.batches_ahead_per_partition,
             full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
             decoder: decoder(o.parquet_reader_backend),
         };

@@ -5,7 +5,7 @@
 //! every partition from the one task that polls the merged stream decodes on one core; here
 //! each partition is moved onto a task of the runtime that is current when the scan starts,
 //! and forwards its items into a bounded channel of `capacity` items
-//! (`output_channel_capacity`), which the merged stream drains. A full channel stops its
+//! (`batches_ahead_per_partition`), which the merged stream drains. A full channel stops its
 //! partition, so memory stays bounded by the scan's limits.
 //!
 //! Dropping a [`SpawnedPartition`] aborts its task: the task's partition stream is dropped by

@@ -163,7 +163,7 @@ impl TableProvider for DeltaTableProvider {
             self.table.delta_schema(),
             self.table.partition_columns(),
             self.table.column_mapping_mode(),
-            scan.has_predicate() || limit.is_some(),
+            scan.filters_rows() || limit.is_some(),
         );
         let exec = DeltaScanExec::new(
             scan,

@@ -168,7 +168,10 @@ async fn open(
             Some(
                 owned_row_groups(&metadata, range)
                     .into_iter()
-                    .filter_map(|i| rows.get(i).map(|&(first, n)| first..first.saturating_add(n)))
+                    .filter_map(|i| {
+                        rows.get(i)
+                            .map(|&(first, n)| first..first.saturating_add(n))
+                    })
                     .collect(),
             )
         }

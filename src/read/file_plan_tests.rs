@@ -314,18 +314,16 @@ fn a_negative_row_count_in_the_footer_is_a_parquet_error_naming_the_file() {
         .set_num_rows(-5)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let corrupt = parquet::file::metadata::ParquetMetaData::new(
-        parquet.file_metadata().clone(),
-        groups,
-    );
+    let corrupt =
+        parquet::file::metadata::ParquetMetaData::new(parquet.file_metadata().clone(), groups);
     let err = super::row_group_rows(&corrupt, "f.parquet")
         .err()
         .unwrap_or_else(|| panic!("a negative count must not read as 0"));
     assert_eq!(err.code(), "parquet");
     assert!(err.to_string().contains("f.parquet"), "{err}");
     assert!(err.to_string().contains("row group 1"), "{err}");
-    let rows = super::row_group_rows(parquet_ref(&meta), "f.parquet")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rows =
+        super::row_group_rows(parquet_ref(&meta), "f.parquet").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows.len(), 5);
     assert_eq!(rows[4], (400, 100));
 }

@@ -12,7 +12,7 @@
 //!    holds its permits is admitted: a task it turns down is skipped (its permits go back at
 //!    once, nothing is read, the metrics count it);
 //! 2. polls the current (oldest) file stream while the output buffer holds fewer than
-//!    `output_channel_capacity` batches;
+//!    `batches_ahead_per_partition` batches;
 //! 3. polls each prefetched file stream until it holds its first batch, which waits there
 //!    until the stream's turn (task order is kept).
 //!

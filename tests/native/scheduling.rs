@@ -391,7 +391,7 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
         t.scan().with_target_partitions(0).build().await,
         t.scan()
             .with_execution_options(DeltaScanExecutionOptions {
-                output_channel_capacity: 0,
+                batches_ahead_per_partition: 0,
                 ..Default::default()
             })
             .build()
@@ -486,7 +486,7 @@ async fn a_consumer_that_stops_polling_stops_the_reads() {
     let probe = Probe::new(true);
     let t = load(&rows, &probe).await;
     let mut opts = options(1, None, 3, 1);
-    opts.output_channel_capacity = 1;
+    opts.batches_ahead_per_partition = 1;
     let scan = ok(t
         .scan()
         .with_batch_size(10)

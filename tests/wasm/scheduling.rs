@@ -60,7 +60,7 @@ fn options() -> DeltaScanExecutionOptions {
         target_partitions: Some(3),
         max_concurrent_file_reads_per_partition: 2,
         prefetch_files_per_partition: 2,
-        output_channel_capacity: 1,
+        batches_ahead_per_partition: 1,
         ..Default::default()
     }
 }
