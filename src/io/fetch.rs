@@ -452,7 +452,11 @@ impl FetchStore {
         };
         match status {
             206 => {
-                if let Some(start) = content_range_start(&response) {
+                if let Some((start, total)) = content_range(&response) {
+                    // `bytes 0-0/0` (tower-http, for an empty file): no bytes from the start.
+                    if total.is_some_and(|n| range.start >= n) {
+                        return Err(Failure::PastEnd);
+                    }
                     if start != range.start {
                         return Err(Failure::Final(io_error(
                             path,
@@ -611,12 +615,16 @@ async fn read_body(response: &Response) -> std::result::Result<Vec<u8>, Failure>
     Ok(read_body_array(response).await?.to_vec())
 }
 
-/// The first byte of a `Content-Range: bytes a-b/n` header, when present and readable.
-fn content_range_start(response: &Response) -> Option<u64> {
+/// The first byte and the total length (unless `*`) of a `Content-Range: bytes a-b/n`
+/// header, when present and readable.
+fn content_range(response: &Response) -> Option<(u64, Option<u64>)> {
     let value = response.headers().get("content-range").ok()??;
     let spec = value.trim().strip_prefix("bytes")?.trim_start();
-    let (first, _) = spec.split_once('-')?;
-    first.trim().parse().ok()
+    let (first, rest) = spec.split_once('-')?;
+    let total = rest
+        .split_once('/')
+        .and_then(|(_, n)| n.trim().parse().ok());
+    Some((first.trim().parse().ok()?, total))
 }
 
 /// `HTTP 503 Service Unavailable`.
