@@ -5,6 +5,10 @@
 //! S3-compatible server, configured by storage options (`aws_region`, `aws_endpoint`,
 //! `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, `anonymous`, ...).
 //!
+//! It keeps the [`RangeRead`] contract where `object_store` alone would not: a zero-length
+//! range asks the store (one HEAD) whether the object exists; listed names are the objects'
+//! own (never percent-decoded); a list prefix is a string prefix, not whole path segments.
+//!
 //! Local paths that are not regular files (a FIFO, a device, a socket) are refused before
 //! they are opened: opening a FIFO for reading waits for a writer, for ever.
 
@@ -286,7 +290,10 @@ impl RangeRead for ObjectStoreRange {
         let full_folder = self.full_path(folder);
         // `start-after` narrows the listing where the store supports it; the names are
         // compared again below, so an offset that cannot be expressed is simply left out.
-        let offset = start_after.and_then(|s| self.parsed_path(s));
+        // (A leading `/` would sort otherwise once trimmed: no offset then.)
+        let offset = start_after
+            .filter(|s| !s.starts_with('/'))
+            .and_then(|s| self.parsed_path(s));
         let prefix = prefix.to_string();
         let start_after = start_after.map(str::to_string);
         Box::pin(async move {
