@@ -9,6 +9,9 @@
 //! What it sends, and why (see the browser HTTP facts in `DESIGN.md`):
 //!
 //! - only `GET`: never `HEAD` (presigned URLs often reject it), and sizes come from the log;
+//!   a zero-length range costs a one-byte `GET` (the byte before it, or the first byte), so
+//!   that a missing object is [`DeltaError::NotFound`] there too (the [`RangeRead`]
+//!   contract); every other range costs exactly one request;
 //! - ranged reads send `Range: bytes=a-b`, never a suffix range (`bytes=-n`), which costs a
 //!   CORS preflight; whole reads ([`RangeRead::get`]) send no `Range` header;
 //! - `cache: 'no-store'`: Chromium's HTTP cache serialises concurrent range requests to one
@@ -56,7 +59,7 @@ use web_sys::{
 };
 
 use super::fetch_wait::{AbortOnDrop, SignalFired, Sleep};
-use super::{check_range_len, phase_for, BoxFuture, RangeRead};
+use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, RangeRead};
 use crate::error::{redact, DeltaError, Result};
 
 /// Characters left as they are in a path segment: RFC 3986 "unreserved". Everything else,
@@ -294,10 +297,36 @@ impl FetchStore {
 
     /// One object or range, with retries; ends early when the abort signal fires.
     async fn fetch(&self, path: &str, range: Option<&Range<u64>>) -> Result<Bytes> {
+        match self.fetch_or_past_end(path, range).await? {
+            Some(bytes) => Ok(bytes),
+            None => Err(past_end_error(path, range)),
+        }
+    }
+
+    /// A zero-length range, `at..at`: empty if the object exists and has at least `at`
+    /// bytes. A `GET` of one byte finds out (never `HEAD`): the byte before `at` or, at 0,
+    /// the first byte, where "beyond the end" means the object exists and is empty.
+    async fn empty_range(&self, path: &str, at: u64) -> Result<Bytes> {
+        let probe = at.saturating_sub(1)..at.max(1);
+        match self.fetch_or_past_end(path, Some(&probe)).await? {
+            Some(_) => Ok(Bytes::new()),
+            None if at == 0 => Ok(Bytes::new()),
+            None => Err(past_end_error(path, Some(&(at..at)))),
+        }
+    }
+
+    /// [`FetchStore::fetch`], with `None` for a range that starts at or beyond the end of
+    /// the object (`416`).
+    async fn fetch_or_past_end(
+        &self,
+        path: &str,
+        range: Option<&Range<u64>>,
+    ) -> Result<Option<Bytes>> {
         let mut attempt = 0u32;
         loop {
             match self.unless_aborted(path, self.attempt(path, range)).await? {
-                Ok(bytes) => return Ok(bytes),
+                Ok(bytes) => return Ok(Some(bytes)),
+                Err(Failure::PastEnd) => return Ok(None),
                 Err(Failure::Final(err)) => return Err(err),
                 Err(Failure::Transient(_)) if attempt < self.options.retries => {
                     let jitter = 0.5 + js_sys::Math::random() / 2.0;
@@ -423,7 +452,11 @@ impl FetchStore {
         };
         match status {
             206 => {
-                if let Some(start) = content_range_start(&response) {
+                if let Some((start, total)) = content_range(&response) {
+                    // `bytes 0-0/0` (tower-http, for an empty file): no bytes from the start.
+                    if total.is_some_and(|n| range.start >= n) {
+                        return Err(Failure::PastEnd);
+                    }
                     if start != range.start {
                         return Err(Failure::Final(io_error(
                             path,
@@ -443,14 +476,7 @@ impl FetchStore {
                 self.cut_from_whole(&response, path, range, controller)
                     .await
             }
-            416 => Err(Failure::Final(io_error(
-                path,
-                format!(
-                    "bytes {}..{} lie beyond the end of the object (HTTP 416)",
-                    range.start, range.end
-                ),
-                false,
-            ))),
+            416 => Err(Failure::PastEnd),
             _ => Err(unexpected_status(path, &response)),
         }
     }
@@ -494,6 +520,9 @@ impl FetchStore {
         if len > limit {
             return Err(too_big(len.to_string()));
         }
+        if range.start >= len && range.end > len {
+            return Err(Failure::PastEnd);
+        }
         if range.end > len {
             return Err(Failure::Final(io_error(
                 path,
@@ -519,15 +548,9 @@ impl RangeRead for FetchStore {
     fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
         let path = path.to_string();
         Box::pin(async move {
-            if range.start > range.end {
-                return Err(io_error(
-                    &path,
-                    format!("invalid range {}..{}", range.start, range.end),
-                    false,
-                ));
-            }
+            check_range_order(&redact(&path), &range)?;
             if range.start == range.end {
-                return Ok(Bytes::new());
+                return self.empty_range(&path, range.start).await;
             }
             self.fetch(&path, Some(&range)).await
         })
@@ -543,6 +566,9 @@ impl RangeRead for FetchStore {
 enum Failure {
     /// Worth another attempt (network error, 408, 429, 5xx); the text says what happened.
     Transient(String),
+    /// The range starts at or beyond the end of the object (`416`, or a whole body that
+    /// ends before the range starts).
+    PastEnd,
     /// The answer is final.
     Final(DeltaError),
 }
@@ -589,12 +615,16 @@ async fn read_body(response: &Response) -> std::result::Result<Vec<u8>, Failure>
     Ok(read_body_array(response).await?.to_vec())
 }
 
-/// The first byte of a `Content-Range: bytes a-b/n` header, when present and readable.
-fn content_range_start(response: &Response) -> Option<u64> {
+/// The first byte and the total length (unless `*`) of a `Content-Range: bytes a-b/n`
+/// header, when present and readable.
+fn content_range(response: &Response) -> Option<(u64, Option<u64>)> {
     let value = response.headers().get("content-range").ok()??;
     let spec = value.trim().strip_prefix("bytes")?.trim_start();
-    let (first, _) = spec.split_once('-')?;
-    first.trim().parse().ok()
+    let (first, rest) = spec.split_once('-')?;
+    let total = rest
+        .split_once('/')
+        .and_then(|(_, n)| n.trim().parse().ok());
+    Some((first.trim().parse().ok()?, total))
 }
 
 /// `HTTP 503 Service Unavailable`.
@@ -622,6 +652,12 @@ fn network_failure(e: JsValue) -> Failure {
          headers): {}",
         js_message(&e)
     ))
+}
+
+/// A range (never a whole get) that starts at or beyond the end of the object.
+fn past_end_error(path: &str, range: Option<&Range<u64>>) -> DeltaError {
+    let range = range.cloned().unwrap_or_default();
+    past_end(&redact(path), &range, None)
 }
 
 fn io_error(path: &str, message: String, transient: bool) -> DeltaError {

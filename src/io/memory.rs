@@ -7,7 +7,9 @@ use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
 
-use super::{check_range_len, phase_for, BoxFuture, ListEntry, RangeRead};
+use super::{
+    check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry, RangeRead,
+};
 use crate::error::{DeltaError, Result};
 
 #[derive(Debug, Clone)]
@@ -89,23 +91,17 @@ impl MemoryStore {
 
 impl RangeRead for MemoryStore {
     fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
-        let result = self.lookup(path).and_then(|o| {
-            let len = o.data.len() as u64;
-            if range.start > range.end || range.end > len {
-                return Err(DeltaError::Io {
-                    path: path.to_string(),
-                    message: format!(
-                        "range {}..{} is outside the object of {len} bytes",
-                        range.start, range.end
-                    ),
-                    phase: phase_for(path),
-                    transient: false,
-                });
-            }
-            let bytes = o.data.slice(range.start as usize..range.end as usize);
-            check_range_len(path, &range, &bytes)?;
-            Ok(bytes)
-        });
+        let result = check_range_order(path, &range)
+            .and_then(|()| self.lookup(path))
+            .and_then(|o| {
+                let len = o.data.len() as u64;
+                if range.end > len {
+                    return Err(past_end(path, &range, Some(len)));
+                }
+                let bytes = o.data.slice(range.start as usize..range.end as usize);
+                check_range_len(path, &range, &bytes)?;
+                Ok(bytes)
+            });
         Box::pin(async move { result })
     }
 

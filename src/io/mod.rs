@@ -50,9 +50,33 @@ pub struct ListEntry {
 
 /// Read access to the objects under one table root.
 ///
-/// Paths are relative to the root and `/`-separated. An object that does not exist is
-/// [`DeltaError::NotFound`](crate::DeltaError::NotFound); every other failure is
-/// [`DeltaError::Io`](crate::DeltaError::Io).
+/// # The contract
+///
+/// Every implementation gives the same answers to the same questions; the conformance suite
+/// (`tests/shared/range_read_contract.rs`, run natively against every store and in headless
+/// Chromium against the fetch store) checks each clause.
+///
+/// - **Names.** Paths are relative to the root, `/`-separated, and name objects byte for
+///   byte: nothing is percent-decoded or encoded on the way. Spark writes partition folders
+///   such as `ts=2020-01-01 08%3A09%3A10`, and that is the name `get` takes and `list` gives.
+/// - **Missing objects.** An object that does not exist is
+///   [`DeltaError::NotFound`](crate::DeltaError::NotFound) for every call that reads it,
+///   a zero-length range included (a store may spend a request to find out: a HEAD, or a
+///   one-byte read). `size` may answer `Ok(None)` instead. Every other failure is
+///   [`DeltaError::Io`](crate::DeltaError::Io).
+/// - **Ranges.** `get_range(path, a..b)` answers exactly `b - a` bytes, or an error, never
+///   fewer bytes: `a > b`, or `b` past the end of the object, is an `Io` error (not
+///   transient: asking again gives the same answer). `a == b` is an empty answer when
+///   `a` is at most the object's length. A reversed range is refused before anything is
+///   asked, whether or not the object exists.
+/// - **Listing.** `list(prefix, start_after)` is `Ok(None)` from a store that cannot list
+///   (a static HTTPS host). Otherwise it is every object, at any depth, whose path starts
+///   with `prefix` as a string (`dir` finds `dir/a` and `dirt.txt`; `dir/su` finds
+///   `dir/sub/b`) and, when `start_after` is given, sorts after it byte-wise, in any order;
+///   `start_after` need not name an object. The log loader lists `_delta_log/` after
+///   `_delta_log/00000000000000000010` to find checkpoint 10 and the commits after it
+///   (`src/log/loader.rs`), so both must be plain string comparisons. Folders are not
+///   objects and are never listed. Listed paths are ones `get` finds.
 pub trait RangeRead: Debug + MaybeSend + MaybeSync {
     /// Bytes `range` of the object at `path`. The answer must have exactly `range`'s length;
     /// a shorter answer is an error, never data.
@@ -68,9 +92,9 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
         Box::pin(async { Ok(None) })
     }
 
-    /// Every object whose path starts with `prefix` and, when `start_after` is given, sorts
-    /// after it, in any order. `Ok(None)` means this store cannot list (a static HTTPS host),
-    /// and callers must discover objects another way.
+    /// Every object whose path starts with `prefix` (a string prefix, not a folder) and,
+    /// when `start_after` is given, sorts after it, in any order. `Ok(None)` means this store
+    /// cannot list (a static HTTPS host), and callers must discover objects another way.
     fn list(
         &self,
         prefix: &str,
@@ -102,6 +126,38 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
 
 /// A shared store, as the rest of the crate uses it.
 pub type Store = Arc<dyn RangeRead>;
+
+/// Refuses a reversed range (`start > end`), before any request: a caller's mistake, the
+/// same answer whether or not the object exists.
+pub(crate) fn check_range_order(path: &str, range: &Range<u64>) -> Result<()> {
+    if range.start > range.end {
+        return Err(crate::DeltaError::Io {
+            path: path.to_string(),
+            message: format!(
+                "invalid range {}..{}: it ends before it starts",
+                range.start, range.end
+            ),
+            phase: phase_for(path),
+            transient: false,
+        });
+    }
+    Ok(())
+}
+
+/// The error for bytes `range` of an object of `len` bytes (when known) that ends before
+/// `range` does.
+pub(crate) fn past_end(path: &str, range: &Range<u64>, len: Option<u64>) -> crate::DeltaError {
+    let size = len.map(|n| format!(" of {n} bytes")).unwrap_or_default();
+    crate::DeltaError::Io {
+        path: path.to_string(),
+        message: format!(
+            "bytes {}..{} lie beyond the end of the object{size}",
+            range.start, range.end
+        ),
+        phase: phase_for(path),
+        transient: false,
+    }
+}
 
 /// Checks that a ranged answer has the length asked for.
 pub(crate) fn check_range_len(path: &str, range: &Range<u64>, got: &Bytes) -> Result<()> {

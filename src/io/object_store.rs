@@ -5,6 +5,10 @@
 //! S3-compatible server, configured by storage options (`aws_region`, `aws_endpoint`,
 //! `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, `anonymous`, ...).
 //!
+//! It keeps the [`RangeRead`] contract where `object_store` alone would not: a zero-length
+//! range asks the store (one HEAD) whether the object exists; listed names are the objects'
+//! own (never percent-decoded); a list prefix is a string prefix, not whole path segments.
+//!
 //! Local paths that are not regular files (a FIFO, a device, a socket) are refused before
 //! they are opened: opening a FIFO for reading waits for a writer, for ever.
 
@@ -18,7 +22,10 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use percent_encoding::percent_decode_str;
 
-use super::{check_range_len, phase_for, BoxFuture, ListEntry, RangeRead, TableLocation};
+use super::{
+    check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry, RangeRead,
+    TableLocation,
+};
 use crate::error::{redact, DeltaError, Result};
 
 /// A table root inside an `object_store` store.
@@ -111,13 +118,7 @@ impl ObjectStoreRange {
     }
 
     fn full_path(&self, relative: &str) -> Path {
-        let relative = relative.trim_matches('/');
-        let joined = if self.root.as_ref().is_empty() {
-            relative.to_string()
-        } else {
-            format!("{}/{relative}", self.root.as_ref())
-        };
-        Path::parse(&joined).unwrap_or_else(|_| {
+        self.parsed_path(relative).unwrap_or_else(|| {
             relative
                 .split('/')
                 .filter(|p| !p.is_empty())
@@ -125,16 +126,41 @@ impl ObjectStoreRange {
         })
     }
 
+    /// `relative` under the root, named as it is; `None` when it is not a valid object name
+    /// (an empty or `..` segment, a control character).
+    fn parsed_path(&self, relative: &str) -> Option<Path> {
+        let relative = relative.trim_matches('/');
+        let joined = if self.root.as_ref().is_empty() {
+            relative.to_string()
+        } else {
+            format!("{}/{relative}", self.root.as_ref())
+        };
+        Path::parse(&joined).ok()
+    }
+
+    /// The table path of a listed object: its name under the root as it is. Object names
+    /// are never percent-decoded: `x%3Ay` is listed as `x%3Ay`, the name `get` takes.
     fn relative(&self, path: &Path) -> Option<String> {
         let parts: Vec<String> = path
             .prefix_match(&self.root)?
-            .map(|p| {
-                percent_decode_str(p.as_ref())
-                    .decode_utf8_lossy()
-                    .into_owned()
-            })
+            .map(|p| p.as_ref().to_string())
             .collect();
         Some(parts.join("/"))
+    }
+
+    /// A zero-length range: empty when the object exists and is at least `range.start`
+    /// long. One HEAD (a metadata call for local files); a non-empty range costs nothing
+    /// extra.
+    async fn empty_range(&self, full: &Path, path: &str, range: &Range<u64>) -> Result<Bytes> {
+        let meta = self
+            .store
+            .head(full)
+            .await
+            .map_err(|e| map_error(path, e))?;
+        if range.start > meta.size {
+            return Err(past_end(path, range, Some(meta.size)));
+        }
+        Ok(Bytes::new())
     }
 }
 
@@ -207,10 +233,11 @@ impl RangeRead for ObjectStoreRange {
         let full = self.full_path(path);
         let path = path.to_string();
         Box::pin(async move {
-            if range.start == range.end {
-                return Ok(Bytes::new());
-            }
+            check_range_order(&path, &range)?;
             self.check_regular(&full, &path)?;
+            if range.start == range.end {
+                return self.empty_range(&full, &path, &range).await;
+            }
             let bytes = self
                 .store
                 .get_range(&full, range.clone())
@@ -256,13 +283,23 @@ impl RangeRead for ObjectStoreRange {
         if !self.can_list {
             return Box::pin(async { Ok(None) });
         }
-        let full_prefix = self.full_path(prefix);
-        let offset = start_after.map(|s| self.full_path(s));
+        // `object_store` lists whole path segments: list the folder `prefix` ends in and keep
+        // the names that start with `prefix` as a string. The log loader's prefix is a folder
+        // (`_delta_log/`), so it lists nothing more than it asks for.
+        let folder = prefix.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let full_folder = self.full_path(folder);
+        // `start-after` narrows the listing where the store supports it; the names are
+        // compared again below, so an offset that cannot be expressed is simply left out.
+        // (A leading `/` would sort otherwise once trimmed: no offset then.)
+        let offset = start_after
+            .filter(|s| !s.starts_with('/'))
+            .and_then(|s| self.parsed_path(s));
         let prefix = prefix.to_string();
+        let start_after = start_after.map(str::to_string);
         Box::pin(async move {
             let stream = match &offset {
-                Some(o) => self.store.list_with_offset(Some(&full_prefix), o),
-                None => self.store.list(Some(&full_prefix)),
+                Some(o) => self.store.list_with_offset(Some(&full_folder), o),
+                None => self.store.list(Some(&full_folder)),
             };
             let metas: Vec<object_store::ObjectMeta> = stream
                 .try_collect()
@@ -271,8 +308,10 @@ impl RangeRead for ObjectStoreRange {
             let entries = metas
                 .into_iter()
                 .filter_map(|m| {
-                    Some(ListEntry {
-                        path: self.relative(&m.location)?,
+                    let path = self.relative(&m.location)?;
+                    let after = start_after.as_deref().is_none_or(|s| path.as_str() > s);
+                    (path.starts_with(&prefix) && after).then(|| ListEntry {
+                        path,
                         size: m.size,
                         last_modified_ms: Some(m.last_modified.timestamp_millis()),
                     })

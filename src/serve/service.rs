@@ -138,12 +138,28 @@ async fn answer(
     let req = Request::from_parts(parts, body);
     let Ok(resp) = ServeFile::new(file).oneshot(req).await;
     let mut resp = resp.map(|body| body.boxed_unsync());
+    if is_empty_partial(&resp) {
+        // tower-http answers a range of an empty file `206` with `bytes 0-0/0` and no bytes;
+        // HTTP says no range of it is satisfiable.
+        resp = text(StatusCode::RANGE_NOT_SATISFIABLE, "");
+        let all = HeaderValue::from_static("bytes */0");
+        resp.headers_mut().insert(header::CONTENT_RANGE, all);
+    }
     let headers = resp.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if decision.ignore_range {
         headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("none"));
     }
     Ok(resp)
+}
+
+/// A `206` of no bytes: every satisfiable range holds at least one.
+fn is_empty_partial(resp: &Response<Inner>) -> bool {
+    resp.status() == StatusCode::PARTIAL_CONTENT
+        && resp
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() == b"0")
 }
 
 /// A short plain-text answer.

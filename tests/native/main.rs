@@ -29,6 +29,9 @@ mod kernel_rows;
 mod parquet_backends;
 #[cfg(feature = "serve")]
 mod range_read_conformance;
+#[cfg(feature = "serve")]
+#[path = "../shared/range_read_contract.rs"]
+mod range_read_contract;
 mod ranged_tasks;
 mod s3_moto;
 mod scan_filter;
