@@ -72,8 +72,8 @@ export interface ScanProgress {
   bytesTotal: number;
 }
 
-/** What a scan did so far (`scan.metrics`): the Rust `ScanMetricsSnapshot` and
- * `FileSelection` under their camelCase names, then the progress of its reads. Counts are
+/** What a scan did so far (`scan.metrics`): the Rust `ScanMetricsSnapshot` under its
+ * camelCase names, then the progress of its reads. Counts are
  * numbers; I/O counts cover the table's store since the scan was planned (other scans of the
  * same table running at the same time are counted too). */
 export interface ScanMetrics {
@@ -83,7 +83,9 @@ export interface ScanMetrics {
   partitionsStarted: number;
   /** Partitions that read all their files (an error or a drop does not complete one). */
   partitionsCompleted: number;
-  /** Files the scan planned to read. */
+  /** Active files in the snapshot the scan reads. */
+  filesInSnapshot: number;
+  /** Files the scan planned to read (after skipping). */
   filesPlanned: number;
   /** Files left out by their partition values. */
   filesSkippedByPartition: number;
@@ -123,14 +125,6 @@ export interface ScanMetrics {
   fileReadsOpen: number;
   /** Partitions running as their own runtime task now (a gauge; always 0 in wasm). */
   partitionTasksRunning: number;
-  /** Active files in the snapshot. */
-  filesTotal: number;
-  /** Files the scan will read. */
-  filesSelected: number;
-  /** Files left out because their partition values cannot match the predicate. */
-  skippedByPartition: number;
-  /** Files left out because their statistics show no row can match. */
-  skippedByStats: number;
   /** Data files (or file ranges) the scan reads: `onProgress`'s `filesTotal` (a limit may
    * end the scan before all are read). */
   filesToRead: number;

@@ -189,8 +189,8 @@ function showMetrics(kind, m, started) {
   parts.push(plural(m.requests, 'request'));
   if (m.bytesReceived !== undefined) parts.push(`${formatBytes(m.bytesReceived)} fetched`);
   if (kind === 'read') {
-    const skipped = m.filesTotal - m.filesSelected;
-    parts.push(`${formatCount(skipped)} of ${formatCount(m.filesTotal)} ${m.filesTotal === 1 ? 'file' : 'files'} skipped`);
+    const skipped = m.filesSkippedByPartition + m.filesSkippedByStats;
+    parts.push(`${formatCount(skipped)} of ${formatCount(m.filesInSnapshot)} ${m.filesInSnapshot === 1 ? 'file' : 'files'} skipped`);
     parts.push(`${plural(m.rowGroupsPruned, 'row group')} skipped`);
   }
   const line = el(

@@ -15,7 +15,7 @@ pub const DEFAULT_BATCHES_AHEAD_PER_PARTITION: usize = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ParquetReaderBackend {
-    /// This crate's reader [default]: `parquet`'s push decoder over the table's store, with
+    /// This crate's reader (default): `parquet`'s push decoder over the table's store, with
     /// row-group pruning, a row filter, coalesced range reads and prefetch.
     #[default]
     Direct,
@@ -37,24 +37,24 @@ pub enum ParquetReaderBackend {
 /// opening its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeltaScanExecutionOptions {
-    /// Partitions to plan for. `None` [default]: the machine's parallelism capped by its file
+    /// Partitions to plan for. `None` (default): the machine's parallelism capped by its file
     /// descriptor and memory limits natively, 1 on wasm32. `Some(0)` is invalid; an explicit
     /// value wins over every cap.
     pub target_partitions: Option<usize>,
-    /// Files read at once over the whole scan. `None` [default]: target partitions ×
+    /// Files read at once over the whole scan. `None` (default): target partitions ×
     /// `max_concurrent_file_reads_per_partition`. At least 1.
     pub max_concurrent_file_reads: Option<usize>,
-    /// Files read at once in one partition [3]. At least 1.
+    /// Files read at once in one partition (default 3). At least 1.
     pub max_concurrent_file_reads_per_partition: usize,
-    /// File streams a partition opens ahead of the one it is emitting, in task order [2].
+    /// File streams a partition opens ahead of the one it is emitting, in task order (default 2).
     /// 0 waits until the current file is drained before opening the next. Prefetched streams
     /// hold permits, and each holds at most its first batch until its turn.
     pub prefetch_files_per_partition: usize,
-    /// Batches a partition decodes ahead of its consumer [1]. At least 1. When the consumer
+    /// Batches a partition decodes ahead of its consumer (default 1). At least 1. When the consumer
     /// stops polling, the partition stops reading.
     pub batches_ahead_per_partition: usize,
     /// Whole-file tasks of at most this many bytes fetch their file with one request and serve
-    /// every range read from memory. `None` [default]: off.
+    /// every range read from memory. `None` (default): off.
     pub parquet_full_file_read_threshold_bytes: Option<u64>,
     /// The Parquet reader [`ParquetReaderBackend::Direct`].
     pub parquet_reader_backend: ParquetReaderBackend,

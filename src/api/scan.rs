@@ -187,8 +187,7 @@ impl DeltaScanBuilder {
         metrics.record_plan(
             partitions.len(),
             tasks.len(),
-            selection.skipped_by_partition,
-            selection.skipped_by_stats,
+            &selection,
             active.log_files_read,
         );
         Ok(DeltaScan {
@@ -329,7 +328,7 @@ impl DeltaScan {
     /// Replaces the whole-file partitions by `target` groups of byte ranges of about
     /// `ceil(total bytes / target)` bytes each (see `plan::split_byte_ranges`). A task whose
     /// range is not the whole file reads only the row groups its range owns (see
-    /// [`crate::read::owns_row_group`]), keeping the file's partition values, transforms and
+    /// `owns_row_group` in the read layer), keeping the file's partition values, transforms and
     /// deletion vector; reading every range returns the rows of the whole file.
     pub fn split_into_byte_ranges(mut self, target: usize) -> Self {
         let whole: Vec<FileTask> = self
@@ -379,7 +378,7 @@ impl DeltaScan {
     /// rows of a limited scan are the first in the log. An ordered merge keeps a partition
     /// that waits for its turn holding its open files' permits, so with a scan-wide limit too
     /// small for every partition to hold its files, fewer (larger) partitions are read: at
-    /// most [`merge_safe_partitions`] of them.
+    /// most `merge_safe_partitions` of them (the limit over the scan-wide permits).
     pub fn into_stream(mut self) -> DeltaBatchStream {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);

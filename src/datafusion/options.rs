@@ -13,7 +13,7 @@ use crate::schema::OutputTypes;
 #[non_exhaustive]
 pub enum IntraFileRepartitioning {
     /// Split files into byte ranges only when the scan has fewer whole-file groups than its
-    /// target partitions [default].
+    /// target partitions (default).
     #[default]
     WhenBelowTarget,
     /// Always split the files into byte ranges of about `ceil(total bytes / target)` each.
@@ -26,12 +26,12 @@ pub struct ScanOptions {
     /// How each scan schedules its reads.
     pub execution_options: DeltaScanExecutionOptions,
     /// Partitions to plan for: wins over everything else when set (0 is an error). `None`
-    /// [default]: `execution_options.target_partitions` when set, else the machine's caps
+    /// (default): `execution_options.target_partitions` when set, else the machine's caps
     /// (parallelism, file descriptors, memory) capped by the session's `target_partitions`.
     pub target_partitions: Option<usize>,
     /// When file groups are split into byte ranges.
     pub intra_file_repartitioning: IntraFileRepartitioning,
-    /// The Arrow types strings and binaries are read as. `None` [default]: what DataFusion
+    /// The Arrow types strings and binaries are read as. `None` (default): what DataFusion
     /// reads Parquet as, that is views (`Utf8View`, `BinaryView`) unless the session given to
     /// [`register_table`](super::register_table) turns
     /// `datafusion.execution.parquet.schema_force_view_types` off (then `Utf8`, `Binary`).

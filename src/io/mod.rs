@@ -7,7 +7,12 @@
 //! - [`MemoryStore`]: bytes in memory, for tests and fixtures (every target);
 //! - [`ObjectStoreRange`]: local paths, `file://`, `http(s)://` and `s3://` through
 //!   `object_store` (native);
+//! - `FetchStore`: `http(s)://` through the browser's or Node's `fetch` (wasm32);
 //! - [`MeteredStore`]: wraps any store and counts requests and bytes.
+//!
+//! The read layer wraps the table's store per file task (permits and whole-file reads, see
+//! `read::scheduler`); every implementation keeps the contract documented on [`RangeRead`],
+//! which `tests/shared/range_read_contract.rs` checks for each of them.
 
 #[cfg(target_arch = "wasm32")]
 mod fetch;

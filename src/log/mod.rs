@@ -1,7 +1,7 @@
 //! The Delta log: from listings and log file bytes to a reconciled snapshot, with no I/O.
 //!
 //! [`SnapshotLoader`] is the state machine; the other modules are its pure parts: file names
-//! ([`path`]), the `_last_checkpoint` hint, segment choice from a listing, probing on stores
+//! (`path`), the `_last_checkpoint` hint, segment choice from a listing, probing on stores
 //! that cannot list, checkpoint and commit decoding, reconciliation, protocol validation and
 //! time travel by timestamp.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml

@@ -2,10 +2,13 @@
 //!
 //! From a snapshot (schema, partition columns, active files) and a scan request (projection,
 //! predicate) it builds the read columns (output columns plus those only the predicate
-//! needs), the output schema, and one [`FileTask`] per file that may hold matching rows, with
-//! its partition values parsed to their types. Strings and binaries take the Arrow types the
-//! request's [`OutputTypes`] ask for, in the read columns, the output schema and the
-//! partition values alike.
+//! needs) and the output schema ([`plan_columns`]), selects the files the predicate may match
+//! (`select`), and makes one [`FileTask`] per selected file with its partition values parsed
+//! once to their types ([`crate::predicate::TypedPartitionValues`]); `partitioning` groups
+//! the tasks into partitions and `ranged` splits big files into byte ranges. Strings and
+//! binaries take the Arrow types the request's [`OutputTypes`] ask for, in the read columns
+//! and the output schema alike (and partition values as [`FileTask::partition_arrays`]
+//! gives them).
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 mod partitioning;

@@ -65,7 +65,7 @@ impl PartialEq for BoundLiteral {
 }
 
 /// A predicate bound to a schema: ready for file skipping
-/// ([`super::may_match_file`]) and row evaluation ([`super::evaluate`]).
+/// (`may_match_file`) and row evaluation ([`super::evaluate`]).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum BoundExpr {

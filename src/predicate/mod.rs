@@ -11,9 +11,9 @@
 //! - [`Expr`], [`Scalar`] and the builders [`col`], [`column()`], [`lit`].
 //! - [`parse_filter`]: the text syntax (`country = 'NL' and amount >= 10.5`).
 //! - [`bind`]: column resolution and literal coercion against the logical schema.
-//! - [`FileStats`] and [`StatsColumns`]: `add.stats` JSON read once per file.
+//! - `FileStats` and `StatsColumns` (crate-internal): `add.stats` JSON read once per file.
 //! - [`TypedPartitionValues`]: a file's partition values, parsed once to their types.
-//! - [`may_match_file`]: conservative file skipping.
+//! - `may_match_file` (crate-internal): conservative file skipping.
 //! - [`evaluate`]: exact row selection with Arrow kernels; [`BoundExpr::columns`] lists the
 //!   columns a predicate reads.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml

@@ -20,6 +20,7 @@ use std::time::Duration;
 use web_time::Instant;
 
 use crate::io::IoCounters;
+use crate::plan::FileSelection;
 
 /// Requests and bytes through the table's store, over the scan or at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -61,6 +62,7 @@ pub struct DeltaScanMetrics {
     partitions_planned: AtomicU64,
     partitions_started: AtomicU64,
     partitions_completed: AtomicU64,
+    files_in_snapshot: AtomicU64,
     files_planned: AtomicU64,
     files_skipped_by_partition: AtomicU64,
     files_skipped_by_stats: AtomicU64,
@@ -92,6 +94,8 @@ pub struct ScanMetricsSnapshot {
     pub partitions_started: u64,
     /// Partitions that read all their files (an error or a drop does not complete one).
     pub partitions_completed: u64,
+    /// Active files in the snapshot the scan reads.
+    pub files_in_snapshot: u64,
     /// Files the scan planned to read.
     pub files_planned: u64,
     /// Files left out by their partition values.
@@ -149,6 +153,7 @@ impl DeltaScanMetrics {
             partitions_planned: AtomicU64::new(0),
             partitions_started: AtomicU64::new(0),
             partitions_completed: AtomicU64::new(0),
+            files_in_snapshot: AtomicU64::new(0),
             files_planned: AtomicU64::new(0),
             files_skipped_by_partition: AtomicU64::new(0),
             files_skipped_by_stats: AtomicU64::new(0),
@@ -174,22 +179,26 @@ impl DeltaScanMetrics {
         }
     }
 
-    /// Records the plan: partitions, files, skips and the snapshot's log reads.
+    /// Records the plan: partitions, the files it reads, the file selection and the
+    /// snapshot's log reads.
     pub(crate) fn record_plan(
         &self,
         partitions: usize,
         files: usize,
-        skipped_by_partition: usize,
-        skipped_by_stats: usize,
+        selection: &FileSelection,
         log_files_read: u64,
     ) {
         add(&self.partitions_planned, partitions as u64);
+        add(&self.files_in_snapshot, selection.files_total as u64);
         add(&self.files_planned, files as u64);
         add(
             &self.files_skipped_by_partition,
-            skipped_by_partition as u64,
+            selection.skipped_by_partition as u64,
         );
-        add(&self.files_skipped_by_stats, skipped_by_stats as u64);
+        add(
+            &self.files_skipped_by_stats,
+            selection.skipped_by_stats as u64,
+        );
         add(&self.log_files_read, log_files_read);
     }
 
@@ -276,6 +285,11 @@ impl DeltaScanMetrics {
     /// Partitions that read all their files.
     pub fn partitions_completed(&self) -> u64 {
         get(&self.partitions_completed)
+    }
+
+    /// Active files in the snapshot the scan reads.
+    pub fn files_in_snapshot(&self) -> u64 {
+        get(&self.files_in_snapshot)
     }
 
     /// Files the scan planned to read.
@@ -372,6 +386,7 @@ impl DeltaScanMetrics {
             partitions_planned: self.partitions_planned(),
             partitions_started: self.partitions_started(),
             partitions_completed: self.partitions_completed(),
+            files_in_snapshot: self.files_in_snapshot(),
             files_planned: self.files_planned(),
             files_skipped_by_partition: self.files_skipped_by_partition(),
             files_skipped_by_stats: self.files_skipped_by_stats(),

@@ -11,7 +11,7 @@
 //! - `output_types`: [`OutputTypes`], the Arrow types strings and binaries are output as
 //!   (`Utf8`/`LargeUtf8`/`Utf8View`, `Binary`/`LargeBinary`/`BinaryView`).
 //! - `partition`: `add.partitionValues` strings to typed Arrow arrays
-//!   ([`parse_partition_value`]).
+//!   (`parse_partition_value`).
 //! - `cast`: column data converted to its logical Arrow type (type widening, timestamp units,
 //!   encodings): the conversions Delta needs, without a general cast kernel.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml

@@ -24,7 +24,7 @@ use crate::error::DeltaError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum StringType {
-    /// `Utf8`: 32-bit offsets into one value buffer (what `delta_kernel` returns) [default].
+    /// `Utf8`: 32-bit offsets into one value buffer (what `delta_kernel` returns) (default).
     #[default]
     Utf8,
     /// `LargeUtf8`: 64-bit offsets.
@@ -37,7 +37,7 @@ pub enum StringType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum BinaryType {
-    /// `Binary`: 32-bit offsets into one value buffer (what `delta_kernel` returns) [default].
+    /// `Binary`: 32-bit offsets into one value buffer (what `delta_kernel` returns) (default).
     #[default]
     Binary,
     /// `LargeBinary`: 64-bit offsets.

@@ -26,7 +26,7 @@ use super::error::{invalid_argument, js_error};
 use super::ipc::{batch_to_stream, StreamPieces};
 use super::options::ScanOptions;
 use super::progress::{Reporting, ScanProgress};
-use crate::api::{DeltaBatchStream, DeltaTable, FileSelection};
+use crate::api::{DeltaBatchStream, DeltaTable};
 use crate::read::metrics::{DeltaScanMetrics, ScanMetricsSnapshot};
 
 /// A running scan. Made by `WasmTable.scan(options)`.
@@ -39,7 +39,6 @@ struct ScanState {
     /// `None` while a `next()` holds it, and once the scan has ended.
     stream: RefCell<Option<DeltaBatchStream>>,
     schema: SchemaRef,
-    selection: FileSelection,
     busy: Cell<bool>,
     ended: Cell<bool>,
     abort: AbortWatch,
@@ -47,16 +46,14 @@ struct ScanState {
     metrics: Arc<DeltaScanMetrics>,
 }
 
-/// `scan.metrics` in JS: the scan's counters as the Rust API reports them, its file
-/// selection, and the progress of its reads (as in `onProgress`). `index.d.ts` types it as
+/// `scan.metrics` in JS: the scan's counters as the Rust API reports them (its file selection
+/// among them), and the progress of its reads (as in `onProgress`). `index.d.ts` types it as
 /// `ScanMetrics`, field for field.
 #[derive(Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct JsScanMetrics {
     #[serde(flatten)]
     counters: ScanMetricsSnapshot,
-    #[serde(flatten)]
-    selection: FileSelection,
     /// Data files (or file ranges) the scan reads: `onProgress`'s `filesTotal`.
     files_to_read: u64,
     /// Of those, the ones read to their end: `onProgress`'s `filesDone`.
@@ -97,7 +94,6 @@ impl WasmScan {
         let progress = ScanProgress::new(Arc::clone(&metrics), sizes, options.on_progress);
         let state = Rc::new(ScanState {
             schema: scan.schema(),
-            selection: scan.file_selection(),
             stream: RefCell::new(Some(scan.into_stream())),
             busy: Cell::new(false),
             ended: Cell::new(false),
@@ -166,15 +162,14 @@ impl WasmScan {
         to_js(&arrow_fields(&self.state.schema))
     }
 
-    /// What the scan did so far: the Rust `ScanMetricsSnapshot` and `FileSelection` (camelCase)
-    /// and the progress of its reads; see `ScanMetrics` in `index.d.ts`.
+    /// What the scan did so far: the Rust `ScanMetricsSnapshot` (camelCase) and the progress of
+    /// its reads; see `ScanMetrics` in `index.d.ts`.
     #[wasm_bindgen(getter)]
     pub fn metrics(&self) -> Result<JsValue, JsValue> {
         let s = &self.state;
         let p = &s.progress;
         to_js(&JsScanMetrics {
             counters: s.metrics.snapshot(),
-            selection: s.selection,
             files_to_read: p.files_total(),
             files_done: p.files_done(),
             bytes_total: p.bytes_total(),

@@ -33,7 +33,7 @@ export async function typed(url: string): Promise<number> {
   }
   const whole: Uint8Array = await table.scan().toIPC();
   const m: ScanMetrics = scan.metrics;
-  const skipped: number = m.filesTotal - m.filesSelected + m.rowGroupsPruned + m.filesSkippedByStats;
+  const skipped: number = m.filesInSnapshot - m.filesPlanned + m.rowGroupsPruned + m.filesSkippedByStats;
   const read: number = m.rowsEmitted + m.batchesEmitted + m.bytesDone / m.bytesTotal + m.filesDone / m.filesToRead;
   const firstBatch: number | null = m.timeToFirstBatchUs;
   const ended: boolean = m.done;

@@ -53,7 +53,7 @@ pub struct TableArgs {
     #[arg(long, conflicts_with = "timestamp")]
     version: Option<u64>,
     /// Open the newest version committed at or before this time (RFC 3339, or
-    /// 'YYYY-MM-DD[ HH:MM:SS]' in UTC).
+    /// `YYYY-MM-DD[ HH:MM:SS]` in UTC).
     #[arg(long)]
     timestamp: Option<String>,
     /// Storage option KEY=VALUE (repeatable), e.g. -o aws_region=eu-west-1.
