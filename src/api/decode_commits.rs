@@ -163,8 +163,8 @@ mod tests {
         let alone = loop {
             match loader.poll() {
                 Err(e) => break Err(e),
-                Ok(crate::log::LoadStep::Ready(l)) => break Ok(paths(&l.reconciled.files)),
-                Ok(crate::log::LoadStep::Need(requests)) => {
+                Ok(crate::log::Step::Ready(l)) => break Ok(paths(&l.reconciled.files)),
+                Ok(crate::log::Step::Need(requests)) => {
                     for r in requests {
                         let pushed = match r {
                             crate::log::LogRequest::List {

@@ -18,8 +18,7 @@ use crate::error::{DeltaError, Result};
 use crate::io::{ListEntry, RangeRead};
 use crate::log::path::LogPath;
 use crate::log::{
-    Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, LogSegment, SnapshotLoader,
-    VersionTarget,
+    Discovery, LoadScope, LoadedLog, LogRequest, LogSegment, SnapshotLoader, Step, VersionTarget,
 };
 
 /// Log requests in flight at once when a load does not say otherwise.
@@ -96,8 +95,8 @@ async fn drive(
 ) -> Result<LoadedLog> {
     loop {
         let requests = match loader.poll()? {
-            LoadStep::Ready(loaded) => return Ok(*loaded),
-            LoadStep::Need(requests) => requests,
+            Step::Ready(loaded) => return Ok(*loaded),
+            Step::Need(requests) => requests,
         };
         let mut answers = stream::iter(requests.into_iter().map(|r| answer(store, r)))
             .buffer_unordered(concurrency.max(1));

@@ -3,7 +3,8 @@
 //! [`SnapshotLoader`] is the state machine; the other modules are its pure parts: file names
 //! (`path`), the `_last_checkpoint` hint, segment choice from a listing, probing on stores
 //! that cannot list, checkpoint and commit decoding, reconciliation, protocol validation and
-//! time travel by timestamp.
+//! time travel by timestamp. Every machine here (the loader, the commit probe, the timestamp
+//! search) answers `poll()` with one [`Step`] type.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 mod actions;
@@ -17,6 +18,7 @@ mod probe;
 mod protocol;
 mod replay;
 mod segment;
+mod step;
 mod timestamp;
 
 pub use actions::{
@@ -34,5 +36,6 @@ pub use loader::{
 pub use path::{LogFileKind, LogPath, V2Format};
 pub use replay::Reconciled;
 pub use segment::LogSegment;
+pub use step::Step;
 
 pub(crate) use data_file_path::data_file_path;

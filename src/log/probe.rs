@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
+use super::step::Step;
 use crate::error::{DeltaError, Result};
 
 /// The consecutive commits the first round asks for.
@@ -51,21 +52,13 @@ pub struct CommitProbe {
     seen: BTreeMap<u64, Option<Bytes>>,
     /// Exact last version wanted, when the caller asked for one.
     target: Option<u64>,
-    /// Versions of the last [`ProbeNext::Fetch`] not yet answered.
+    /// Versions of the last [`Step::Need`] not yet answered.
     asked: Vec<u64>,
 }
 
-/// What a probe needs next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProbeNext {
-    /// Ask for these commit versions.
-    Fetch(Vec<u64>),
-    /// Discovery is over: commits `start..=last` exist (`None`: none after `start - 1`).
-    Done {
-        /// The newest existing commit version, if any.
-        last: Option<u64>,
-    },
-}
+/// What a probe needs next: commit versions to ask for, or, when discovery is over, the
+/// newest existing commit (commits `start..=last` exist; `None`: none after `start - 1`).
+pub type ProbeStep = Step<u64, Option<u64>>;
 
 /// Where the answers so far put the end of the log.
 struct Bounds {
@@ -93,7 +86,7 @@ impl CommitProbe {
         self.start
     }
 
-    /// The versions asked for by the last [`ProbeNext::Fetch`] and not yet pushed.
+    /// The versions asked for by the last [`Step::Need`] and not yet pushed.
     pub fn take_asked(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.asked)
     }
@@ -122,12 +115,12 @@ impl CommitProbe {
     }
 
     /// Decides what to ask next, from the answers so far.
-    pub fn next(&mut self) -> Result<ProbeNext> {
+    pub fn poll(&mut self) -> Result<ProbeStep> {
         let b = self.bounds();
         // No commit at the start: nothing after the checkpoint (or no table); the caller
         // tells which.
         if self.target.is_none() && matches!(self.seen.get(&self.start), Some(None)) {
-            return Ok(ProbeNext::Done { last: None });
+            return Ok(Step::Ready(None));
         }
         if let (Some(found), Some(missing)) = (b.newest_found, b.oldest_missing) {
             if missing < found {
@@ -150,9 +143,7 @@ impl CommitProbe {
                 });
             }
             if b.contiguous_end > t {
-                return Ok(ProbeNext::Done {
-                    last: (t >= self.start).then_some(t),
-                });
+                return Ok(Step::Ready((t >= self.start).then_some(t)));
             }
             // A far target is asked for first, with only the start (whether the log exists at
             // all), so a version that does not exist costs one round, not a request per
@@ -168,9 +159,8 @@ impl CommitProbe {
             return Ok(self.fetch(wanted.collect()));
         }
         if b.oldest_missing == Some(b.contiguous_end) {
-            return Ok(ProbeNext::Done {
-                last: b.contiguous_end.checked_sub(1).filter(|&l| l >= self.start),
-            });
+            let last = b.contiguous_end.checked_sub(1).filter(|&l| l >= self.start);
+            return Ok(Step::Ready(last));
         }
         // Everything up to the newest commit found must exist: ask for what is not known yet.
         let newest = b.newest_found.unwrap_or(self.start);
@@ -209,9 +199,9 @@ impl CommitProbe {
         Ok(self.fetch(wanted))
     }
 
-    fn fetch(&mut self, versions: Vec<u64>) -> ProbeNext {
+    fn fetch(&mut self, versions: Vec<u64>) -> ProbeStep {
         self.asked.clone_from(&versions);
-        ProbeNext::Fetch(versions)
+        Step::Need(versions)
     }
 }
 
@@ -235,8 +225,8 @@ mod tests {
         let mut asked = HashSet::new();
         let (mut rounds, mut misses) = (0, 0);
         loop {
-            match p.next() {
-                Ok(ProbeNext::Fetch(vs)) => {
+            match p.poll() {
+                Ok(Step::Need(vs)) => {
                     rounds += 1;
                     assert!(!vs.is_empty(), "a fetch of nothing would never end");
                     assert!(rounds < 100, "probing does not end");
@@ -248,7 +238,7 @@ mod tests {
                         p.push(v, found.then(|| Bytes::from_static(b"{}")));
                     }
                 }
-                Ok(ProbeNext::Done { last }) => {
+                Ok(Step::Ready(last)) => {
                     return Run {
                         last: Ok(last),
                         rounds,

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 
 use super::checkpoint::json_actions;
+use super::step::Step;
 use super::Action;
 use crate::error::{DeltaError, Result};
 
@@ -22,14 +23,8 @@ struct CommitTimes {
     info: Option<i64>,
 }
 
-/// What the search needs next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SearchNext {
-    /// Read these commit versions.
-    Fetch(Vec<u64>),
-    /// The version to load.
-    Found(u64),
-}
+/// What the search needs next: commit versions to read, or the version to load.
+pub type SearchStep = Step<u64, u64>;
 
 /// A search over the commits of a table.
 #[derive(Debug, Clone)]
@@ -104,17 +99,17 @@ impl TimestampSearch {
     }
 
     /// Decides what to do next.
-    pub fn next(&mut self) -> Result<SearchNext> {
+    pub fn poll(&mut self) -> Result<SearchStep> {
         let newest = self.commits[self.commits.len() - 1].0;
         if self.uses_in_commit.is_none() {
             match self.read.get(&newest) {
-                None => return Ok(SearchNext::Fetch(vec![newest])),
+                None => return Ok(Step::Need(vec![newest])),
                 Some(t) => self.uses_in_commit = Some(t.in_commit.is_some()),
             }
         }
         // Check the oldest commit first: a timestamp before it has no version.
         let oldest = match self.time_of(0) {
-            None => return Ok(SearchNext::Fetch(vec![self.commits[0].0])),
+            None => return Ok(Step::Need(vec![self.commits[0].0])),
             Some(t) => t,
         };
         if let Some(t) = oldest {
@@ -128,14 +123,14 @@ impl TimestampSearch {
         while self.lo < self.hi {
             let mid = (self.lo + self.hi).div_ceil(2);
             match self.time_of(mid) {
-                None => return Ok(SearchNext::Fetch(vec![self.commits[mid].0])),
+                None => return Ok(Step::Need(vec![self.commits[mid].0])),
                 Some(Some(t)) if t <= self.target_ms => self.lo = mid,
                 Some(Some(_)) => self.hi = mid - 1,
                 // No time at all for this commit: treat it as not after the target.
                 Some(None) => self.lo = mid,
             }
         }
-        Ok(SearchNext::Found(self.commits[self.lo].0))
+        Ok(Step::Ready(self.commits[self.lo].0))
     }
 }
 
@@ -153,9 +148,9 @@ mod tests {
     fn run(s: &mut TimestampSearch, files: &HashMap<u64, Bytes>) -> (Result<u64>, usize) {
         let mut reads = 0;
         loop {
-            match s.next() {
-                Ok(SearchNext::Found(v)) => return (Ok(v), reads),
-                Ok(SearchNext::Fetch(vs)) => {
+            match s.poll() {
+                Ok(Step::Ready(v)) => return (Ok(v), reads),
+                Ok(Step::Need(vs)) => {
                     for v in vs {
                         reads += 1;
                         let data = files.get(&v).cloned().unwrap_or_default();

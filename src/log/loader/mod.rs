@@ -1,0 +1,404 @@
+//! [`SnapshotLoader`]: the sans-io state machine that turns a table's log into a reconciled
+//! snapshot.
+//!
+//! The loader never does I/O. Its caller (the driver) repeats:
+//!
+//! 1. [`SnapshotLoader::poll`] → [`Step::Need`] with listing and file requests, or
+//!    [`Step::Ready`] with the result;
+//! 2. answers every request with [`SnapshotLoader::push_listing`] /
+//!    [`SnapshotLoader::push_file`] (in any order; a missing optional file is `None`, a missing
+//!    required one is the driver's error to return);
+//! 3. polls again.
+//!
+//! Discovery: `_last_checkpoint` is read first. A store that lists is then listed from the
+//! hinted checkpoint on (or from the start when the hint is missing, corrupt, stale, or newer
+//! than a requested version). A store that cannot list is probed (see `probe`). Then the
+//! segment's checkpoint files and commits are fetched in one round, v2 sidecars in one more,
+//! and replayed.
+//!
+//! Scope: a loader made with [`LoadScope::ActiveFiles`] reconciles the active `add` actions;
+//! with [`LoadScope::TableOnly`] it keeps only protocol and metadata (checkpoint `add` columns
+//! are not decoded, sidecars not fetched). [`SnapshotLoader::for_segment`] replays a segment
+//! found by an earlier load again, with no discovery: this is how a lazily loaded table gets
+//! its files for each scan.
+//!
+//! Inside, the loader is a [`State`] and a [`Context`] (settings, requests out, answers in,
+//! counters). Each state's handler is a method of the context that takes the state's data by
+//! value and returns the next state ([`Transition`]); it cannot reach the loader's state, and
+//! [`SnapshotLoader::poll`] is the one place that sets it. The handlers of discovery are in
+//! `discover`, those of fetching and replaying the segment in `fetch`.
+
+mod discover;
+mod fetch;
+
+use std::collections::HashMap;
+use std::mem;
+
+use bytes::Bytes;
+
+use super::actions::Action;
+use super::checkpoint::json_actions_scoped;
+use super::last_checkpoint::LastCheckpointHint;
+use super::path::LogPath;
+use super::probe::CommitProbe;
+use super::replay::Reconciled;
+use super::segment::LogSegment;
+use super::step::Step;
+use super::timestamp::TimestampSearch;
+use crate::error::{DeltaError, Result};
+
+/// Which version of the table to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VersionTarget {
+    /// The newest version.
+    #[default]
+    Latest,
+    /// An exact version.
+    Version(u64),
+    /// The newest version committed at or before this instant (ms since the epoch).
+    Timestamp(i64),
+}
+
+/// What a load keeps from the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadScope {
+    /// Protocol, metadata and the reconciled active files.
+    #[default]
+    ActiveFiles,
+    /// Protocol and metadata only ([`Reconciled::files`] is empty).
+    TableOnly,
+}
+
+/// A request from the loader to its driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogRequest {
+    /// List objects under `prefix` (after `start_after`, when given).
+    List {
+        /// Path prefix, relative to the table root.
+        prefix: String,
+        /// Only objects sorting after this path.
+        start_after: Option<String>,
+    },
+    /// Read a whole file.
+    Get {
+        /// Path relative to the table root.
+        path: String,
+        /// Whether "not found" is an answer (`None`) rather than an error.
+        optional: bool,
+    },
+}
+
+/// How the log was discovered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Discovery {
+    /// By listing `_delta_log/`.
+    Listing,
+    /// By asking for commit files by name (the store cannot list).
+    Probing,
+}
+
+/// A loaded log: the reconciled snapshot and how it was found.
+#[derive(Debug, Clone)]
+pub struct LoadedLog {
+    /// Protocol, metadata and active files.
+    pub reconciled: Reconciled,
+    /// Version of the checkpoint used, if any.
+    pub checkpoint_version: Option<u64>,
+    /// Time of the snapshot's commit (ms since the epoch), where known.
+    pub timestamp_ms: Option<i64>,
+    /// How the log was discovered.
+    pub discovery: Discovery,
+    /// Log files read (including `_last_checkpoint` and sidecars).
+    pub files_read: u64,
+    /// Rounds of requests the driver made.
+    pub round_trips: u64,
+    /// The log files replayed, to replay them again with [`SnapshotLoader::for_segment`].
+    pub segment: LogSegment,
+}
+
+/// What the driver of a [`SnapshotLoader`] must do next: answer these requests, or take the
+/// loaded snapshot.
+pub type LoadStep = Step<LogRequest, Box<LoadedLog>>;
+
+/// Where a load is. Each variant holds what its handler needs, by value.
+#[derive(Debug)]
+enum State {
+    /// Nothing asked yet.
+    Start,
+    /// `_last_checkpoint` asked for.
+    AwaitHint,
+    /// The log listed (from the hinted checkpoint on when `partial`).
+    AwaitListing {
+        hint: Option<LastCheckpointHint>,
+        partial: bool,
+    },
+    /// Commit files asked for by name (the store cannot list).
+    Probing {
+        hint: Option<LastCheckpointHint>,
+        probe: CommitProbe,
+    },
+    /// Commit files read to find the version of a timestamp.
+    Searching {
+        search: TimestampSearch,
+        listing: Option<Vec<LogPath>>,
+        hint: Option<LastCheckpointHint>,
+        asked: Vec<u64>,
+    },
+    /// A segment known beforehand (see [`SnapshotLoader::for_segment`]): nothing asked yet.
+    Replay {
+        segment: LogSegment,
+        discovery: Discovery,
+    },
+    /// The segment's checkpoint and commit files asked for.
+    FetchSegment {
+        segment: LogSegment,
+        discovery: Discovery,
+    },
+    /// A v2 checkpoint's sidecars asked for.
+    FetchSidecars {
+        segment: LogSegment,
+        discovery: Discovery,
+        checkpoint: Vec<Action>,
+        sidecars: Vec<String>,
+    },
+    /// The snapshot was handed out (or a step failed).
+    Done,
+}
+
+/// What a state's handler returns.
+#[derive(Debug)]
+enum Transition {
+    /// The next state (polled once its requests, if any, are answered).
+    Next(State),
+    /// The snapshot is complete.
+    Ready(Box<LoadedLog>),
+}
+
+impl From<State> for Transition {
+    fn from(state: State) -> Self {
+        Transition::Next(state)
+    }
+}
+
+/// Everything of a load but its state: settings, the requests out, the answers in and the
+/// counters. The state handlers are its methods.
+#[derive(Debug)]
+struct Context {
+    location: String,
+    target: VersionTarget,
+    scope: LoadScope,
+    pending: Vec<LogRequest>,
+    listing: Option<Option<Vec<LogPath>>>,
+    files: HashMap<String, Option<Bytes>>,
+    /// Actions of commit files the caller decoded (see
+    /// [`push_decoded_commit`](SnapshotLoader::push_decoded_commit)), by path.
+    decoded: HashMap<String, Vec<Vec<Action>>>,
+    files_read: u64,
+    round_trips: u64,
+    /// A version `_last_checkpoint` vouches for although its checkpoint was not found:
+    /// probing that ends below it would silently return a stale snapshot.
+    stale_hint: Option<u64>,
+}
+
+/// The log replay state machine. See the module documentation for the calling protocol.
+#[derive(Debug)]
+pub struct SnapshotLoader {
+    state: State,
+    cx: Context,
+}
+
+impl SnapshotLoader {
+    /// A loader for the table at `location` (used in messages only).
+    pub fn new(location: impl Into<String>, target: VersionTarget) -> Self {
+        SnapshotLoader {
+            state: State::Start,
+            cx: Context {
+                location: location.into(),
+                target,
+                scope: LoadScope::ActiveFiles,
+                pending: Vec::new(),
+                listing: None,
+                files: HashMap::new(),
+                decoded: HashMap::new(),
+                files_read: 0,
+                round_trips: 0,
+                stale_hint: None,
+            },
+        }
+    }
+
+    /// Sets what the load keeps (by default the active files).
+    pub fn with_scope(mut self, scope: LoadScope) -> Self {
+        self.cx.scope = scope;
+        self
+    }
+
+    /// A loader that replays `segment` (from an earlier load's [`LoadedLog::segment`]) with
+    /// no discovery: its first step asks for exactly the segment's files.
+    pub fn for_segment(
+        location: impl Into<String>,
+        segment: LogSegment,
+        discovery: Discovery,
+    ) -> Self {
+        let target = VersionTarget::Version(segment.version);
+        SnapshotLoader {
+            state: State::Replay { segment, discovery },
+            ..SnapshotLoader::new(location, target)
+        }
+    }
+
+    /// Answers a [`LogRequest::List`] with the log files listed (see [`LogPath::listed`]; other
+    /// files may be left out or not): `None` when the store cannot list.
+    pub fn push_listing(&mut self, entries: Option<Vec<LogPath>>) -> Result<()> {
+        let cx = &mut self.cx;
+        let before = cx.pending.len();
+        cx.pending.retain(|r| !matches!(r, LogRequest::List { .. }));
+        if before == cx.pending.len() {
+            return Err(DeltaError::InvalidArgument {
+                reason: "a listing was pushed that the loader did not ask for".into(),
+            });
+        }
+        cx.listing = Some(entries);
+        Ok(())
+    }
+
+    /// Answers a [`LogRequest::Get`]: `None` when an optional file does not exist.
+    pub fn push_file(&mut self, path: &str, data: Option<Bytes>) -> Result<()> {
+        let cx = &mut self.cx;
+        let before = cx.pending.len();
+        cx.pending
+            .retain(|r| !matches!(r, LogRequest::Get { path: p, .. } if p == path));
+        if before == cx.pending.len() {
+            return Err(DeltaError::InvalidArgument {
+                reason: format!("file {path} was pushed but the loader did not ask for it"),
+            });
+        }
+        if data.is_some() {
+            cx.files_read += 1;
+        }
+        cx.files.insert(path.to_string(), data);
+        Ok(())
+    }
+
+    /// Answers a [`LogRequest::Get`] of a commit file (`_delta_log/N.json`) with its bytes and
+    /// its actions, decoded by the caller with [`decode_commit_actions`] in this load's
+    /// [`scope`](Self::scope) (for example in parallel, while other files arrive), as runs
+    /// of consecutive lines. The runs must hold the file's actions in file order: replay uses
+    /// them instead of decoding the bytes.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native driver only
+    pub fn push_decoded_commit(
+        &mut self,
+        path: &str,
+        data: Bytes,
+        runs: Vec<Vec<Action>>,
+    ) -> Result<()> {
+        self.push_file(path, Some(data))?;
+        self.cx.decoded.insert(path.to_string(), runs);
+        Ok(())
+    }
+
+    /// What this load keeps.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native driver only
+    pub fn scope(&self) -> LoadScope {
+        self.cx.scope
+    }
+
+    /// Advances as far as the answers allow.
+    pub fn poll(&mut self) -> Result<LoadStep> {
+        loop {
+            if !self.cx.pending.is_empty() {
+                return Ok(Step::Need(self.cx.pending.clone()));
+            }
+            // A failed step leaves the loader done.
+            let state = mem::replace(&mut self.state, State::Done);
+            match self.cx.transition(state)? {
+                Transition::Next(next) => self.state = next,
+                Transition::Ready(loaded) => return Ok(Step::Ready(loaded)),
+            }
+            if !self.cx.pending.is_empty() {
+                self.cx.round_trips += 1;
+            }
+        }
+    }
+}
+
+impl Context {
+    /// Hands `state` to its handler: the one dispatch of the machine.
+    fn transition(&mut self, state: State) -> Result<Transition> {
+        Ok(match state {
+            State::Start => self.on_start().into(),
+            State::AwaitHint => self.on_hint().into(),
+            State::AwaitListing { hint, partial } => self.on_listing(hint, partial)?.into(),
+            State::Probing { hint, probe } => self.on_probe(hint, probe)?.into(),
+            State::Searching {
+                search,
+                listing,
+                hint,
+                asked,
+            } => self.on_search(search, listing, hint, asked)?.into(),
+            State::Replay { segment, discovery } => self.fetch_segment(segment, discovery).into(),
+            State::FetchSegment { segment, discovery } => self.on_segment(segment, discovery)?,
+            State::FetchSidecars {
+                segment,
+                discovery,
+                checkpoint,
+                sidecars,
+            } => self.on_sidecars(segment, discovery, checkpoint, sidecars)?,
+            State::Done => {
+                return Err(DeltaError::InvalidArgument {
+                    reason: "the snapshot loader was polled after it finished".into(),
+                })
+            }
+        })
+    }
+
+    fn get(&mut self, path: String, optional: bool) {
+        if !self.files.contains_key(&path) {
+            self.pending.push(LogRequest::Get { path, optional });
+        }
+    }
+
+    fn take_file(&mut self, path: &str) -> Result<Bytes> {
+        match self.files.get(path) {
+            Some(Some(b)) => Ok(b.clone()),
+            _ => Err(missing_file(path)),
+        }
+    }
+
+    /// Like [`take_file`](Self::take_file), and forgets the file: for the last use of its
+    /// bytes, so a long log is not held twice (as bytes and as actions).
+    fn remove_file(&mut self, path: &str) -> Result<Bytes> {
+        match self.files.remove(path) {
+            Some(Some(b)) => Ok(b),
+            _ => Err(missing_file(path)),
+        }
+    }
+
+    /// The exact version asked for, if any.
+    fn target_version(&self) -> Option<u64> {
+        match self.target {
+            VersionTarget::Version(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Decodes the actions of (a run of whole lines of) the commit file `path` for a load of
+/// `scope`: every action, except `add` and `remove` when the load keeps no active files (they
+/// are then checked and skipped). Errors name lines counted from the start of `data`.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native driver only
+pub fn decode_commit_actions(path: &str, data: &[u8], scope: LoadScope) -> Result<Vec<Action>> {
+    json_actions_scoped(path, data, scope == LoadScope::ActiveFiles)
+}
+
+fn missing_file(path: &str) -> DeltaError {
+    DeltaError::NotFound {
+        path: path.to_string(),
+        phase: crate::error::Phase::Load,
+    }
+}
+
+#[cfg(test)]
+mod tests;
