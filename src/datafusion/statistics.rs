@@ -31,8 +31,8 @@ pub(crate) fn scan_statistics(
     let parsed: Vec<Option<FileStats>> = files
         .iter()
         .map(|add| {
-            let json = add.stats.as_deref()?;
-            let stats = FileStats::parse_for_schema(json, table_schema, mode).ok()?;
+            let stats = add.stats.as_ref()?;
+            let stats = FileStats::from_add_for_schema(stats, table_schema, mode).ok()?;
             Some(stats.with_deletion_vector(add.deletion_vector.is_some()))
         })
         .collect();
@@ -158,7 +158,7 @@ fn to_scalar_value(value: &Scalar, ty: &DataType) -> Option<ScalarValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::DeletionVectorDescriptor;
+    use crate::log::{AddStats, DeletionVectorDescriptor};
     use crate::schema::parse_schema;
     use arrow_schema::Field;
 
@@ -167,7 +167,7 @@ mod tests {
             r#"{"path":"f.parquet","partitionValues":{},"size":100,"modificationTime":0,"dataChange":true}"#,
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        a.stats = stats.map(str::to_string);
+        a.stats = stats.map(AddStats::from);
         a.deletion_vector = dv_cardinality.map(|c| DeletionVectorDescriptor {
             storage_type: "i".into(),
             path_or_inline_dv: "x".into(),

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use super::add_stats::{AddStats, ParsedStats};
 pub use super::partition_values::PartitionValues;
 
 /// The `protocol` action: which reader and writer versions and features the table needs.
@@ -133,10 +134,10 @@ pub struct Add {
     /// Whether the commit changed data.
     #[serde(default)]
     pub data_change: bool,
-    /// File statistics as JSON (`numRecords`, `minValues`, `maxValues`, `nullCount`,
-    /// `tightBounds`).
+    /// File statistics: the `stats` JSON (`numRecords`, `minValues`, `maxValues`,
+    /// `nullCount`, `tightBounds`), or a checkpoint's typed `stats_parsed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stats: Option<String>,
+    pub stats: Option<AddStats>,
     /// Free-form tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, Option<String>>>,

@@ -6,16 +6,18 @@
 //! `add`/`remove` only the fields a reader uses, then walks the Arrow arrays column-wise (one
 //! downcast per column and batch, then plain indexing). A row is an action of a kind when that
 //! kind's struct is not null in the row. When a checkpoint has `add.stats_parsed` but no
-//! `add.stats` string, the JSON statistics are rebuilt from the struct.
+//! `add.stats` string, the statistics stay typed: a row of the struct column
+//! ([`super::ParsedStats`]).
 //!
 //! [`json_actions`] decodes newline-delimited JSON actions: commits and v2 JSON checkpoints.
 //!
 //! Both are pure: no I/O, no clock, no async.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 
-use arrow_array::RecordBatch;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, StructArray};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
@@ -24,6 +26,7 @@ use super::actions::{
     Action, ActionLine, Add, CheckpointMetadata, DeletionVectorDescriptor, Format, IntoActions,
     Metadata, PartitionValues, Protocol, Remove, Sidecar, TableActionLine,
 };
+use super::actions::{AddStats, ParsedStats};
 use crate::error::{DeltaError, Phase};
 use crate::Result;
 
@@ -34,6 +37,12 @@ mod stats;
 
 use columns::{BoolCol, ColResult, IntCol, StrCol, StrListCol, StrMapCol, StructCol};
 use stats::StatsNode;
+
+/// A row of a checkpoint's `add.stats_parsed` struct written as the protocol's `add.stats`
+/// JSON; `None` when the row is null.
+pub(super) fn stats_json(column: &StructArray, row: usize) -> Option<String> {
+    StatsNode::build(column).json(row, 128)
+}
 
 /// Which kinds of action to decode from a checkpoint: a small set of `add`, `remove`,
 /// `metaData`, `protocol`, `sidecar` and `checkpointMetadata`. Combine with `|`.
@@ -434,9 +443,8 @@ struct AddCols<'a> {
     modification_time: IntCol<'a>,
     data_change: BoolCol<'a>,
     stats: StrCol<'a>,
-    stats_parsed: Option<StatsNode<'a>>,
-    /// Length of the last statistics JSON rebuilt from `stats_parsed`.
-    stats_len: Cell<usize>,
+    /// The `stats_parsed` struct column, shared by the statistics of every row.
+    stats_parsed: Option<Arc<StructArray>>,
     deletion_vector: Option<DvCols<'a>>,
     base_row_id: IntCol<'a>,
     default_row_commit_version: IntCol<'a>,
@@ -452,8 +460,10 @@ impl<'a> AddCols<'a> {
             modification_time: IntCol::new(s.child("modificationTime"), "add.modificationTime")?,
             data_change: BoolCol::new(s.child("dataChange"), "add.dataChange")?,
             stats: StrCol::new(s.child("stats"), "add.stats")?,
-            stats_parsed: s.child("stats_parsed").map(StatsNode::build),
-            stats_len: Cell::new(64),
+            stats_parsed: s
+                .child("stats_parsed")
+                .and_then(|a| a.as_any().downcast_ref::<StructArray>())
+                .map(|a| Arc::new(a.clone())),
             deletion_vector: DvCols::new(s, "add.deletionVector")?,
             base_row_id: IntCol::new(s.child("baseRowId"), "add.baseRowId")?,
             default_row_commit_version: IntCol::new(
@@ -469,17 +479,12 @@ impl<'a> AddCols<'a> {
             partition_values.insert(k.to_owned(), v.map(str::to_owned));
         })?;
         let stats = match self.stats.get(i)? {
-            Some(s) => Some(s.to_owned()),
-            None => {
-                let json = self
-                    .stats_parsed
-                    .as_ref()
-                    .and_then(|n| n.json(i, self.stats_len.get()));
-                if let Some(j) = &json {
-                    self.stats_len.set(j.len());
-                }
-                json
-            }
+            Some(s) => Some(AddStats::Json(s.to_owned())),
+            None => self
+                .stats_parsed
+                .as_ref()
+                .and_then(|column| ParsedStats::new(Arc::clone(column), i))
+                .map(AddStats::Parsed),
         };
         Ok(Add {
             path: required(self.path.get(i)?, "add.path")?.to_owned(),

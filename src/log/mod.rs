@@ -8,6 +8,7 @@
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 mod actions;
+mod add_stats;
 mod checkpoint;
 mod data_file_path;
 mod last_checkpoint;
@@ -22,7 +23,8 @@ mod step;
 mod timestamp;
 
 pub use actions::{
-    Add, CommitInfo, DeletionVectorDescriptor, Format, Metadata, PartitionValues, Protocol, Remove,
+    Add, AddStats, CommitInfo, DeletionVectorDescriptor, Format, Metadata, ParsedStats,
+    PartitionValues, Protocol, Remove,
 };
 pub use protocol::SUPPORTED_READER_FEATURES;
 

@@ -50,7 +50,7 @@ pub fn select_files(
             continue;
         }
         let stats = match (&add.stats, stats_columns.is_empty()) {
-            (Some(json), false) => FileStats::parse(json, &stats_columns)
+            (Some(stats), false) => FileStats::from_add(stats, &stats_columns)
                 .ok()
                 .map(|s| s.with_deletion_vector(add.deletion_vector.is_some())),
             _ => None,

@@ -11,7 +11,8 @@
 //! - [`Expr`], [`Scalar`] and the builders [`col`], [`column()`], [`lit`].
 //! - [`parse_filter`]: the text syntax (`country = 'NL' and amount >= 10.5`).
 //! - [`bind`]: column resolution and literal coercion against the logical schema.
-//! - `FileStats` and `StatsColumns` (crate-internal): `add.stats` JSON read once per file.
+//! - [`FileStats`] and [`StatsColumns`]: a file's statistics (`add.stats` JSON or a
+//!   checkpoint's typed `stats_parsed`) read once per file.
 //! - [`TypedPartitionValues`]: a file's partition values, parsed once to their types.
 //! - `may_match_file` (crate-internal): conservative file skipping.
 //! - [`evaluate`]: exact row selection with Arrow kernels; [`BoundExpr::columns`] lists the
@@ -44,4 +45,4 @@ pub use partition_values::TypedPartitionValues;
 pub use scalar::Scalar;
 
 pub(crate) use skipping::may_match_file;
-pub(crate) use stats::{ColumnStats, FileStats, StatsColumns};
+pub use stats::{ColumnStats, FileStats, StatsColumns};

@@ -4,7 +4,9 @@
 //! The JSON (`{"numRecords":N,"minValues":{...},"maxValues":{...},"nullCount":{...},
 //! "tightBounds":bool}`) nests values by struct and keys them by PHYSICAL column names
 //! (column mapping). [`StatsColumns`] maps each logical column to its physical path and type
-//! once per scan; [`FileStats::parse`] then reads one file's JSON with it.
+//! once per scan; [`FileStats::parse`] then reads one file's JSON with it. A checkpoint's
+//! typed `stats_parsed` (the same struct as Arrow arrays) is read as it is by
+//! [`FileStats::from_parsed`], with no JSON in between.
 //!
 //! Values are kept as written; how loose each kind of bound is (truncated strings,
 //! millisecond timestamps, NaN) is the business of [`super::skipping`]. A value that does not
@@ -13,12 +15,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use arrow_array::{Array, ArrayRef, StructArray};
 use serde_json::Value;
 
 use super::bind::BoundExpr;
 use super::literal_text::{parse_date, parse_timestamp, ExactNumber, Scaled};
 use super::scalar::{normal_f32, normal_f64, Scalar};
 use crate::error::{DeltaError, Result};
+use crate::log::{AddStats, ParsedStats};
 use crate::schema::{physical_name, ColumnMappingMode, DataType, PrimitiveType, StructType};
 
 /// Significant digits a decimal number read through an `f64` keeps exactly.
@@ -58,8 +62,12 @@ impl StatsColumns {
         Ok(all)
     }
 
+    /// The logical paths of the columns, as the schema spells them.
+    pub fn logical_paths(&self) -> impl Iterator<Item = &[String]> {
+        self.columns.iter().map(|c| c.logical.as_slice())
+    }
+
     /// Number of columns.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.columns.len()
     }
@@ -157,6 +165,68 @@ impl FileStats {
         })
     }
 
+    /// The statistics of an `add` action for the given columns: its JSON parsed (see
+    /// [`FileStats::parse`]), or a checkpoint's typed `stats_parsed` read as it is (see
+    /// [`FileStats::from_parsed`]).
+    pub fn from_add(stats: &AddStats, columns: &StatsColumns) -> Result<FileStats> {
+        match stats {
+            AddStats::Json(json) => Self::parse(json, columns),
+            AddStats::Parsed(parsed) => Ok(Self::from_parsed(parsed, columns)),
+        }
+    }
+
+    /// Reads a checkpoint's typed statistics for the given columns. Each value is taken in
+    /// its column's type: integers widen or narrow when they fit, a double bound of a float
+    /// column is rounded outwards, a decimal keeps its scale; a value of another type, a null
+    /// or a missing field is left out (a missing statistic never skips a file).
+    pub fn from_parsed(parsed: &ParsedStats, columns: &StatsColumns) -> FileStats {
+        let (_, row) = parsed.row();
+        let section = |key: &str| {
+            parsed
+                .field(key)
+                .and_then(|a| a.as_any().downcast_ref::<StructArray>())
+        };
+        let (mins, maxes, nulls) = (
+            section("minValues"),
+            section("maxValues"),
+            section("nullCount"),
+        );
+        let mut stats = HashMap::new();
+        for column in &columns.columns {
+            let value = |section: Option<&StructArray>, side| {
+                let leaf = find_leaf(section, &column.physical)?;
+                parsed_value(leaf, row, &column.ty, side)
+            };
+            let null_count = find_leaf(nulls, &column.physical).and_then(|leaf| {
+                match Scalar::from_array(leaf.as_ref(), row).ok()? {
+                    Scalar::Long(n) => u64::try_from(n).ok(),
+                    Scalar::Integer(n) => u64::try_from(n).ok(),
+                    _ => None,
+                }
+            });
+            let entry = ColumnStats {
+                min: value(mins, Side::Min),
+                max: value(maxes, Side::Max),
+                null_count,
+            };
+            if entry != ColumnStats::default() {
+                stats.insert(column.logical.clone(), entry);
+            }
+        }
+        let tight_bounds = parsed.field("tightBounds").and_then(|a| {
+            match Scalar::from_array(a.as_ref(), row).ok()? {
+                Scalar::Boolean(b) => Some(b),
+                _ => None,
+            }
+        });
+        FileStats {
+            num_records: parsed.num_records(),
+            tight_bounds,
+            has_deletion_vector: false,
+            columns: stats,
+        }
+    }
+
     /// Statistics from values already typed, e.g. those of one Parquet row group: `columns`
     /// maps logical column paths (as the schema spells them) to their statistics.
     pub fn from_columns(
@@ -172,14 +242,15 @@ impl FileStats {
         }
     }
 
-    /// Parses `json` for every primitive column of `schema`; see [`FileStats::parse`].
+    /// The statistics of an `add` for every primitive column of `schema`; see
+    /// [`FileStats::from_add`].
     #[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // DataFusion statistics only
-    pub fn parse_for_schema(
-        json: &str,
+    pub fn from_add_for_schema(
+        stats: &AddStats,
         schema: &StructType,
         mode: ColumnMappingMode,
     ) -> Result<FileStats> {
-        Self::parse(json, &StatsColumns::new(schema, mode)?)
+        Self::from_add(stats, &StatsColumns::new(schema, mode)?)
     }
 
     /// These statistics, noting whether the file has a deletion vector (then row and null
@@ -199,6 +270,84 @@ impl FileStats {
     pub fn counts_are_exact(&self) -> bool {
         !self.has_deletion_vector && self.tight_bounds != Some(false)
     }
+}
+
+/// The leaf array at `path` inside a struct section of parsed statistics.
+fn find_leaf<'a>(section: Option<&'a StructArray>, path: &[String]) -> Option<&'a ArrayRef> {
+    let (last, parents) = path.split_last()?;
+    let parent = parents.iter().try_fold(section?, |s, name| {
+        s.column_by_name(name)?
+            .as_any()
+            .downcast_ref::<StructArray>()
+    })?;
+    parent.column_by_name(last)
+}
+
+/// The typed statistic at `row` of `array`, in the column type `ty`, or `None` when it is
+/// null or does not fit.
+fn parsed_value(array: &ArrayRef, row: usize, ty: &PrimitiveType, side: Side) -> Option<Scalar> {
+    if row >= array.len() || array.is_null(row) {
+        return None;
+    }
+    // Arrow types a Delta type does not map to (unsigned integers, 64-bit dates, narrow or
+    // wide decimals, other timestamp units) are cast to the column's own Arrow type first.
+    let value = match Scalar::from_array(array.as_ref(), row) {
+        Ok(v) => v,
+        Err(_) => {
+            let cast = crate::schema::cast::cast(&array.slice(row, 1), &ty.to_arrow()).ok()?;
+            Scalar::from_array(cast.as_ref(), 0).ok()?
+        }
+    };
+    conform(value, ty, side)
+}
+
+/// `value` as a statistic of a column of type `ty`, or `None` when it is not one.
+fn conform(value: Scalar, ty: &PrimitiveType, side: Side) -> Option<Scalar> {
+    let integer = |v: &Scalar| match v {
+        Scalar::Long(n) => Some(*n),
+        Scalar::Integer(n) => Some(i64::from(*n)),
+        Scalar::Short(n) => Some(i64::from(*n)),
+        Scalar::Byte(n) => Some(i64::from(*n)),
+        _ => None,
+    };
+    Some(match (value, ty) {
+        (Scalar::Null(_), _) => return None,
+        (v, PrimitiveType::Long) => Scalar::Long(integer(&v)?),
+        (v, PrimitiveType::Integer) => Scalar::Integer(i32::try_from(integer(&v)?).ok()?),
+        (v, PrimitiveType::Short) => Scalar::Short(i16::try_from(integer(&v)?).ok()?),
+        (v, PrimitiveType::Byte) => Scalar::Byte(i8::try_from(integer(&v)?).ok()?),
+        (Scalar::Double(v), PrimitiveType::Double) => Scalar::Double(normal_f64(v)),
+        (Scalar::Float(v), PrimitiveType::Double) => Scalar::Double(normal_f64(f64::from(v))),
+        (Scalar::Float(v), PrimitiveType::Float) => Scalar::Float(normal_f32(v)),
+        (Scalar::Double(v), PrimitiveType::Float) => {
+            Scalar::Float(normal_f32(outward_f32(v, side)))
+        }
+        (Scalar::Timestamp(v) | Scalar::TimestampNtz(v), PrimitiveType::Timestamp) => {
+            Scalar::Timestamp(v)
+        }
+        (Scalar::Timestamp(v) | Scalar::TimestampNtz(v), PrimitiveType::TimestampNtz) => {
+            Scalar::TimestampNtz(v)
+        }
+        (Scalar::Decimal(v, from), PrimitiveType::Decimal(d)) if from.scale() == d.scale() => {
+            let limit = 10i128.checked_pow(u32::from(d.precision()))?;
+            (v.unsigned_abs() < limit.unsigned_abs()).then_some(Scalar::Decimal(v, *d))?
+        }
+        (v @ Scalar::String(_), PrimitiveType::String)
+        | (v @ Scalar::Boolean(_), PrimitiveType::Boolean)
+        | (v @ Scalar::Date(_), PrimitiveType::Date) => v,
+        _ => return None,
+    })
+}
+
+/// `v` as an `f32` that does not move the bound inwards.
+fn outward_f32(v: f64, side: Side) -> f32 {
+    let mut f = v as f32;
+    match side {
+        Side::Min if f64::from(f) > v => f = f.next_down(),
+        Side::Max if f64::from(f) < v => f = f.next_up(),
+        _ => {}
+    }
+    f
 }
 
 /// The value at `path` inside `section`.
@@ -246,17 +395,8 @@ fn stat_value(value: &Value, ty: &PrimitiveType, side: Side) -> Option<Scalar> {
         PrimitiveType::Short => Scalar::Short(i16::try_from(integer()?).ok()?),
         PrimitiveType::Byte => Scalar::Byte(i8::try_from(integer()?).ok()?),
         PrimitiveType::Double => Scalar::Double(normal_f64(float()?)),
-        PrimitiveType::Float => {
-            let v = float()?;
-            // Rounding to f32 must not move the bound inwards.
-            let mut f = v as f32;
-            match side {
-                Side::Min if f64::from(f) > v => f = f.next_down(),
-                Side::Max if f64::from(f) < v => f = f.next_up(),
-                _ => {}
-            }
-            Scalar::Float(normal_f32(f))
-        }
+        // Rounding to f32 must not move the bound inwards.
+        PrimitiveType::Float => Scalar::Float(normal_f32(outward_f32(float()?, side))),
         PrimitiveType::Boolean => Scalar::Boolean(value.as_bool()?),
         PrimitiveType::Date => Scalar::Date(parse_date(value.as_str()?)?),
         PrimitiveType::Timestamp => Scalar::Timestamp(parse_timestamp(value.as_str()?)?.micros),
@@ -285,6 +425,10 @@ fn stat_value(value: &Value, ty: &PrimitiveType, side: Side) -> Option<Scalar> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+#[path = "stats_parsed_tests.rs"]
+mod parsed_tests;
 
 #[cfg(test)]
 mod tests {
@@ -319,7 +463,10 @@ mod tests {
             "col-3":{"col-4":"2024-01-01T10:00:00.123Z"},"col-5":0.1},
             "maxValues":{"col-1":9,"col-2":12345678901234567.89,"col-5":"NaN"},
             "nullCount":{"col-1":0,"col-3":{"col-4":2}},"tightBounds":true}"#;
-        let stats = FileStats::parse_for_schema(json, &schema()?, ColumnMappingMode::Name)?;
+        let stats = FileStats::parse(
+            json,
+            &StatsColumns::new(&schema()?, ColumnMappingMode::Name)?,
+        )?;
         assert_eq!(stats.num_records, Some(10));
         assert_eq!(stats.tight_bounds, Some(true));
         assert!(stats.counts_are_exact());
@@ -354,7 +501,10 @@ mod tests {
     #[test]
     fn without_mapping_and_partial() -> Result<()> {
         let json = r#"{"numRecords":3,"minValues":{"id":"x"},"nullCount":{"amount":3}}"#;
-        let stats = FileStats::parse_for_schema(json, &schema()?, ColumnMappingMode::None)?;
+        let stats = FileStats::parse(
+            json,
+            &StatsColumns::new(&schema()?, ColumnMappingMode::None)?,
+        )?;
         assert_eq!(stats.tight_bounds, None);
         assert!(stats.counts_are_exact());
         assert_eq!(stats.column(&path(&["id"])), None);
@@ -362,14 +512,11 @@ mod tests {
             stats.column(&path(&["amount"])).and_then(|c| c.null_count),
             Some(3)
         );
-        let loose = FileStats::parse_for_schema(
-            r#"{"numRecords":3,"tightBounds":false}"#,
-            &schema()?,
-            ColumnMappingMode::None,
-        )?;
+        let all = StatsColumns::new(&schema()?, ColumnMappingMode::None)?;
+        let loose = FileStats::parse(r#"{"numRecords":3,"tightBounds":false}"#, &all)?;
         assert!(!loose.counts_are_exact());
-        assert!(FileStats::parse_for_schema("[1]", &schema()?, ColumnMappingMode::None).is_err());
-        assert!(FileStats::parse_for_schema("{", &schema()?, ColumnMappingMode::None).is_err());
+        assert!(FileStats::parse("[1]", &all).is_err());
+        assert!(FileStats::parse("{", &all).is_err());
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use wasm_bindgen::JsValue;
 use super::error::js_error;
 use crate::api::DeltaTable;
 use crate::error::DeltaError;
-use crate::log::Add;
+use crate::log::{Add, AddStats};
 
 /// `value` as a JS value through JSON.
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
@@ -123,16 +123,6 @@ fn file(add: &Add, partition_names: &[(&str, String)]) -> Value {
         "partitionValues": partition_values,
         "deletionVector": add.deletion_vector,
         "modificationTime": add.modification_time,
-        "numRecords": add.stats.as_deref().and_then(num_records),
+        "numRecords": add.stats.as_ref().and_then(AddStats::num_records),
     })
-}
-
-/// `numRecords` of a file's statistics JSON.
-fn num_records(stats: &str) -> Option<i64> {
-    #[derive(serde::Deserialize)]
-    struct Stats {
-        #[serde(rename = "numRecords")]
-        num_records: Option<i64>,
-    }
-    serde_json::from_str::<Stats>(stats).ok()?.num_records
 }

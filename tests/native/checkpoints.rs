@@ -16,8 +16,9 @@ use arrow_array::{Array, RecordBatch, StructArray};
 use bytes::Bytes;
 use delta_arrow_reader::io::MemoryStore;
 use delta_arrow_reader::log::{
-    decode_commit_actions, Action, LoadScope, SUPPORTED_READER_FEATURES,
+    decode_commit_actions, Action, AddStats, LoadScope, SUPPORTED_READER_FEATURES,
 };
+use delta_arrow_reader::predicate::{FileStats, StatsColumns};
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
@@ -203,8 +204,10 @@ async fn every_checkpoint_loads_with_the_adds_it_holds() {
             }
             for f in table.eager_files().into_iter().flatten() {
                 if let Some(s) = &f.stats {
-                    if !serde_json::from_str::<Value>(s).is_ok_and(|v| v.is_object()) {
-                        failures.push(format!("{name} v{version} {}: stats {s}", f.path));
+                    let json = s.json();
+                    let object = json.as_deref().map(serde_json::from_str::<Value>);
+                    if !object.is_some_and(|v| v.is_ok_and(|v| v.is_object())) {
+                        failures.push(format!("{name} v{version} {}: stats {s:?}", f.path));
                     }
                 }
             }
@@ -249,8 +252,8 @@ fn struct_stats_only(part: &Path) -> bool {
         && columns.iter().any(|p| p.starts_with("add.stats_parsed."))
 }
 
-/// The `stats` strings the commits up to `version` wrote, by file path.
-fn commit_stats(dir: &Path, version: u64) -> HashMap<String, String> {
+/// The `stats` the commits up to `version` wrote, by file path.
+fn commit_stats(dir: &Path, version: u64) -> HashMap<String, AddStats> {
     let mut stats = HashMap::new();
     for v in 0..=version {
         let path = format!("_delta_log/{v:020}.json");
@@ -271,10 +274,11 @@ fn commit_stats(dir: &Path, version: u64) -> HashMap<String, String> {
 }
 
 /// Checkpoints that keep statistics only as `stats_parsed`: the statistics of the loaded files
-/// (JSON rebuilt from the struct) agree with the `stats` the commits wrote for the same files.
+/// stay typed, read as file skipping reads them they agree with the `stats` the commits wrote
+/// for the same files, and so does their JSON form.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn struct_only_checkpoint_stats_agree_with_commit_stats() {
-    let (mut compared, mut timestamps) = (0, 0);
+    let (mut compared, mut timestamps, mut typed_values) = (0, 0, 0);
     for (name, dir) in loadable_tables() {
         for (version, kinds) in checkpoints(&dir) {
             let only_struct = kinds.len() == 1
@@ -292,10 +296,47 @@ async fn struct_only_checkpoint_stats_agree_with_commit_stats() {
                 let Some(theirs) = theirs.get(&f.path) else {
                     continue;
                 };
-                let ours = f
+                let parsed = f
                     .stats
-                    .as_deref()
+                    .as_ref()
                     .unwrap_or_else(|| panic!("{name} v{version}: {} has no stats", f.path));
+                assert!(
+                    matches!(parsed, AddStats::Parsed(_)),
+                    "{name}: the checkpoint's typed statistics are kept typed"
+                );
+                let columns = StatsColumns::new(table.delta_schema(), table.column_mapping_mode())
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let typed = FileStats::from_add(parsed, &columns).unwrap_or_else(|e| panic!("{e}"));
+                let text = FileStats::from_add(theirs, &columns).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(typed.num_records, text.num_records, "{name} {}", f.path);
+                for path in columns.logical_paths() {
+                    let (Some(t), Some(o)) = (text.column(path), typed.column(path)) else {
+                        assert!(
+                            text.column(path).is_none(),
+                            "{name} {path:?}: no typed stats"
+                        );
+                        continue;
+                    };
+                    // Where the JSON gives a value, the typed statistics give the same one
+                    // (they may know more: decimals of more digits than a JSON double keeps).
+                    for (side, tv, ov) in [("min", &t.min, &o.min), ("max", &t.max, &o.max)] {
+                        if tv.is_some() {
+                            assert_eq!(tv, ov, "{name} {} {path:?} {side}", f.path);
+                        }
+                    }
+                    if t.null_count.is_some() {
+                        assert_eq!(t.null_count, o.null_count, "{name} {path:?} nulls");
+                    }
+                    typed_values += 1;
+                }
+                let ours = parsed
+                    .json()
+                    .unwrap_or_else(|| panic!("{name}: no JSON form"));
+                let ours = ours.as_ref();
+                let theirs = theirs
+                    .json()
+                    .unwrap_or_else(|| panic!("{name}: commit stats"));
+                let theirs = theirs.as_ref();
                 let (mut o, mut t) = (BTreeMap::new(), BTreeMap::new());
                 leaves(
                     &serde_json::from_str(ours).unwrap_or_else(|e| panic!("{e}")),
@@ -325,6 +366,11 @@ async fn struct_only_checkpoint_stats_agree_with_commit_stats() {
     }
     assert!(compared >= 20, "compared {compared}");
     assert!(timestamps > 0);
+    assert!(
+        typed_values >= 40,
+        "typed column statistics compared: {typed_values}"
+    );
+    println!("{compared} files, {typed_values} typed column statistics compared");
 }
 
 /// Multi-part and v2 checkpoints (Parquet and JSON, with sidecars) give the same snapshot

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use arrow_array::RecordBatch;
 use delta_arrow_reader::io::MemoryStore;
+use delta_arrow_reader::log::AddStats;
 use delta_arrow_reader::DeltaScanBuilder;
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::Value;
@@ -56,11 +57,6 @@ fn count(batches: &[RecordBatch]) -> u64 {
     batches.iter().map(|b| b.num_rows() as u64).sum()
 }
 
-/// `numRecords` from an `add`'s statistics.
-fn num_records(stats: Option<&str>) -> Option<u64> {
-    serde_json::from_str::<Value>(stats?).ok()?["numRecords"].as_u64()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_corpus_vector_deletes_its_cardinality_at_every_version() {
     let mut vectors = BTreeSet::new();
@@ -99,7 +95,7 @@ async fn every_corpus_vector_deletes_its_cardinality_at_every_version() {
                     }
                 }
                 live = live
-                    .zip(num_records(f.stats.as_deref()))
+                    .zip(f.stats.as_ref().and_then(AddStats::num_records))
                     .map(|(n, r)| n + r - deleted);
             }
             match (rows_of(&table).await, live) {

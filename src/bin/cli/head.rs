@@ -55,13 +55,11 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
             source,
         }
     })?;
-    let total: i64 = table
+    let total: u64 = table
         .eager_files()
         .unwrap_or_default()
         .iter()
-        .filter_map(|f| f.stats.as_deref())
-        .filter_map(|s| serde_json::from_str::<serde_json::Value>(s).ok())
-        .filter_map(|v| v.get("numRecords").and_then(|n| n.as_i64()))
+        .filter_map(|f| f.stats.as_ref()?.num_records())
         .sum();
     let skipped = selection.files_total - selection.files_selected;
     let files = if skipped > 0 {

@@ -165,7 +165,7 @@ pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
                     "partitionValues": f.partition_values,
                     "deletionVector": f.deletion_vector,
                     "modificationTime": f.modification_time,
-                    "stats": f.stats.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()),
+                    "stats": f.stats.as_ref().and_then(|s| serde_json::from_str::<Value>(&s.json()?).ok()),
                 })
             })
             .collect();
