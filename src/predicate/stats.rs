@@ -138,25 +138,14 @@ impl FileStats {
         let Value::Object(root) = value else {
             return Err(bad_stats("not a JSON object"));
         };
-        let section = |key: &str| root.get(key).filter(|v| v.is_object());
-        let (mins, maxes, nulls) = (
-            section("minValues"),
-            section("maxValues"),
-            section("nullCount"),
-        );
-        let mut stats = HashMap::new();
-        for column in &columns.columns {
-            let entry = ColumnStats {
-                min: find_path(mins, &column.physical)
-                    .and_then(|v| stat_value(v, &column.ty, Side::Min)),
-                max: find_path(maxes, &column.physical)
-                    .and_then(|v| stat_value(v, &column.ty, Side::Max)),
-                null_count: find_path(nulls, &column.physical).and_then(Value::as_u64),
-            };
-            if entry != ColumnStats::default() {
-                stats.insert(column.logical.clone(), entry);
-            }
-        }
+        let (mins, maxes, nulls) = sections(|key| root.get(key).filter(|v| v.is_object()));
+        let stats = column_stats(columns, |column| ColumnStats {
+            min: find_path(mins, &column.physical)
+                .and_then(|v| stat_value(v, &column.ty, Side::Min)),
+            max: find_path(maxes, &column.physical)
+                .and_then(|v| stat_value(v, &column.ty, Side::Max)),
+            null_count: find_path(nulls, &column.physical).and_then(Value::as_u64),
+        });
         Ok(FileStats {
             num_records: root.get("numRecords").and_then(Value::as_u64),
             tight_bounds: root.get("tightBounds").and_then(Value::as_bool),
@@ -181,18 +170,12 @@ impl FileStats {
     /// or a missing field is left out (a missing statistic never skips a file).
     pub fn from_parsed(parsed: &ParsedStats, columns: &StatsColumns) -> FileStats {
         let (_, row) = parsed.row();
-        let section = |key: &str| {
+        let (mins, maxes, nulls) = sections(|key| {
             parsed
                 .field(key)
                 .and_then(|a| a.as_any().downcast_ref::<StructArray>())
-        };
-        let (mins, maxes, nulls) = (
-            section("minValues"),
-            section("maxValues"),
-            section("nullCount"),
-        );
-        let mut stats = HashMap::new();
-        for column in &columns.columns {
+        });
+        let stats = column_stats(columns, |column| {
             let value = |section: Option<&StructArray>, side| {
                 let leaf = find_leaf(section, &column.physical)?;
                 parsed_value(leaf, row, &column.ty, side)
@@ -204,15 +187,12 @@ impl FileStats {
                     _ => None,
                 }
             });
-            let entry = ColumnStats {
+            ColumnStats {
                 min: value(mins, Side::Min),
                 max: value(maxes, Side::Max),
                 null_count,
-            };
-            if entry != ColumnStats::default() {
-                stats.insert(column.logical.clone(), entry);
             }
-        }
+        });
         let tight_bounds = parsed.field("tightBounds").and_then(|a| {
             match Scalar::from_array(a.as_ref(), row).ok()? {
                 Scalar::Boolean(b) => Some(b),
@@ -270,6 +250,31 @@ impl FileStats {
     pub fn counts_are_exact(&self) -> bool {
         !self.has_deletion_vector && self.tight_bounds != Some(false)
     }
+}
+
+/// The `minValues`, `maxValues` and `nullCount` sections, as `section` finds them.
+fn sections<T>(section: impl Fn(&str) -> Option<T>) -> (Option<T>, Option<T>, Option<T>) {
+    (
+        section("minValues"),
+        section("maxValues"),
+        section("nullCount"),
+    )
+}
+
+/// The statistics `read` finds for each of `columns`, by logical path; columns without any
+/// are left out.
+fn column_stats(
+    columns: &StatsColumns,
+    read: impl Fn(&StatsColumn) -> ColumnStats,
+) -> HashMap<Vec<String>, ColumnStats> {
+    columns
+        .columns
+        .iter()
+        .filter_map(|c| {
+            let entry = read(c);
+            (entry != ColumnStats::default()).then(|| (c.logical.clone(), entry))
+        })
+        .collect()
 }
 
 /// The leaf array at `path` inside a struct section of parsed statistics.

@@ -53,61 +53,57 @@ fn strukt(fields: Vec<(&str, ArrayRef)>, valid: Option<Vec<bool>>) -> ArrayRef {
     )
 }
 
+/// `[v, v, null]` of a timestamp in milliseconds, UTC.
+fn millis(ms: i64) -> ArrayRef {
+    Arc::new(TimestampMillisecondArray::from(vec![Some(ms), Some(ms), None]).with_timezone("UTC"))
+}
+
+/// `[v, v, null]` of `decimal(38, 2)`.
+fn decimal(v: i128) -> ArrayRef {
+    Arc::new(
+        Decimal128Array::from(vec![Some(v), Some(v), None])
+            .with_precision_and_scale(38, 2)
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+}
+
+/// The bounds of `id`, `amount`, `s.ts` and `f` (physical names), the last three as
+/// `[v, v, null]`.
+fn bounds(id: ArrayRef, amount: i128, ts_ms: i64, f: f64) -> Vec<(&'static str, ArrayRef)> {
+    vec![
+        ("col-1", id),
+        ("col-2", decimal(amount)),
+        ("col-3", strukt(vec![("col-4", millis(ts_ms))], None)),
+        (
+            "col-5",
+            Arc::new(Float64Array::from(vec![Some(f), Some(f), None])),
+        ),
+    ]
+}
+
 /// Three rows of `stats_parsed`: full statistics; a row whose `id` bounds are null and whose
 /// `small` minimum does not fit a short; a null row.
 fn stats_parsed() -> Arc<StructArray> {
-    let ts = |ms: i64| -> ArrayRef {
-        Arc::new(
-            TimestampMillisecondArray::from(vec![Some(ms), Some(ms), None]).with_timezone("UTC"),
-        )
-    };
-    let decimal = |v: i128| -> ArrayRef {
-        Arc::new(
-            Decimal128Array::from(vec![Some(v), Some(v), None])
-                .with_precision_and_scale(38, 2)
-                .unwrap_or_else(|e| panic!("{e}")),
-        )
-    };
-    let mins = strukt(
-        vec![
-            // Narrower than the column (an int column widened to long).
-            (
-                "col-1",
-                Arc::new(Int32Array::from(vec![Some(1), None, None])),
-            ),
-            ("col-2", decimal(1050)),
-            (
-                "col-3",
-                strukt(vec![("col-4", ts(1_704_103_200_123))], None),
-            ),
-            (
-                "col-5",
-                Arc::new(Float64Array::from(vec![Some(0.1), Some(0.1), None])),
-            ),
-            // An unsigned type no Delta type maps to: cast to the column's type.
-            (
-                "col-6",
-                Arc::new(UInt16Array::from(vec![Some(7), Some(40_000), None])),
-            ),
-        ],
-        None,
+    // `id` narrower than the column (an int column widened to long).
+    let mut mins = bounds(
+        Arc::new(Int32Array::from(vec![Some(1), None, None])),
+        1050,
+        1_704_103_200_123,
+        0.1,
     );
+    // An unsigned type no Delta type maps to: cast to the column's type.
+    mins.push((
+        "col-6",
+        Arc::new(UInt16Array::from(vec![Some(7), Some(40_000), None])),
+    ));
+    let mins = strukt(mins, None);
     let maxes = strukt(
-        vec![
-            (
-                "col-1",
-                Arc::new(Int64Array::from(vec![Some(7), None, None])),
-            ),
-            ("col-2", decimal(99_999)),
-            (
-                "col-3",
-                strukt(vec![("col-4", ts(1_704_106_800_000))], None),
-            ),
-            (
-                "col-5",
-                Arc::new(Float64Array::from(vec![Some(2.5), Some(2.5), None])),
-            ),
-        ],
+        bounds(
+            Arc::new(Int64Array::from(vec![Some(7), None, None])),
+            99_999,
+            1_704_106_800_000,
+            2.5,
+        ),
         None,
     );
     let nulls = strukt(
