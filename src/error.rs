@@ -198,8 +198,9 @@ pub enum DeltaError {
         /// The backend's own error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// A bug of this library stopped the work (a panic inside a scan's task, reported rather
-    /// than ending the stream early).
+    /// A bug of this library stopped the work: an invariant of its own that did not hold, or
+    /// a panic inside a scan's task (reported rather than ending the stream early). Misuse of
+    /// an API by its caller is [`DeltaError::InvalidArgument`] instead.
     #[error("internal error (please report it): {reason}")]
     Internal {
         /// What failed.

@@ -219,11 +219,12 @@ impl DeltaTable {
                 )
                 .await?;
                 if log.reconciled.version != self.version {
-                    return Err(crate::DeltaError::InvalidArgument {
+                    return Err(crate::DeltaError::Internal {
                         reason: format!(
                             "replaying version {} gave version {}",
                             self.version, log.reconciled.version
                         ),
+                        phase: crate::Phase::Load,
                     });
                 }
                 Ok(ActiveFiles {

@@ -16,8 +16,9 @@ use crate::log::{Add, AddStats};
 /// `value` as a JS value through JSON.
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
     let text = serde_json::to_string(value).map_err(|e| {
-        js_error(&DeltaError::InvalidArgument {
+        js_error(&DeltaError::Internal {
             reason: format!("cannot describe the value: {e}"),
+            phase: crate::Phase::Load,
         })
     })?;
     js_sys::JSON::parse(&text)

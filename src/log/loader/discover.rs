@@ -3,7 +3,7 @@
 //! returns the next state; the last of them is always [`State::FetchSegment`].
 
 use super::{Context, Discovery, LogRequest, State, VersionTarget};
-use crate::error::{DeltaError, Result};
+use crate::error::{DeltaError, Phase, Result};
 use crate::log::last_checkpoint::LastCheckpointHint;
 use crate::log::path::{commit_path, LogFileKind, LogPath, LAST_CHECKPOINT, LOG_DIR};
 use crate::log::probe::CommitProbe;
@@ -90,8 +90,9 @@ impl Context {
                 location: self.location.clone(),
             }),
             Err(e) => Err(e),
-            Ok(_) => Err(DeltaError::InvalidArgument {
-                reason: "unreachable listing state".into(),
+            Ok(_) => Err(DeltaError::Internal {
+                reason: "the listing was neither a segment nor an error".into(),
+                phase: Phase::Load,
             }),
         }
     }
