@@ -205,3 +205,39 @@ async fn a_table_only_load_reads_a_small_part_of_a_large_checkpoint() {
     let files = table.active_files().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(files.len(), 50_000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_largest_corpus_checkpoint_is_read_in_part_with_a_small_tail() {
+    // 41,898 bytes, 20,718 of them footer (corpus checkpoints are small and mostly footer):
+    // the default tail takes it in one request; a table-only load with a 1 KiB tail reads
+    // the footer and the protocol and metaData chunks (about 30 KB).
+    let name = "deltars__delta-checkpoint-stats-optional";
+    let checkpoint = "_delta_log/00000000000000000002.checkpoint.parquet";
+    let store = common::table_in_memory(name, "_delta_log");
+    let present = store.paths().contains(&checkpoint.to_string());
+    assert!(present, "{name} has no {checkpoint}");
+    let mut fetched = Vec::new();
+    for (scope, reads) in [
+        (LoadScope::TableOnly, CheckpointReads::Whole),
+        (LoadScope::TableOnly, CheckpointReads::default()),
+        (LoadScope::TableOnly, CheckpointReads::Ranged { tail: 1024 }),
+        (
+            LoadScope::ActiveFiles,
+            CheckpointReads::Ranged { tail: 1024 },
+        ),
+    ] {
+        let (log, read) = load(&store, VersionTarget::Latest, scope, reads).await;
+        assert!(log.is_ok(), "{name} {scope:?} {reads:?}: {:?}", log.err());
+        fetched.push(read.get(checkpoint).copied().unwrap_or(0));
+    }
+    println!(
+        "{name}: checkpoint bytes fetched (whole, default tail, 1 KiB tail, files): {fetched:?}"
+    );
+    let whole = fetched[0];
+    assert_eq!(
+        fetched[1], whole,
+        "a checkpoint within the tail comes whole"
+    );
+    assert!(fetched[2] < whole * 3 / 4, "{fetched:?}");
+    assert!(fetched[3] <= whole, "{fetched:?}");
+}

@@ -3,27 +3,28 @@
 //!
 //! The loader never does I/O. Its caller (the driver) repeats:
 //!
-//! 1. [`SnapshotLoader::poll`] → [`Step::Need`] with listing and file requests, or
-//!    [`Step::Ready`] with the result;
+//! 1. [`SnapshotLoader::poll`] → [`Step::Need`] with listing, file and byte range requests,
+//!    or [`Step::Ready`] with the result;
 //! 2. answers every request with [`SnapshotLoader::push_listing`] /
-//!    [`SnapshotLoader::push_file`] (in any order; a missing optional file is `None`, a missing
-//!    required one is the driver's error to return);
+//!    [`SnapshotLoader::push_file`] / [`SnapshotLoader::push_range`] (in any order; a missing
+//!    optional file is `None`, a missing required one is the driver's error to return);
 //! 3. polls again.
 //!
 //! Discovery: `_last_checkpoint` is read first. A store that lists is then listed from the
 //! hinted checkpoint on (or from the start when the hint is missing, corrupt, stale, or newer
 //! than a requested version). A store that cannot list is probed (see `probe`). Then the
 //! segment's commits are fetched in one round, with the tail of each Parquet checkpoint file
-//! of known size ([`LogRequest::GetRange`]; the footer, and all of a small file): one more
-//! round fetches the column chunks the load needs, v2 sidecars take the same rounds again,
-//! and the segment is replayed. A checkpoint of unknown size (a probed log) or a JSON one is
+//! of known size ([`LogRequest::GetRange`]; the footer, and all of a small file); one more
+//! round fetches the column chunks the load needs that the tail did not hold (a footer
+//! longer than the tail takes one more), v2 sidecars take the same rounds again, and the
+//! segment is replayed. A checkpoint of unknown size (a probed log) or a JSON one is
 //! fetched whole ([`LogRequest::Get`]), as every checkpoint is with [`CheckpointReads::Whole`].
 //!
 //! Scope: a loader made with [`LoadScope::ActiveFiles`] reconciles the active `add` actions;
 //! with [`LoadScope::TableOnly`] it keeps only protocol and metadata (only the `protocol` and
-//! `metaData` column chunks of a checkpoint are fetched, sidecars not at all). [`SnapshotLoader::for_segment`] replays a segment
-//! found by an earlier load again, with no discovery: this is how a lazily loaded table gets
-//! its files for each scan.
+//! `metaData` column chunks of a checkpoint are fetched, sidecars not at all).
+//! [`SnapshotLoader::for_segment`] replays a segment found by an earlier load again, with no
+//! discovery: this is how a lazily loaded table gets its files for each scan.
 //!
 //! Inside, the loader is a [`State`] and a [`Context`] (settings, requests out, answers in,
 //! counters). Each state's handler is a method of the context that takes the state's data by
