@@ -181,6 +181,10 @@ mod tests {
                                 let data = store.get(&path).await.ok();
                                 loader.push_file(&path, data)
                             }
+                            crate::log::LogRequest::GetRange { path, range } => {
+                                let data = store.get_range(&path, range.clone()).await;
+                                data.and_then(|d| loader.push_range(&path, range, d))
+                            }
                         };
                         if let Err(e) = pushed {
                             panic!("{e}");

@@ -1,6 +1,8 @@
 //! The async driver of [`SnapshotLoader`]: answers its requests from a [`RangeRead`].
 //!
-//! Every request of one step goes out at once (at most the load's request concurrency in
+//! Listings, whole files (commits, JSON checkpoints) and byte ranges (of Parquet checkpoints:
+//! footers, then column chunks) are answered with `list`, `get` and `get_range`. Every
+//! request of one step goes out at once (at most the load's request concurrency in
 //! flight, [`DEFAULT_LOG_CONCURRENCY`] unless set), and the step's answers are pushed before
 //! the loader is polled again, so a load takes as many round trips as the loader has steps.
 //!
@@ -27,6 +29,7 @@ pub const DEFAULT_LOG_CONCURRENCY: usize = 512;
 enum Answer {
     Listing(Option<Vec<LogPath>>),
     File(String, Option<bytes::Bytes>),
+    Range(String, std::ops::Range<u64>, bytes::Bytes),
 }
 
 /// The log files of a store's listing, as the loader takes them.
@@ -51,6 +54,10 @@ async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
             Err(DeltaError::NotFound { .. }) if optional => Ok(Answer::File(path, None)),
             Err(e) => Err(e),
         },
+        LogRequest::GetRange { path, range } => {
+            let bytes = store.get_range(&path, range.clone()).await?;
+            Ok(Answer::Range(path, range, bytes))
+        }
     }
 }
 
@@ -105,6 +112,7 @@ async fn drive(
         while let Some(a) = answers.next().await {
             match a? {
                 Answer::Listing(entries) => loader.push_listing(entries)?,
+                Answer::Range(path, range, data) => loader.push_range(&path, range, data)?,
                 #[cfg(not(target_arch = "wasm32"))]
                 Answer::File(path, Some(data)) => {
                     match super::decode_commits::start(&path, data, loader.scope()) {

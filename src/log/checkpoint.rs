@@ -1,6 +1,7 @@
 //! Checkpoint and commit file decoding: from the bytes of one log file to [`Action`]s.
 //!
-//! [`parquet_actions`] decodes a Parquet checkpoint: a classic single-file checkpoint, one
+//! [`ParquetRead`] reads a Parquet checkpoint by byte ranges (see `checkpoint_parquet`), and
+//! [`parquet_actions`] decodes one held in memory: a classic single-file checkpoint, one
 //! part of a multi-part checkpoint, the top-level Parquet file of a v2 checkpoint, or a v2
 //! sidecar. It reads only the columns of the actions asked for ([`ActionKinds`]), and inside
 //! `add`/`remove` only the fields a reader uses, then walks the Arrow arrays column-wise (one
@@ -14,29 +15,32 @@
 //! Both are pure: no I/O, no clock, no async.
 
 use std::collections::HashMap;
-
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, StructArray};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 
 use super::actions::{
     Action, ActionLine, Add, CheckpointMetadata, DeletionVectorDescriptor, Format, IntoActions,
     Metadata, PartitionValues, Protocol, Remove, Sidecar, TableActionLine,
 };
 use super::actions::{AddStats, ParsedStats};
+use super::step::Step;
 use crate::error::{DeltaError, Phase};
 use crate::Result;
 
 #[path = "checkpoint_columns.rs"]
 mod columns;
+#[path = "checkpoint_parquet.rs"]
+mod parquet_read;
 #[path = "checkpoint_stats.rs"]
 mod stats;
 
 use columns::{BoolCol, ColResult, IntCol, StrCol, StrListCol, StrMapCol, StructCol};
 use stats::StatsNode;
+
+pub(crate) use parquet_read::ParquetRead;
+pub use parquet_read::CHECKPOINT_TAIL;
 
 /// A row of a checkpoint's `add.stats_parsed` struct written as the protocol's `add.stats`
 /// JSON; `None` when the row is null.
@@ -89,48 +93,20 @@ const BATCH_ROWS: usize = 8192;
 /// [`DeltaError::Parquet`] when the file cannot be decoded and [`DeltaError::InvalidLog`] when
 /// a required field (`add.path`, `add.size`, `metaData.id`, ...) is missing from an action.
 pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Result<Vec<Action>> {
-    let parquet_err = |source| DeltaError::Parquet {
-        path: path.to_string(),
-        phase: Phase::Load,
-        source,
-    };
-    let file_len = data.len();
-    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(parquet_err)?;
-    check_action_columns(path, builder.parquet_schema(), want)?;
-    let leaves = wanted_leaves(builder.parquet_schema(), want);
-    if leaves.is_empty() {
-        return Ok(Vec::new());
+    let size = data.len() as u64;
+    let mut read = ParquetRead::new(path, size, want, size);
+    read.push_range(0..size, data)?;
+    match read.poll()? {
+        Step::Ready(actions) => Ok(actions),
+        // Every range inside the file is in hand; `ParquetRead` refuses the others.
+        Step::Need(ranges) => Err(DeltaError::Parquet {
+            path: path.to_string(),
+            phase: Phase::Load,
+            source: parquet::errors::ParquetError::General(format!(
+                "the decoder asked for {ranges:?} of a file held whole"
+            )),
+        }),
     }
-    let rows = builder.metadata().file_metadata().num_rows();
-    let mask = ProjectionMask::leaves(builder.parquet_schema(), leaves);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(parquet_err)?;
-    // Most rows of a big checkpoint are adds; reserve for them, within what the file's size
-    // and a sane bound allow (the row count comes from the file).
-    let reserve = match want.contains(ActionKinds::ADD) {
-        true => usize::try_from(rows)
-            .unwrap_or(0)
-            .min(file_len / 8)
-            .min(1 << 20),
-        false => 0,
-    };
-    let mut out = Vec::with_capacity(reserve);
-    let mut row_base = 0;
-    for batch in reader {
-        let batch = batch.map_err(|e| parquet_err(e.into()))?;
-        decode_batch(&batch, want, &mut out).map_err(|(row, reason)| {
-            let reason = match row {
-                Some(row) => format!("row {}: {reason}", row_base + row),
-                None => reason,
-            };
-            DeltaError::invalid_log(path, reason)
-        })?;
-        row_base += batch.num_rows();
-    }
-    Ok(out)
 }
 
 /// Decodes newline-delimited JSON actions (a commit file or a v2 JSON checkpoint). Blank lines

@@ -3,6 +3,7 @@
 //! `tests/native/checkpoints.rs`.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, MapBuilder, StringBuilder};
@@ -340,6 +341,81 @@ fn expected_classic() -> Vec<Action> {
 fn classic_checkpoint_decodes_every_kind() {
     let actions = parquet_actions("c.parquet", classic_checkpoint(), ALL).unwrap();
     assert_eq!(actions, expected_classic());
+}
+
+/// Reads `data` with a [`ParquetRead`] asking first for `tail` bytes, answering each request
+/// from `data`: the actions and the ranges asked for.
+fn read_by_ranges(
+    data: &Bytes,
+    want: ActionKinds,
+    tail: u64,
+) -> (Result<Vec<Action>>, Vec<Range<u64>>) {
+    let mut read = ParquetRead::new("c", data.len() as u64, want, tail);
+    let mut asked = Vec::new();
+    for _ in 0..10 {
+        match read.poll() {
+            Err(e) => return (Err(e), asked),
+            Ok(Step::Ready(actions)) => return (Ok(actions), asked),
+            Ok(Step::Need(ranges)) => {
+                for r in ranges {
+                    asked.push(r.clone());
+                    let bytes = data.slice(r.start as usize..r.end as usize);
+                    if let Err(e) = read.push_range(r, bytes) {
+                        return (Err(e), asked);
+                    }
+                }
+            }
+        }
+    }
+    panic!("the read does not end");
+}
+
+#[test]
+fn a_read_by_ranges_gives_what_a_whole_read_gives() {
+    let data = classic_checkpoint();
+    let size = data.len() as u64;
+    let kinds = [
+        ALL,
+        ActionKinds::ADD,
+        ActionKinds::PROTOCOL | ActionKinds::METADATA,
+    ];
+    for want in kinds {
+        let whole = parquet_actions("c", data.clone(), want).unwrap();
+        for tail in [0, 8, 100, size / 2, size, 10 * size] {
+            let (got, asked) = read_by_ranges(&data, want, tail);
+            assert_eq!(got.unwrap(), whole, "tail {tail}");
+            assert!(asked.iter().all(|r| r.start < r.end && r.end <= size));
+            for (i, r) in asked.iter().enumerate() {
+                let again = asked[..i]
+                    .iter()
+                    .any(|a| a.start <= r.start && r.end <= a.end);
+                assert!(!again, "tail {tail}: {r:?} asked for twice in {asked:?}");
+            }
+        }
+    }
+    // A tail as large as the file: one request, the whole file.
+    let (_, asked) = read_by_ranges(&data, ALL, size);
+    assert_eq!(asked, vec![0..size]);
+    // Only the protocol: the footer and its column chunks, not the file.
+    let (_, asked) = read_by_ranges(&data, ActionKinds::PROTOCOL, 8);
+    let bytes: u64 = asked.iter().map(|r| r.end - r.start).sum();
+    assert!(bytes < size, "{bytes} of {size} bytes: {asked:?}");
+}
+
+#[test]
+fn a_read_by_ranges_refuses_bad_bytes_and_a_footer_longer_than_the_file() {
+    let data = classic_checkpoint();
+    let size = data.len() as u64;
+    let mut read = ParquetRead::new("c", size, ALL, 64);
+    let outside = read.push_range(size..size + 1, Bytes::from_static(b"x"));
+    assert_eq!(outside.err().map(|e| e.code()), Some("invalid_log"));
+    let short = read.push_range(0..4, Bytes::from_static(b"x"));
+    assert_eq!(short.err().map(|e| e.code()), Some("invalid_log"));
+    let mut bad = data.to_vec();
+    let n = bad.len();
+    bad[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let err = parquet_actions("c", Bytes::from(bad), ALL).err();
+    assert_eq!(err.map(|e| e.code()), Some("parquet"));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! (`path`), the `_last_checkpoint` hint, segment choice from a listing, probing on stores
 //! that cannot list, checkpoint and commit decoding, reconciliation, protocol validation and
 //! time travel by timestamp. Every machine here (the loader, the commit probe, the timestamp
-//! search) answers `poll()` with one [`Step`] type.
+//! search, the checkpoint reader) answers `poll()` with one [`Step`] type.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 mod actions;
@@ -31,9 +31,10 @@ pub use protocol::SUPPORTED_READER_FEATURES;
 // The sans-io loader, for programs that bring their own I/O: poll it for requests, push the
 // answers, get the replayed snapshot (the async driver behind DeltaTableBuilder does just that).
 pub use actions::{Action, CheckpointMetadata, Sidecar};
+pub use checkpoint::CHECKPOINT_TAIL;
 pub use loader::{
-    decode_commit_actions, Discovery, LoadScope, LoadStep, LoadedLog, LogRequest, SnapshotLoader,
-    VersionTarget,
+    decode_commit_actions, CheckpointReads, Discovery, LoadScope, LoadStep, LoadedLog, LogRequest,
+    SnapshotLoader, VersionTarget,
 };
 pub use path::{LogFileKind, LogPath, V2Format};
 pub use replay::Reconciled;

@@ -10,6 +10,7 @@
 mod common;
 mod rows;
 
+mod checkpoint_reads;
 mod checkpoints;
 mod cli;
 mod conformance;

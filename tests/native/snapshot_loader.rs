@@ -4,7 +4,7 @@
 //! asks for exactly the segment's files (and sidecars) and gives the same files in the same
 //! order.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use delta_arrow_reader::io::{MemoryStore, RangeRead};
 use delta_arrow_reader::log::{
@@ -14,14 +14,22 @@ use delta_arrow_reader::log::{
 use crate::common;
 
 /// Answers `loader`'s requests from `store` until it finishes; notes the files it read.
-async fn drive(
+async fn drive(store: &MemoryStore, loader: SnapshotLoader, read: &mut Vec<String>) -> LoadedLog {
+    drive_counted(store, loader, read, &mut BTreeMap::new())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`drive`], also counting the bytes received per file; the first error.
+pub(crate) async fn drive_counted(
     store: &MemoryStore,
     mut loader: SnapshotLoader,
     read: &mut Vec<String>,
-) -> LoadedLog {
+    bytes: &mut BTreeMap<String, u64>,
+) -> delta_arrow_reader::Result<LoadedLog> {
     loop {
-        let needs = match loader.poll().unwrap_or_else(|e| panic!("{e}")) {
-            LoadStep::Ready(log) => return *log,
+        let needs = match loader.poll()? {
+            LoadStep::Ready(log) => return Ok(*log),
             LoadStep::Need(needs) => needs,
         };
         for need in needs {
@@ -30,10 +38,7 @@ async fn drive(
                     prefix,
                     start_after,
                 } => {
-                    let entries = store
-                        .list(&prefix, start_after.as_deref())
-                        .await
-                        .unwrap_or_else(|e| panic!("{e}"));
+                    let entries = store.list(&prefix, start_after.as_deref()).await?;
                     loader.push_listing(entries.map(|entries| {
                         entries
                             .iter()
@@ -41,16 +46,25 @@ async fn drive(
                             .collect()
                     }))
                 }
-                LogRequest::Get { path, optional } => match store.get(&path).await {
-                    Ok(bytes) => {
+                LogRequest::GetRange { path, range } => {
+                    let data = store.get_range(&path, range.clone()).await?;
+                    if !read.contains(&path) {
                         read.push(path.clone());
-                        loader.push_file(&path, Some(bytes))
+                    }
+                    *bytes.entry(path.clone()).or_default() += data.len() as u64;
+                    loader.push_range(&path, range, data)
+                }
+                LogRequest::Get { path, optional } => match store.get(&path).await {
+                    Ok(data) => {
+                        read.push(path.clone());
+                        *bytes.entry(path.clone()).or_default() += data.len() as u64;
+                        loader.push_file(&path, Some(data))
                     }
                     Err(e) if optional && e.code() == "not_found" => loader.push_file(&path, None),
-                    Err(e) => panic!("{path}: {e}"),
+                    Err(e) => return Err(e),
                 },
             };
-            pushed.unwrap_or_else(|e| panic!("{e}"));
+            pushed?;
         }
     }
 }

@@ -72,7 +72,7 @@ impl Context {
         }
         match segment_from_listing(&paths, self.target_version(), &self.location) {
             Ok(segment) if !partial || segment.checkpoint_version.is_some() => {
-                Ok(self.fetch_segment(segment, Discovery::Listing))
+                self.fetch_segment(segment, Discovery::Listing)
             }
             // A partial listing that does not show the hinted checkpoint (stale or wrong
             // `_last_checkpoint`): list everything.
@@ -194,7 +194,7 @@ impl Context {
             return self.continue_search(search, None, hint);
         }
         let segment = probed_segment(hint.as_ref(), probe.start(), version);
-        Ok(self.fetch_segment(segment, Discovery::Probing))
+        self.fetch_segment(segment, Discovery::Probing)
     }
 
     fn not_a_table_or(&self, start: u64) -> DeltaError {
@@ -222,7 +222,7 @@ impl Context {
     ) -> Result<State> {
         for v in asked {
             let path = commit_path(v);
-            let data = self.take_file(&path)?;
+            let data = self.file_bytes(&path)?;
             search.push(v, &path, &data)?;
         }
         self.continue_search(search, listing, hint)
@@ -258,7 +258,7 @@ impl Context {
                 Discovery::Probing,
             ),
         };
-        Ok(self.fetch_segment(segment, discovery))
+        self.fetch_segment(segment, discovery)
     }
 }
 

@@ -3,24 +3,28 @@
 //!
 //! The loader never does I/O. Its caller (the driver) repeats:
 //!
-//! 1. [`SnapshotLoader::poll`] → [`Step::Need`] with listing and file requests, or
-//!    [`Step::Ready`] with the result;
+//! 1. [`SnapshotLoader::poll`] → [`Step::Need`] with listing, file and byte range requests,
+//!    or [`Step::Ready`] with the result;
 //! 2. answers every request with [`SnapshotLoader::push_listing`] /
-//!    [`SnapshotLoader::push_file`] (in any order; a missing optional file is `None`, a missing
-//!    required one is the driver's error to return);
+//!    [`SnapshotLoader::push_file`] / [`SnapshotLoader::push_range`] (in any order; a missing
+//!    optional file is `None`, a missing required one is the driver's error to return);
 //! 3. polls again.
 //!
 //! Discovery: `_last_checkpoint` is read first. A store that lists is then listed from the
 //! hinted checkpoint on (or from the start when the hint is missing, corrupt, stale, or newer
 //! than a requested version). A store that cannot list is probed (see `probe`). Then the
-//! segment's checkpoint files and commits are fetched in one round, v2 sidecars in one more,
-//! and replayed.
+//! segment's commits are fetched in one round, with the tail of each Parquet checkpoint file
+//! of known size ([`LogRequest::GetRange`]; the footer, and all of a small file); one more
+//! round fetches the column chunks the load needs that the tail did not hold (a footer
+//! longer than the tail takes one more), v2 sidecars take the same rounds again, and the
+//! segment is replayed. A checkpoint of unknown size (a probed log) or a JSON one is
+//! fetched whole ([`LogRequest::Get`]), as every checkpoint is with [`CheckpointReads::Whole`].
 //!
 //! Scope: a loader made with [`LoadScope::ActiveFiles`] reconciles the active `add` actions;
-//! with [`LoadScope::TableOnly`] it keeps only protocol and metadata (checkpoint `add` columns
-//! are not decoded, sidecars not fetched). [`SnapshotLoader::for_segment`] replays a segment
-//! found by an earlier load again, with no discovery: this is how a lazily loaded table gets
-//! its files for each scan.
+//! with [`LoadScope::TableOnly`] it keeps only protocol and metadata (only the `protocol` and
+//! `metaData` column chunks of a checkpoint are fetched, sidecars not at all).
+//! [`SnapshotLoader::for_segment`] replays a segment found by an earlier load again, with no
+//! discovery: this is how a lazily loaded table gets its files for each scan.
 //!
 //! Inside, the loader is a [`State`] and a [`Context`] (settings, requests out, answers in,
 //! counters). Each state's handler is a method of the context that takes the state's data by
@@ -31,13 +35,16 @@
 mod discover;
 mod fetch;
 
+use fetch::FileRead;
+
 use std::collections::HashMap;
 use std::mem;
+use std::ops::Range;
 
 use bytes::Bytes;
 
 use super::actions::Action;
-use super::checkpoint::json_actions_scoped;
+use super::checkpoint::{json_actions_scoped, CHECKPOINT_TAIL};
 use super::last_checkpoint::LastCheckpointHint;
 use super::path::LogPath;
 use super::probe::CommitProbe;
@@ -86,6 +93,37 @@ pub enum LogRequest {
         /// Whether "not found" is an answer (`None`) rather than an error.
         optional: bool,
     },
+    /// Read bytes `range` of a file (which must exist); answer with
+    /// [`SnapshotLoader::push_range`].
+    GetRange {
+        /// Path relative to the table root.
+        path: String,
+        /// The bytes wanted, inside the file.
+        range: Range<u64>,
+    },
+}
+
+/// How a loader reads the Parquet checkpoint files whose size it knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckpointReads {
+    /// One whole-file request per file.
+    Whole,
+    /// The file's last `tail` bytes first (its footer, and all of a file no larger), then
+    /// only the column chunks the load needs.
+    Ranged {
+        /// Bytes asked for from the end of the file first.
+        tail: u64,
+    },
+}
+
+impl Default for CheckpointReads {
+    /// Ranged, with a tail of [`CHECKPOINT_TAIL`] bytes.
+    fn default() -> Self {
+        CheckpointReads::Ranged {
+            tail: CHECKPOINT_TAIL,
+        }
+    }
 }
 
 /// How the log was discovered.
@@ -112,6 +150,8 @@ pub struct LoadedLog {
     pub discovery: Discovery,
     /// Log files read (including `_last_checkpoint` and sidecars).
     pub files_read: u64,
+    /// Bytes of log files received (whole files and ranges).
+    pub bytes_read: u64,
     /// Rounds of requests the driver made.
     pub round_trips: u64,
     /// The log files replayed, to replay them again with [`SnapshotLoader::for_segment`].
@@ -151,17 +191,18 @@ enum State {
         segment: LogSegment,
         discovery: Discovery,
     },
-    /// The segment's checkpoint and commit files asked for.
+    /// The segment's commit files asked for, its checkpoint files being read.
     FetchSegment {
         segment: LogSegment,
         discovery: Discovery,
+        reads: Vec<FileRead>,
     },
-    /// A v2 checkpoint's sidecars asked for.
+    /// A v2 checkpoint's sidecars being read.
     FetchSidecars {
         segment: LogSegment,
         discovery: Discovery,
         checkpoint: Vec<Action>,
-        sidecars: Vec<String>,
+        reads: Vec<FileRead>,
     },
     /// The snapshot was handed out (or a step failed).
     Done,
@@ -189,13 +230,17 @@ struct Context {
     location: String,
     target: VersionTarget,
     scope: LoadScope,
+    checkpoint_reads: CheckpointReads,
     pending: Vec<LogRequest>,
     listing: Option<Option<Vec<LogPath>>>,
     files: HashMap<String, Option<Bytes>>,
+    /// Byte ranges pushed and not yet handed to their file's read, by path.
+    ranges: HashMap<String, Vec<(Range<u64>, Bytes)>>,
     /// Actions of commit files the caller decoded (see
     /// [`push_decoded_commit`](SnapshotLoader::push_decoded_commit)), by path.
     decoded: HashMap<String, Vec<Vec<Action>>>,
     files_read: u64,
+    bytes_read: u64,
     round_trips: u64,
     /// A version `_last_checkpoint` vouches for although its checkpoint was not found:
     /// probing that ends below it would silently return a stale snapshot.
@@ -218,11 +263,14 @@ impl SnapshotLoader {
                 location: location.into(),
                 target,
                 scope: LoadScope::ActiveFiles,
+                checkpoint_reads: CheckpointReads::default(),
                 pending: Vec::new(),
                 listing: None,
                 files: HashMap::new(),
+                ranges: HashMap::new(),
                 decoded: HashMap::new(),
                 files_read: 0,
+                bytes_read: 0,
                 round_trips: 0,
                 stale_hint: None,
             },
@@ -232,6 +280,13 @@ impl SnapshotLoader {
     /// Sets what the load keeps (by default the active files).
     pub fn with_scope(mut self, scope: LoadScope) -> Self {
         self.cx.scope = scope;
+        self
+    }
+
+    /// Sets how Parquet checkpoint files of known size are read (by default by ranges, see
+    /// [`CheckpointReads`]).
+    pub fn with_checkpoint_reads(mut self, reads: CheckpointReads) -> Self {
+        self.cx.checkpoint_reads = reads;
         self
     }
 
@@ -275,10 +330,44 @@ impl SnapshotLoader {
                 reason: format!("file {path} was pushed but the loader did not ask for it"),
             });
         }
-        if data.is_some() {
+        if let Some(data) = &data {
             cx.files_read += 1;
+            cx.bytes_read += data.len() as u64;
         }
         cx.files.insert(path.to_string(), data);
+        Ok(())
+    }
+
+    /// Answers a [`LogRequest::GetRange`] with exactly the bytes of `range`.
+    pub fn push_range(&mut self, path: &str, range: Range<u64>, data: Bytes) -> Result<()> {
+        let cx = &mut self.cx;
+        let asked = cx.pending.iter().position(
+            |r| matches!(r, LogRequest::GetRange { path: p, range: q } if p == path && *q == range),
+        );
+        let Some(at) = asked else {
+            return Err(DeltaError::InvalidArgument {
+                reason: format!(
+                    "bytes {}..{} of {path} were pushed but the loader did not ask for them",
+                    range.start, range.end
+                ),
+            });
+        };
+        if data.len() as u64 != range.end - range.start {
+            return Err(DeltaError::InvalidArgument {
+                reason: format!(
+                    "bytes {}..{} of {path} were pushed as {} bytes",
+                    range.start,
+                    range.end,
+                    data.len()
+                ),
+            });
+        }
+        cx.pending.remove(at);
+        cx.bytes_read += data.len() as u64;
+        cx.ranges
+            .entry(path.to_string())
+            .or_default()
+            .push((range, data));
         Ok(())
     }
 
@@ -338,14 +427,18 @@ impl Context {
                 hint,
                 asked,
             } => self.on_search(search, listing, hint, asked)?.into(),
-            State::Replay { segment, discovery } => self.fetch_segment(segment, discovery).into(),
-            State::FetchSegment { segment, discovery } => self.on_segment(segment, discovery)?,
+            State::Replay { segment, discovery } => self.fetch_segment(segment, discovery)?.into(),
+            State::FetchSegment {
+                segment,
+                discovery,
+                reads,
+            } => self.on_segment(segment, discovery, reads)?,
             State::FetchSidecars {
                 segment,
                 discovery,
                 checkpoint,
-                sidecars,
-            } => self.on_sidecars(segment, discovery, checkpoint, sidecars)?,
+                reads,
+            } => self.on_sidecars(segment, discovery, checkpoint, reads)?,
             State::Done => {
                 return Err(DeltaError::InvalidArgument {
                     reason: "the snapshot loader was polled after it finished".into(),
@@ -360,14 +453,15 @@ impl Context {
         }
     }
 
-    fn take_file(&mut self, path: &str) -> Result<Bytes> {
+    /// The bytes of a file pushed earlier (a cheap clone; the loader keeps them).
+    fn file_bytes(&self, path: &str) -> Result<Bytes> {
         match self.files.get(path) {
             Some(Some(b)) => Ok(b.clone()),
             _ => Err(missing_file(path)),
         }
     }
 
-    /// Like [`take_file`](Self::take_file), and forgets the file: for the last use of its
+    /// Like [`file_bytes`](Self::file_bytes), and forgets the file: for the last use of its
     /// bytes, so a long log is not held twice (as bytes and as actions).
     fn remove_file(&mut self, path: &str) -> Result<Bytes> {
         match self.files.remove(path) {

@@ -77,6 +77,14 @@ fn drive_loader(
                     });
                     loader.push_listing(entries)
                 }
+                LogRequest::GetRange { path, range } => {
+                    asked.push(path.clone());
+                    let data = files.get(&path).map(|(b, _)| {
+                        let (start, end) = (range.start as usize, range.end as usize);
+                        b.slice(start.min(b.len())..end.min(b.len()))
+                    });
+                    loader.push_range(&path, range, data.unwrap_or_default())
+                }
                 LogRequest::Get { path, optional } => match files.get(&path).inspect(|_| {
                     asked.push(path.clone());
                 }) {
