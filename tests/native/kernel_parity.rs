@@ -800,25 +800,13 @@ async fn kernel_parity_over_corpus() {
         report.kernel_cannot_load_tables.len(),
         report.kernel_cannot_load_tables.join(", ")
     );
-    println!(
-        "kernel cannot load ({} snapshots):",
-        report.kernel_cannot_load.len()
+    common::print_section("kernel cannot load (snapshots)", &report.kernel_cannot_load);
+    common::print_section(
+        "kernel cannot load, we load (snapshots)",
+        &report.we_load_kernel_cannot,
     );
-    for line in &report.kernel_cannot_load {
-        println!("  {line}");
-    }
-    println!(
-        "kernel cannot load, we load ({} snapshots):",
-        report.we_load_kernel_cannot.len()
-    );
-    for line in &report.we_load_kernel_cannot {
-        println!("  {line}");
-    }
     if !report.mismatches.is_empty() {
-        println!("mismatches ({} snapshots):", report.mismatches.len());
-        for m in &report.mismatches {
-            println!("  {m}");
-        }
+        common::print_section("mismatches (snapshots)", &report.mismatches);
     }
     println!(
         "kernel parity: {} passed, {} failed",

@@ -515,24 +515,12 @@ async fn kernel_rows_over_corpus() {
         report.log_only.len(),
         report.log_only.join(", ")
     );
-    println!(
-        "kernel cannot read ({}, not counted):",
-        report.kernel_cannot_read.len()
+    common::print_section(
+        "kernel cannot read (not counted)",
+        &report.kernel_cannot_read,
     );
-    for line in &report.kernel_cannot_read {
-        println!("  {line}");
-    }
-    println!("out of scope ({}, not counted):", report.out_of_scope.len());
-    for line in &report.out_of_scope {
-        println!("  {line}");
-    }
-    println!(
-        "known differences normalised ({}):",
-        report.known_differences.len()
-    );
-    for line in &report.known_differences {
-        println!("  {line}");
-    }
+    common::print_section("out of scope (not counted)", &report.out_of_scope);
+    common::print_section("known differences normalised", &report.known_differences);
     println!(
         "kernel rows: {} passed, {} failed",
         report.passed, report.failed

@@ -332,3 +332,11 @@ pub fn table_in_memory(name: &str, sub: &str) -> delta_arrow_reader::io::MemoryS
     }
     store
 }
+
+/// Prints a report section: `title`, the number of lines, then each line indented.
+pub fn print_section(title: &str, lines: &[String]) {
+    println!("{title}: {}", lines.len());
+    for line in lines {
+        println!("  {line}");
+    }
+}
