@@ -14,6 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The statistics of one data file.
 #[derive(Clone, PartialEq)]
+#[non_exhaustive]
 pub enum AddStats {
     /// The `stats` JSON string (`numRecords`, `minValues`, `maxValues`, `nullCount`,
     /// `tightBounds`).

@@ -15,6 +15,7 @@ pub const LAST_CHECKPOINT: &str = "_delta_log/_last_checkpoint";
 
 /// Encoding of a v2 checkpoint's top-level file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum V2Format {
     /// Newline-delimited JSON actions.
     Json,
@@ -24,6 +25,7 @@ pub enum V2Format {
 
 /// The kind of a versioned log file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LogFileKind {
     /// `N.json`
     Commit,

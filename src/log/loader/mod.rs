@@ -56,6 +56,7 @@ use crate::error::{DeltaError, Result};
 
 /// Which version of the table to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum VersionTarget {
     /// The newest version.
     #[default]
@@ -68,6 +69,7 @@ pub enum VersionTarget {
 
 /// What a load keeps from the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum LoadScope {
     /// Protocol, metadata and the reconciled active files.
     #[default]
@@ -77,6 +79,10 @@ pub enum LoadScope {
 }
 
 /// A request from the loader to its driver.
+///
+/// Exhaustive on purpose (unlike most public enums here): a driver must answer every kind,
+/// so a new kind of request is a compile error in drivers rather than a request left
+/// unanswered at run time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogRequest {
     /// List objects under `prefix` (after `start_after`, when given).
