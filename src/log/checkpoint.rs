@@ -25,6 +25,7 @@ use super::actions::{
     Metadata, PartitionValues, Protocol, Remove, Sidecar, TableActionLine,
 };
 use crate::error::{DeltaError, Phase};
+use crate::limits::{json_depth, pages, DEFAULT_MAX_PAGE_BYTES as MAX_PAGE};
 use crate::Result;
 
 #[path = "checkpoint_columns.rs"]
@@ -86,12 +87,13 @@ pub(crate) fn parquet_actions(path: &str, data: Bytes, want: ActionKinds) -> Res
         source,
     };
     let file_len = data.len();
-    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(parquet_err)?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data.clone()).map_err(parquet_err)?;
     check_action_columns(path, builder.parquet_schema(), want)?;
     let leaves = wanted_leaves(builder.parquet_schema(), want);
     if leaves.is_empty() {
         return Ok(Vec::new());
     }
+    pages::check_file(&data, builder.metadata(), Some(&leaves), MAX_PAGE, path)?;
     let rows = builder.metadata().file_metadata().num_rows();
     let mask = ProjectionMask::leaves(builder.parquet_schema(), leaves);
     let reader = builder
@@ -173,8 +175,10 @@ fn json_lines_each<L: serde::de::DeserializeOwned + IntoActions>(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let parsed: L = serde_json::from_slice(line)
-            .map_err(|e| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))?;
+        let parsed: L = serde_json::from_slice(line).map_err(|e| {
+            json_depth::too_deep(line, "JSON nesting depth of a log line", Some(path))
+                .unwrap_or_else(|| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))
+        })?;
         parsed.into_actions(&mut line_actions);
         line_actions.drain(..).for_each(&mut each);
     }
