@@ -198,6 +198,25 @@ pub enum DeltaError {
         /// The backend's own error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The input declares more than a limit of this reader allows (see [`crate::limits`]): a
+    /// page larger than its column chunk or the maximum, a dictionary with more values than
+    /// its page holds, nesting deeper than a parser goes. Nothing was allocated for it.
+    #[error(
+        "limit exceeded: {limit} is {found}, over the maximum of {max}{}",
+        in_path(path)
+    )]
+    LimitExceeded {
+        /// The limit, e.g. `page uncompressed size`.
+        limit: &'static str,
+        /// The value found (for a depth: the first depth past the maximum).
+        found: u64,
+        /// The largest value allowed.
+        max: u64,
+        /// The file it was found in (redacted), when there is one.
+        path: Option<String>,
+        /// Phase in which it was found.
+        phase: Phase,
+    },
     /// A bug of this library stopped the work: an invariant of its own that did not hold, or
     /// a panic inside a scan's task (reported rather than ending the stream early). Misuse of
     /// an API by its caller is [`DeltaError::InvalidArgument`] instead.
@@ -235,6 +254,7 @@ impl DeltaError {
             DeltaError::InvalidArgument { .. } => "invalid_argument",
             DeltaError::Internal { .. } => "internal",
             DeltaError::Backend { .. } => "backend",
+            DeltaError::LimitExceeded { .. } => "limit_exceeded",
         }
     }
 
@@ -247,7 +267,8 @@ impl DeltaError {
             | DeltaError::Internal { phase, .. }
             | DeltaError::Backend { phase, .. }
             | DeltaError::Parquet { phase, .. }
-            | DeltaError::Arrow { phase, .. } => *phase,
+            | DeltaError::Arrow { phase, .. }
+            | DeltaError::LimitExceeded { phase, .. } => *phase,
             DeltaError::InvalidArgument { .. } => Phase::Plan,
             _ => Phase::Load,
         }
@@ -272,12 +293,36 @@ impl DeltaError {
         }
     }
 
+    /// Shorthand for [`DeltaError::LimitExceeded`]; `path` is redacted.
+    pub(crate) fn limit_exceeded(
+        limit: &'static str,
+        found: u64,
+        max: u64,
+        path: Option<&str>,
+        phase: Phase,
+    ) -> Self {
+        DeltaError::LimitExceeded {
+            limit,
+            found,
+            max,
+            path: path.map(redact),
+            phase,
+        }
+    }
+
     /// Shorthand for [`DeltaError::InvalidSchema`].
     pub(crate) fn invalid_schema(reason: impl Into<String>) -> Self {
         DeltaError::InvalidSchema {
             reason: reason.into(),
         }
     }
+}
+
+/// ` in PATH` for an error message, or nothing.
+fn in_path(path: &Option<String>) -> String {
+    path.as_ref()
+        .map(|p| format!(" in {p}"))
+        .unwrap_or_default()
 }
 
 /// Removes what must never appear in an error message: the query string of every URL (signed
@@ -339,5 +384,19 @@ mod tests {
         };
         assert_eq!(e.phase(), Phase::Read);
         assert!(e.is_transient());
+        let e = DeltaError::limit_exceeded(
+            "page uncompressed size",
+            1 << 31,
+            1 << 28,
+            Some("https://h/t/part-0.parquet?sig=x"),
+            Phase::Read,
+        );
+        assert_eq!(e.code(), "limit_exceeded");
+        assert_eq!(e.phase(), Phase::Read);
+        assert_eq!(
+            e.to_string(),
+            "limit exceeded: page uncompressed size is 2147483648, over the maximum of \
+             268435456 in https://h/t/part-0.parquet"
+        );
     }
 }

@@ -20,6 +20,7 @@ mod error;
 pub mod io;
 #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
 mod kernel;
+pub mod limits;
 pub mod log;
 mod plan;
 pub mod predicate;

@@ -22,14 +22,33 @@ use syn::visit::Visit;
 fn allowed(layer: &str) -> Option<&'static [&'static str]> {
     Some(match layer {
         "error" => &[],
-        "schema" => &["error"],
+        // The bounds on hostile input: checks with no I/O, used by every layer that reads.
+        "limits" => &["error"],
+        "schema" => &["error", "limits"],
         "io" => &["error"],
-        "log" => &["error", "schema"],
-        "predicate" => &["error", "schema", "log"],
-        "plan" => &["error", "schema", "log", "predicate"],
-        "read" => &["error", "schema", "log", "predicate", "plan", "io"],
+        "log" => &["error", "schema", "limits"],
+        "predicate" => &["error", "schema", "log", "limits"],
+        "plan" => &["error", "schema", "log", "predicate", "limits"],
+        "read" => &[
+            "error",
+            "schema",
+            "log",
+            "predicate",
+            "plan",
+            "io",
+            "limits",
+        ],
         // Decoders beside ours, behind read's FileDecoder seam.
-        "kernel" => &["error", "schema", "log", "predicate", "plan", "io", "read"],
+        "kernel" => &[
+            "error",
+            "schema",
+            "log",
+            "predicate",
+            "plan",
+            "io",
+            "read",
+            "limits",
+        ],
         "api" => &[
             "error",
             "schema",
@@ -39,6 +58,7 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
             "io",
             "read",
             "kernel",
+            "limits",
         ],
         "datafusion" | "wasm" => &[
             "error",
@@ -49,16 +69,17 @@ fn allowed(layer: &str) -> Option<&'static [&'static str]> {
             "io",
             "read",
             "api",
+            "limits",
         ],
         // Test and tool support: writes tables with the crate's own types and stores.
-        "fixture" => &["error", "schema", "log", "io", "read"],
+        "fixture" => &["error", "schema", "log", "io", "read", "limits"],
         "serve" => &["error"],
         _ => return None,
     })
 }
 
 /// The layers that stay free of I/O, async, clocks and spawning.
-const PURE: &[&str] = &["schema", "log", "predicate", "plan"];
+const PURE: &[&str] = &["limits", "schema", "log", "predicate", "plan"];
 
 /// Paths a pure layer may not name (a prefix of the path's segments).
 const IMPURE_PATHS: &[&[&str]] = &[

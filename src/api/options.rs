@@ -1,6 +1,7 @@
 //! [`DeltaScanExecutionOptions`]: how a scan reads, with documented defaults and validation.
 
 use crate::error::{DeltaError, Result};
+use crate::limits::DEFAULT_MAX_PAGE_BYTES;
 
 /// Default of [`DeltaScanExecutionOptions::max_concurrent_file_reads_per_partition`].
 pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 3;
@@ -58,6 +59,12 @@ pub struct DeltaScanExecutionOptions {
     pub parquet_full_file_read_threshold_bytes: Option<u64>,
     /// The Parquet reader [`ParquetReaderBackend::Direct`].
     pub parquet_reader_backend: ParquetReaderBackend,
+    /// The largest uncompressed size of one Parquet page a data file may declare
+    /// [[`DEFAULT_MAX_PAGE_BYTES`], 256 MiB]. A larger page fails the read with
+    /// [`DeltaError::LimitExceeded`] before anything is allocated for it (a page is also
+    /// refused when it declares more than its column chunk's total). At least 1. Checked by
+    /// the `Direct` backend.
+    pub max_page_bytes: u64,
 }
 
 impl Default for DeltaScanExecutionOptions {
@@ -71,6 +78,7 @@ impl Default for DeltaScanExecutionOptions {
             batches_ahead_per_partition: DEFAULT_BATCHES_AHEAD_PER_PARTITION,
             parquet_full_file_read_threshold_bytes: None,
             parquet_reader_backend: ParquetReaderBackend::Direct,
+            max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
         }
     }
 }
@@ -99,6 +107,9 @@ impl DeltaScanExecutionOptions {
         }
         if self.batches_ahead_per_partition == 0 {
             return Err(invalid("batches_ahead_per_partition must be at least 1"));
+        }
+        if self.max_page_bytes == 0 {
+            return Err(invalid("max_page_bytes must be at least 1"));
         }
         if self.parquet_reader_backend == ParquetReaderBackend::DeltaKernel
             && !cfg!(all(feature = "kernel", not(target_arch = "wasm32")))
@@ -157,6 +168,10 @@ mod tests {
             },
             DeltaScanExecutionOptions {
                 batches_ahead_per_partition: 0,
+                ..d.clone()
+            },
+            DeltaScanExecutionOptions {
+                max_page_bytes: 0,
                 ..d.clone()
             },
         ];

@@ -461,6 +461,7 @@ impl DeltaScan {
                 predicate: self.predicate,
                 pushdown: true,
                 output_types: self.output_types,
+                max_page_bytes: self.execution.max_page_bytes,
             }),
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
         };

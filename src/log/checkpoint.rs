@@ -27,6 +27,7 @@ use super::actions::{
 use super::actions::{AddStats, ParsedStats};
 use super::step::Step;
 use crate::error::{DeltaError, Phase};
+use crate::limits::json_depth;
 use crate::Result;
 
 #[path = "checkpoint_columns.rs"]
@@ -158,8 +159,10 @@ fn json_lines_each<L: serde::de::DeserializeOwned + IntoActions>(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let parsed: L = serde_json::from_slice(line)
-            .map_err(|e| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))?;
+        let parsed: L = serde_json::from_slice(line).map_err(|e| {
+            json_depth::too_deep(line, "JSON nesting depth of a log line", Some(path))
+                .unwrap_or_else(|| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))
+        })?;
         parsed.into_actions(&mut line_actions);
         line_actions.drain(..).for_each(&mut each);
     }

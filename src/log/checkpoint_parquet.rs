@@ -21,6 +21,8 @@ use parquet::DecodeResult;
 
 use super::{check_action_columns, decode_batch, wanted_leaves, ActionKinds, BATCH_ROWS};
 use crate::error::{DeltaError, Phase, Result};
+use crate::limits::pages::{check_pages, ChunkFacts};
+use crate::limits::DEFAULT_MAX_PAGE_BYTES as MAX_PAGE_BYTES;
 use crate::log::actions::Action;
 use crate::log::step::Step;
 
@@ -64,6 +66,9 @@ pub(crate) struct ParquetRead {
     actions: Vec<Action>,
     /// Rows decoded so far (errors name rows of the file).
     rows: usize,
+    /// Wanted column chunks whose page headers are not checked yet: each is checked against
+    /// the limits (see `limits::pages`) once its bytes are in, before the decoder sees them.
+    unchecked: Vec<(Range<u64>, ChunkFacts)>,
 }
 
 impl std::fmt::Debug for ParquetRead {
@@ -89,6 +94,7 @@ impl ParquetRead {
             pushed: Vec::new(),
             actions: Vec::new(),
             rows: 0,
+            unchecked: Vec::new(),
         }
     }
 
@@ -123,9 +129,18 @@ impl ParquetRead {
                     .map_err(|e| self.parquet_error(e))?;
                 self.pushed.push((range, data));
             }
-            Stage::Columns(decoder) => decoder
-                .push_range(range, data)
-                .map_err(|e| self.parquet_error(e))?,
+            Stage::Columns(_) => {
+                self.check_pages(&range, &data)?;
+                if let Stage::Columns(decoder) = &mut self.stage {
+                    decoder
+                        .push_range(range, data)
+                        .map_err(|e| DeltaError::Parquet {
+                            path: self.path.clone(),
+                            phase: Phase::Load,
+                            source: e,
+                        })?;
+                }
+            }
             Stage::Start => self.pushed.push((range, data)),
             Stage::Decoded | Stage::Done => {}
         }
@@ -207,19 +222,21 @@ impl ParquetRead {
             let by_size = usize::try_from(self.size / 8).unwrap_or(usize::MAX);
             self.actions.reserve(rows.min(by_size).min(1 << 20));
         }
-        let chunks: Vec<Range<u64>> = metadata
+        self.unchecked = metadata
             .row_groups()
             .iter()
             .flat_map(|rg| leaves.iter().filter_map(|&i| rg.columns().get(i)))
             .map(|c| {
                 let (start, len) = c.byte_range();
-                start..start.saturating_add(len)
+                (start..start.saturating_add(len), ChunkFacts::of(c))
             })
             .collect();
+        let chunks: Vec<Range<u64>> = self.unchecked.iter().map(|(r, _)| r.clone()).collect();
         let need = merge(self.inside(chunks)?, MERGE_GAP);
         let mask = ProjectionMask::leaves(schema, leaves);
         let mut buffers = PushBuffers::new(self.size);
         for (range, data) in mem::take(&mut self.pushed) {
+            self.check_pages(&range, &data)?;
             buffers.push_range(range, data);
         }
         let decoder = ParquetPushDecoderBuilder::try_new_decoder(Arc::new(metadata))
@@ -261,6 +278,25 @@ impl ParquetRead {
                 DecodeResult::Finished => return Ok((Stage::Decoded, Vec::new())),
             }
         }
+    }
+
+    /// Checks the page headers of the wanted column chunks that lie wholly in `data` (bytes
+    /// `range` of the file). A chunk is fetched whole or lies in the tail, so each is checked
+    /// once its bytes are in.
+    fn check_pages(&mut self, range: &Range<u64>, data: &Bytes) -> Result<()> {
+        let mut result = Ok(());
+        let path = &self.path;
+        self.unchecked.retain(|(chunk, facts)| {
+            if result.is_err() || chunk.start < range.start || chunk.end > range.end {
+                return true;
+            }
+            let at = |offset: u64| usize::try_from(offset - range.start).unwrap_or(usize::MAX);
+            if let Some(bytes) = data.get(at(chunk.start)..at(chunk.end)) {
+                result = check_pages(bytes, *facts, MAX_PAGE_BYTES, path, Phase::Load);
+            }
+            false
+        });
+        result
     }
 
     /// `ranges` less those inside bytes already pushed.

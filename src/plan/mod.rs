@@ -26,7 +26,7 @@ use url::Url;
 
 use crate::log::{data_file_path, Add};
 use crate::predicate::TypedPartitionValues;
-use crate::schema::{ColumnMappingMode, OutputTypes, StructType};
+use crate::schema::{ColumnMappingMode, FieldIndex, OutputTypes, StructType};
 
 pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use ranged::split_byte_ranges;
@@ -70,8 +70,12 @@ pub struct ScanColumns {
     pub output_schema: SchemaRef,
 }
 
-fn resolve<'a>(schema: &'a StructType, name: &str) -> Result<&'a crate::schema::StructField> {
-    schema.field(name).ok_or_else(|| {
+fn resolve<'a>(
+    schema: &'a StructType,
+    index: &FieldIndex<'a>,
+    name: &str,
+) -> Result<&'a crate::schema::StructField> {
+    index.field(name).ok_or_else(|| {
         let known: Vec<&str> = schema.field_names().collect();
         DeltaError::InvalidArgument {
             reason: format!(
@@ -84,12 +88,15 @@ fn resolve<'a>(schema: &'a StructType, name: &str) -> Result<&'a crate::schema::
 
 /// Resolves the projection and predicate columns.
 pub fn plan_columns(facts: TableFacts<'_>, request: &ScanRequest) -> Result<ScanColumns> {
+    // Names are looked up once per column: by index, not by a scan of the fields each.
+    let index = facts.schema.field_index();
+    let resolve = |name: &str| resolve(facts.schema, &index, name);
     let output_names: Vec<String> = match &request.projection {
         Some(p) => {
             let mut seen = HashSet::new();
             let mut names = Vec::with_capacity(p.len());
             for n in p {
-                let f = resolve(facts.schema, n)?;
+                let f = resolve(n)?;
                 if !seen.insert(f.name.clone()) {
                     return Err(DeltaError::InvalidArgument {
                         reason: format!("column '{n}' is projected twice"),
@@ -102,17 +109,19 @@ pub fn plan_columns(facts: TableFacts<'_>, request: &ScanRequest) -> Result<Scan
         None => facts.schema.field_names().map(str::to_string).collect(),
     };
     let mut read_names = output_names.clone();
+    let mut reading: HashSet<&str> = output_names.iter().map(String::as_str).collect();
     for n in &request.predicate_columns {
-        let f = resolve(facts.schema, n)?;
-        if !read_names.contains(&f.name) {
+        let f = resolve(n)?;
+        if reading.insert(f.name.as_str()) {
             read_names.push(f.name.clone());
         }
     }
+    let partitions: HashSet<&str> = facts.partition_columns.iter().map(String::as_str).collect();
     let mut columns = Vec::with_capacity(read_names.len());
     for name in &read_names {
-        let field = resolve(facts.schema, name)?.clone();
+        let field = resolve(name)?.clone();
         let arrow = Arc::new(request.output_types.apply_field(&field.to_arrow()?));
-        let partition = facts.partition_columns.iter().any(|p| p == name);
+        let partition = partitions.contains(name.as_str());
         columns.push(ReadColumn {
             field,
             arrow,

@@ -20,13 +20,15 @@
 //!
 //! Keywords ignore case. A number with an exponent (`1e3`) is a `double`, one with a point
 //! (`10.5`) an exact decimal, others a `long` (or a decimal when too large). Errors name the
-//! character position and what was expected there.
+//! character position and what was expected there. Parentheses and `not`s nest at most
+//! [`MAX_FILTER_DEPTH`] deep (deeper fails with [`DeltaError::LimitExceeded`]).
 
 use super::expr::Expr;
 use super::lexer::{syntax_error, tokenize, Token, TokenKind};
 use super::literal_text::{parse_date, parse_timestamp};
 use super::scalar::Scalar;
-use crate::error::Result;
+use crate::error::{DeltaError, Phase, Result};
+use crate::limits::MAX_FILTER_DEPTH;
 use crate::schema::types::MAX_DECIMAL_PRECISION;
 use crate::schema::PrimitiveType;
 
@@ -42,6 +44,7 @@ pub fn parse_filter(text: &str) -> Result<Expr> {
     let mut parser = Parser {
         tokens: tokenize(text)?,
         at: 0,
+        depth: 0,
     };
     if matches!(parser.peek().kind, TokenKind::End) {
         return Err(syntax_error(
@@ -71,6 +74,8 @@ pub fn parse_filter(text: &str) -> Result<Expr> {
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    /// Parentheses and `not`s open around the token being parsed.
+    depth: usize,
 }
 
 /// The token returned past the end (never reached: the list ends with `End`).
@@ -117,6 +122,24 @@ impl Parser {
         }
     }
 
+    /// Parses `inner` one level deeper, refusing to go past [`MAX_FILTER_DEPTH`] (the parser
+    /// recurses per level, so a bound keeps its stack small).
+    fn nested(&mut self, inner: impl FnOnce(&mut Self) -> Result<Expr>) -> Result<Expr> {
+        if self.depth >= MAX_FILTER_DEPTH {
+            return Err(DeltaError::limit_exceeded(
+                "filter nesting depth (parentheses and 'not's)",
+                self.depth as u64 + 1,
+                MAX_FILTER_DEPTH as u64,
+                None,
+                Phase::Plan,
+            ));
+        }
+        self.depth += 1;
+        let out = inner(self);
+        self.depth -= 1;
+        out
+    }
+
     fn or(&mut self) -> Result<Expr> {
         let first = self.and()?;
         if !self.peek().is_keyword("or") {
@@ -149,7 +172,7 @@ impl Parser {
 
     fn not(&mut self) -> Result<Expr> {
         if self.eat_keyword("not") {
-            return Ok(!self.not()?);
+            return Ok(!self.nested(Self::not)?);
         }
         self.predicate()
     }
@@ -228,7 +251,7 @@ impl Parser {
         let token = self.peek().clone();
         if token.kind == TokenKind::LParen {
             self.advance();
-            let inner = self.or()?;
+            let inner = self.nested(Self::or)?;
             self.expect("')'", |k| matches!(k, TokenKind::RParen))?;
             return Ok(inner);
         }
@@ -601,5 +624,36 @@ mod tests {
         assert!(error("a = 1e999").contains("out of range"));
         assert!(error(&format!("a = 0.{}", "1".repeat(39))).contains("more than 38 digits"));
         assert!(error("a.").contains("character 3: expected a column name, found end of input"));
+    }
+
+    #[test]
+    fn nesting_is_bounded_not_a_stack_overflow() {
+        let parens = |n: usize| format!("{}a = 1{}", "(".repeat(n), ")".repeat(n));
+        let nots = |n: usize| format!("{}a = 1", "not ".repeat(n));
+        let mixed = |n: usize| format!("{}a = 1{}", "not (".repeat(n), ")".repeat(n));
+        assert!(parse_filter(&parens(MAX_FILTER_DEPTH)).is_ok());
+        assert!(parse_filter(&nots(MAX_FILTER_DEPTH)).is_ok());
+        assert!(parse_filter(&mixed(MAX_FILTER_DEPTH / 2)).is_ok());
+        for text in [
+            parens(10_000),
+            nots(10_000),
+            mixed(10_000),
+            parens(MAX_FILTER_DEPTH + 1),
+        ] {
+            match parse_filter(&text) {
+                Err(DeltaError::LimitExceeded { found, max, .. }) => {
+                    assert_eq!((found, max), (129, 128));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let e = parse_filter(&nots(10_000)).err().map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "limit exceeded: filter nesting depth (parentheses and 'not's) is 129, over the \
+                 maximum of 128"
+            )
+        );
     }
 }

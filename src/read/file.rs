@@ -25,9 +25,10 @@ use super::decode_types::reader_metadata;
 use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSource};
 use super::file_plan::{plan_file, FileOutput, ReadSpec};
 use super::footer::read_metadata;
-use super::row_group_reads::RowGroupReads;
+use super::row_group_reads::{PageCheck, RowGroupReads};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store, TableLocation};
+use crate::limits::pages::ChunkIndex;
 use crate::log::DeletionVectorDescriptor;
 use crate::plan::FileTask;
 use crate::predicate::evaluate;
@@ -156,6 +157,10 @@ async fn open(
         }
     }
     let read_ahead = read.read_ahead();
+    let pages = PageCheck {
+        chunks: ChunkIndex::new(metadata.metadata()),
+        max_page_bytes: ctx.spec.max_page_bytes,
+    };
     let (decoder, masked, filter_errors, output) =
         read.decoder(metadata, ctx.spec.batch_size, path)?;
     Ok(Some(Opened {
@@ -166,6 +171,7 @@ async fn open(
             read_ahead,
             masked,
             filter_errors,
+            pages,
         ),
         output,
     }))

@@ -47,6 +47,9 @@ pub struct ReadSpec {
     pub pushdown: bool,
     /// The Arrow types strings and binaries are decoded as (those of the read columns).
     pub output_types: OutputTypes,
+    /// The largest uncompressed page a data file may declare (see
+    /// [`crate::limits::DEFAULT_MAX_PAGE_BYTES`]).
+    pub max_page_bytes: u64,
 }
 
 /// A file's plan before its deletion vector is known.

@@ -93,6 +93,7 @@ fn scan(filter: Option<&str>, limit: Option<usize>, pushdown: bool) -> (ReadSpec
         predicate,
         pushdown,
         output_types: Default::default(),
+        max_page_bytes: crate::limits::DEFAULT_MAX_PAGE_BYTES,
     };
     (spec, tasks.remove(0))
 }

@@ -7,6 +7,7 @@ mod decode_types;
 mod decoder;
 pub mod deletion_vector;
 mod file;
+mod file_fields;
 mod file_plan;
 mod footer;
 pub mod metrics;

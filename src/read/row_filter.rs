@@ -552,6 +552,7 @@ mod tests {
                 predicate: Some(bound),
                 pushdown: false,
                 output_types: Default::default(),
+                max_page_bytes: crate::limits::DEFAULT_MAX_PAGE_BYTES,
             }),
             row_groups_pruned: Default::default(),
         };

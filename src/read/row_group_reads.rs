@@ -27,6 +27,15 @@ use super::deletion_vector::DeletionVector;
 use super::row_filter::{take_error, ErrorSlot};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, Store};
+use crate::limits::pages::ChunkIndex;
+
+/// The page headers of every range fetched, checked before the decoder sees them.
+pub(crate) struct PageCheck {
+    /// The file's column chunks.
+    pub(crate) chunks: ChunkIndex,
+    /// The largest uncompressed page allowed.
+    pub(crate) max_page_bytes: u64,
+}
 
 /// Deleted rows dropped from decoded batches by a keep mask.
 pub(crate) struct DeletedRows {
@@ -146,6 +155,7 @@ pub(crate) struct RowGroupReads {
     announced: Option<u64>,
     /// Errors of the row filter, reported as they are.
     filter_errors: ErrorSlot,
+    pages: PageCheck,
 }
 
 impl RowGroupReads {
@@ -156,6 +166,7 @@ impl RowGroupReads {
         read_ahead: bool,
         masked: Option<DeletedRows>,
         filter_errors: ErrorSlot,
+        pages: PageCheck,
     ) -> RowGroupReads {
         RowGroupReads {
             decoder,
@@ -168,6 +179,7 @@ impl RowGroupReads {
             masked,
             announced: None,
             filter_errors,
+            pages,
         }
     }
 
@@ -235,6 +247,13 @@ impl RowGroupReads {
                     return Ok(None);
                 };
                 let (ranges, data) = pending.finish().await?;
+                let fetched = ranges.iter().zip(&data).map(|(r, b)| (r.start, &b[..]));
+                self.pages.chunks.check_ranges(
+                    fetched,
+                    self.pages.max_page_bytes,
+                    &self.path,
+                    Phase::Read,
+                )?;
                 self.decoder
                     .push_ranges(ranges, data)
                     .map_err(|e| self.parquet_error(e))?;

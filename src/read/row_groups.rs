@@ -20,6 +20,7 @@ use parquet::arrow::parquet_to_arrow_schema;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
 
+use super::file_fields::FileFields;
 use super::transform::{cast, find_in_file};
 use crate::plan::ReadColumn;
 use crate::predicate::{
@@ -112,7 +113,7 @@ fn column_stats(
     mode: ColumnMappingMode,
 ) -> Option<Vec<ColumnStats>> {
     let groups = metadata.row_groups();
-    let Some(root) = find_in_file(plain.fields(), &column.field, mode) else {
+    let Some(root) = find_in_file(&FileFields::new(plain.fields()), &column.field, mode) else {
         // Not in the file: the column reads as nulls.
         return Some(
             groups

@@ -14,11 +14,12 @@ use arrow_array::{
     new_null_array, Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatchOptions,
     StructArray,
 };
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+use arrow_schema::{DataType, Fields, Schema, SchemaRef};
 
+use super::file_fields::{arrow_field_id, FileFields};
 use crate::error::{DeltaError, Phase, Result};
 use crate::plan::ReadColumn;
-use crate::schema::{ColumnMappingMode, DataType as DeltaType, StructField, PARQUET_FIELD_ID_KEY};
+use crate::schema::{ColumnMappingMode, DataType as DeltaType, StructField};
 
 /// Where an output column comes from.
 #[derive(Debug, Clone)]
@@ -49,32 +50,20 @@ fn field_id(field: &StructField) -> Option<i64> {
         .map(i64::from)
 }
 
-fn arrow_field_id(field: &Field) -> Option<i64> {
-    field
-        .metadata()
-        .get(PARQUET_FIELD_ID_KEY)
-        .and_then(|v| v.parse().ok())
-}
-
 /// Finds the file field for a logical field: by physical name, and in id mode by field id.
 pub(crate) fn find_in_file(
-    file: &Fields,
+    file: &FileFields<'_>,
     field: &StructField,
     mode: ColumnMappingMode,
 ) -> Option<usize> {
     if mode == ColumnMappingMode::Id {
-        if let Some(id) = field_id(field) {
-            if let Some(i) = file.iter().position(|f| arrow_field_id(f) == Some(id)) {
-                return Some(i);
-            }
+        if let Some(i) = field_id(field).and_then(|id| file.with_id(id)) {
+            return Some(i);
         }
     }
     // The load checked every field's physical name (`schema::validate_column_mapping`).
     let name = crate::schema::physical_name(field, mode).ok()?;
-    file.iter().position(|f| f.name() == name).or_else(|| {
-        file.iter()
-            .position(|f| f.name().eq_ignore_ascii_case(name))
-    })
+    file.named(name)
 }
 
 /// The top-level file columns the logical columns need, in file order (for the projection
@@ -84,10 +73,11 @@ pub fn needed_file_columns(
     columns: &[ReadColumn],
     mode: ColumnMappingMode,
 ) -> Vec<usize> {
+    let index = FileFields::new(file.fields());
     let mut idx: Vec<usize> = columns
         .iter()
         .filter(|c| !c.partition)
-        .filter_map(|c| find_in_file(file.fields(), &c.field, mode))
+        .filter_map(|c| find_in_file(&index, &c.field, mode))
         .collect();
     idx.sort_unstable();
     idx.dedup();
@@ -123,13 +113,14 @@ impl FileTransform {
         projected: &Schema,
         mode: ColumnMappingMode,
     ) -> Self {
+        let index = FileFields::new(projected.fields());
         let sources = columns
             .iter()
             .zip(partition_values.iter().chain(std::iter::repeat(&None)))
             .map(|(c, value)| match (c.partition, value) {
                 (true, Some(v)) => ColumnSource::Constant(Arc::clone(v)),
                 (true, None) => ColumnSource::Missing,
-                (false, _) => match find_in_file(projected.fields(), &c.field, mode) {
+                (false, _) => match find_in_file(&index, &c.field, mode) {
                     Some(index) => ColumnSource::File { index },
                     None => ColumnSource::Missing,
                 },
@@ -278,8 +269,11 @@ pub(crate) fn cast(data: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
 
 #[cfg(test)]
 mod tests {
+    use arrow_schema::Field;
+
     use super::*;
     use crate::schema::parse_schema;
+    use crate::schema::PARQUET_FIELD_ID_KEY;
     use arrow_array::{cast::AsArray, Int32Array, Int64Array, StringArray};
 
     fn mapped_schema() -> crate::schema::StructType {

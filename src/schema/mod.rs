@@ -4,7 +4,7 @@
 //! Everything here is pure: no I/O, no async, no clock.
 //!
 //! - `types`: [`StructType`] and friends, parsed from `metaData.schemaString` with
-//!   [`parse_schema`].
+//!   [`parse_schema`]; `field_index`: [`FieldIndex`], its fields by name.
 //! - `arrow`: the logical Arrow schema ([`StructType::to_arrow`]), matching `delta_kernel`.
 //! - `column_mapping`: [`ColumnMappingMode`], physical names and field ids, and the physical
 //!   schema of data files ([`StructType::physical_arrow_schema`]).
@@ -19,6 +19,7 @@
 mod arrow;
 pub(crate) mod cast;
 mod column_mapping;
+mod field_index;
 pub(crate) mod number_text;
 pub(crate) mod output_types;
 mod partition;
@@ -28,6 +29,7 @@ pub use column_mapping::{
     ColumnMappingMode, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_MODE_KEY,
     COLUMN_MAPPING_PHYSICAL_NAME_KEY,
 };
+pub use field_index::FieldIndex;
 pub use output_types::{BinaryType, OutputTypes, StringType};
 pub use types::{
     parse_schema, ArrayType, DataType, DecimalType, MapType, PrimitiveType, StructField, StructType,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{DeltaError, Result};
+use crate::limits::json_depth;
 
 /// Largest decimal precision Delta allows (that of a 128-bit decimal).
 pub const MAX_DECIMAL_PRECISION: u8 = 38;
@@ -23,10 +24,15 @@ pub const MAX_DECIMAL_PRECISION: u8 = 38;
 /// Parses a Delta schema string (`metaData.schemaString`) into a [`StructType`].
 ///
 /// Unknown type names, malformed JSON, invalid decimals and duplicate field names all fail
-/// with [`DeltaError::InvalidSchema`].
+/// with [`DeltaError::InvalidSchema`]; JSON nested deeper than
+/// [`MAX_JSON_DEPTH`](crate::limits::MAX_JSON_DEPTH) with [`DeltaError::LimitExceeded`].
 pub fn parse_schema(schema_string: &str) -> Result<StructType> {
-    serde_json::from_str(schema_string)
-        .map_err(|e| DeltaError::invalid_schema(format!("cannot parse schemaString: {e}")))
+    serde_json::from_str(schema_string).map_err(|e| {
+        let depth = "JSON nesting depth of the schemaString";
+        json_depth::too_deep(schema_string.as_bytes(), depth, None).unwrap_or_else(|| {
+            DeltaError::invalid_schema(format!("cannot parse schemaString: {e}"))
+        })
+    })
 }
 
 /// A struct: the top-level schema of a table, or the type of a nested struct column.

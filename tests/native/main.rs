@@ -20,6 +20,7 @@ mod datafusion_sql;
 mod deletion_vectors;
 mod deletion_vectors_corpus;
 mod hostile_input;
+mod hostile_limits;
 #[cfg(feature = "serve")]
 mod http_probing;
 #[cfg(feature = "kernel")]

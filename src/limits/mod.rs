@@ -1,0 +1,34 @@
+//! The limits that hold hostile input to bounded memory, stack and time, in one place.
+//!
+//! Counts and sizes a file declares are checked before they size an allocation; parsers of
+//! nested text stop at a depth. Every limit fails the same way, with
+//! [`DeltaError::LimitExceeded`](crate::DeltaError::LimitExceeded) (code `limit_exceeded`),
+//! which names the limit, the value found, the maximum and the file.
+//!
+//! | Limit | Default | Option |
+//! |---|---|---|
+//! | Uncompressed size of one Parquet page (data files and checkpoints) | [`DEFAULT_MAX_PAGE_BYTES`] (256 MiB) | `DeltaScanExecutionOptions::max_page_bytes` (data files) |
+//! | Uncompressed size of a page against its column chunk's declared total | the chunk's total | none: a file's own sizes |
+//! | Values of a dictionary page against what its uncompressed bytes can hold | the page's size ÷ the value's width | none: a file's own sizes |
+//! | Nesting of a filter (parentheses and `not`s) | [`MAX_FILTER_DEPTH`] | none |
+//! | Nesting of JSON: commit lines, `schemaString` | [`MAX_JSON_DEPTH`] (`serde_json`'s own) | none |
+//!
+//! A Delta schema nests through its JSON: a nested struct takes three JSON levels (field,
+//! type, fields list), so [`MAX_JSON_DEPTH`] allows about 40 levels of structs in structs.
+
+#![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
+
+pub(crate) mod json_depth;
+pub(crate) mod pages;
+pub(crate) mod thrift;
+
+/// Default of the largest uncompressed size of one Parquet page: 256 MiB. Writers cut pages
+/// at about 1 MiB; a page holding one huge binary value can be larger.
+pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
+
+/// Deepest nesting of a text filter: parentheses and `not`s together.
+pub const MAX_FILTER_DEPTH: usize = 128;
+
+/// Deepest nesting of JSON arrays and objects in a log line or a schema string: 127, the
+/// recursion limit `serde_json` keeps on (this crate never enables its `unbounded_depth`).
+pub const MAX_JSON_DEPTH: usize = 127;

@@ -1,0 +1,225 @@
+//! Parquet page headers checked before their bytes reach a decoder.
+//!
+//! A page header declares its uncompressed size, and the decoder allocates that much before
+//! decompressing; a dictionary page declares its value count, and the decoder sizes its
+//! dictionary by it. Both come from the file, so a 750-byte file can ask for gigabytes.
+//! [`check_pages`] walks the page headers in bytes fetched from a column chunk and refuses,
+//! with [`DeltaError::LimitExceeded`], a page whose uncompressed size is over the column
+//! chunk's own total or the maximum, or a dictionary page with more values than its
+//! uncompressed bytes can hold. [`ChunkIndex`] finds the column chunk a fetched range belongs
+//! to.
+//!
+//! Headers are read with a bounded compact-protocol reader ([`super::thrift`]). A header
+//! that cannot be read is left to the decoder, which fails on it the same way.
+
+use parquet::basic::Type as PhysicalType;
+use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
+
+use super::thrift::{kind, Reader};
+use crate::error::{DeltaError, Phase, Result};
+
+/// What the check needs to know of a column chunk.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChunkFacts {
+    /// Sum of the uncompressed sizes of its pages, as its metadata declares.
+    total_uncompressed: u64,
+    /// Fewest bytes one PLAIN-encoded value of its type takes, in eighths of a byte (a boolean
+    /// takes one bit).
+    value_eighths: u64,
+}
+
+impl ChunkFacts {
+    pub(crate) fn of(chunk: &ColumnChunkMetaData) -> ChunkFacts {
+        let descr = chunk.column_descr();
+        let bytes = match descr.physical_type() {
+            PhysicalType::BOOLEAN => 0,
+            PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 4,
+            PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
+            PhysicalType::INT96 => 12,
+            PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+                u64::try_from(descr.type_length()).unwrap_or(0).max(1)
+            }
+        };
+        ChunkFacts {
+            total_uncompressed: u64::try_from(chunk.uncompressed_size()).unwrap_or(0),
+            value_eighths: if bytes == 0 { 1 } else { bytes * 8 },
+        }
+    }
+}
+
+/// The fields of a page header the check reads.
+#[derive(Debug, Default)]
+struct PageHeader {
+    uncompressed: Option<i32>,
+    compressed: Option<i32>,
+    /// `num_values` of a dictionary page header.
+    dictionary_values: Option<i32>,
+}
+
+/// Reads the page header at the start of `bytes`: its fields and its length, or `None` when
+/// it cannot be read (truncated or malformed).
+fn read_header(bytes: &[u8]) -> Option<(PageHeader, usize)> {
+    let mut r = Reader::new(bytes);
+    let mut header = PageHeader::default();
+    let mut last = 0;
+    while let Some((id, k)) = r.field(last).ok()? {
+        match (id, k) {
+            (2, kind::I32) => header.uncompressed = Some(r.i32().ok()?),
+            (3, kind::I32) => header.compressed = Some(r.i32().ok()?),
+            (7, kind::STRUCT) => header.dictionary_values = dictionary_values(&mut r)?,
+            _ => r.skip(k).ok()?,
+        }
+        last = id;
+    }
+    Some((header, r.position()))
+}
+
+/// The `num_values` of the `DictionaryPageHeader` struct starting at the reader.
+fn dictionary_values(r: &mut Reader<'_>) -> Option<Option<i32>> {
+    let mut values = None;
+    let mut last = 0;
+    while let Some((id, k)) = r.field(last).ok()? {
+        match (id, k) {
+            (1, kind::I32) => values = Some(r.i32().ok()?),
+            _ => r.skip(k).ok()?,
+        }
+        last = id;
+    }
+    Some(values)
+}
+
+/// Checks the pages whose headers are in `bytes`, fetched from a column chunk with `facts`
+/// starting at a page boundary (a whole chunk, its dictionary page, or pages the offset index
+/// names). Pages larger than `max_page_bytes` uncompressed, or than the chunk's declared
+/// total, and dictionaries of more values than their page can hold are refused; `path`
+/// names the file in the error.
+pub(crate) fn check_pages(
+    bytes: &[u8],
+    facts: ChunkFacts,
+    max_page_bytes: u64,
+    path: &str,
+    phase: Phase,
+) -> Result<()> {
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let Some((header, len)) = bytes.get(at..).and_then(read_header) else {
+            return Ok(());
+        };
+        let (Some(uncompressed), Some(compressed)) = (header.uncompressed, header.compressed)
+        else {
+            return Ok(());
+        };
+        let (Ok(uncompressed), Ok(compressed)) =
+            (u64::try_from(uncompressed), usize::try_from(compressed))
+        else {
+            return Ok(());
+        };
+        let limit =
+            |name, found, max| DeltaError::limit_exceeded(name, found, max, Some(path), phase);
+        if uncompressed > max_page_bytes {
+            return Err(limit(
+                "page uncompressed size",
+                uncompressed,
+                max_page_bytes,
+            ));
+        }
+        if uncompressed > facts.total_uncompressed {
+            return Err(limit(
+                "page uncompressed size (against its column chunk's total)",
+                uncompressed,
+                facts.total_uncompressed,
+            ));
+        }
+        if let Some(values) = header.dictionary_values {
+            let values = u64::try_from(values).unwrap_or(0);
+            let room = uncompressed.saturating_mul(8) / facts.value_eighths;
+            if values > room {
+                return Err(limit("dictionary page num_values", values, room));
+            }
+        }
+        at = at.saturating_add(len).saturating_add(compressed);
+    }
+    Ok(())
+}
+
+/// The column chunks of a file by where they start, to find the one a fetched range is in.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkIndex {
+    /// (first byte, end byte, facts), sorted by first byte.
+    chunks: Vec<(u64, u64, ChunkFacts)>,
+}
+
+impl ChunkIndex {
+    /// The column chunks of every row group of `metadata`.
+    pub(crate) fn new(metadata: &ParquetMetaData) -> ChunkIndex {
+        Self::of_leaves(metadata, |_| true)
+    }
+
+    /// The column chunks of the leaf columns `leaf` accepts (by index) in every row group.
+    fn of_leaves(metadata: &ParquetMetaData, leaf: impl Fn(usize) -> bool) -> ChunkIndex {
+        let mut chunks: Vec<(u64, u64, ChunkFacts)> = metadata
+            .row_groups()
+            .iter()
+            .flat_map(|rg| rg.columns().iter().enumerate())
+            .filter(|&(i, _)| leaf(i))
+            .filter_map(|(_, c)| {
+                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+                let start = u64::try_from(start).ok()?;
+                let len = u64::try_from(c.compressed_size()).ok()?;
+                Some((start, start.saturating_add(len), ChunkFacts::of(c)))
+            })
+            .collect();
+        chunks.sort_unstable_by_key(|&(start, _, _)| start);
+        ChunkIndex { chunks }
+    }
+
+    /// The facts of the column chunk holding byte `offset`, if any.
+    pub(crate) fn chunk_at(&self, offset: u64) -> Option<ChunkFacts> {
+        let after = self
+            .chunks
+            .partition_point(|&(start, _, _)| start <= offset);
+        let &(_, end, facts) = self.chunks.get(after.checked_sub(1)?)?;
+        (offset < end).then_some(facts)
+    }
+
+    /// Checks the pages of each fetched range (`ranges[i]` holds `data[i]`) that starts in a
+    /// column chunk.
+    pub(crate) fn check_ranges<'a>(
+        &self,
+        ranges: impl IntoIterator<Item = (u64, &'a [u8])>,
+        max_page_bytes: u64,
+        path: &str,
+        phase: Phase,
+    ) -> Result<()> {
+        for (start, bytes) in ranges {
+            if let Some(facts) = self.chunk_at(start) {
+                check_pages(bytes, facts, max_page_bytes, path, phase)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks the pages of the column chunks of the leaf columns `leaves` (all when `None`) in
+/// the Parquet file `data`, held whole, whose footer is `metadata` (the tests' way in; the
+/// readers check chunks as their bytes arrive).
+#[cfg(test)]
+pub(crate) fn check_file(
+    data: &[u8],
+    metadata: &ParquetMetaData,
+    leaves: Option<&[usize]>,
+    max_page_bytes: u64,
+    path: &str,
+) -> Result<()> {
+    let index = ChunkIndex::of_leaves(metadata, |i| leaves.is_none_or(|l| l.contains(&i)));
+    let phase = Phase::Load;
+    let chunks = index.chunks.iter().filter_map(|&(start, end, _)| {
+        let end = usize::try_from(end).ok()?.min(data.len());
+        Some((start, data.get(usize::try_from(start).ok()?..end)?))
+    });
+    index.check_ranges(chunks, max_page_bytes, path, phase)
+}
+
+#[cfg(test)]
+#[path = "pages_tests.rs"]
+mod tests;

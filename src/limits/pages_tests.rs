@@ -1,0 +1,182 @@
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use bytes::Bytes;
+use parquet::basic::Compression;
+use parquet::file::metadata::ParquetMetaDataReader;
+
+use super::*;
+use crate::fixture::{parquet_without_page_index, patch_first_page_header, PageHeaderPatch};
+
+const MIB: u64 = 1 << 20;
+
+/// A compact-protocol page header: type, sizes and, for a dictionary page, `num_values`.
+fn header(page_type: i32, uncompressed: i32, compressed: i32, dict_values: Option<i32>) -> Vec<u8> {
+    fn varint(out: &mut Vec<u8>, v: i32) {
+        let mut v = ((i64::from(v) << 1) ^ (i64::from(v) >> 63)) as u64;
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    let mut out = Vec::new();
+    for v in [page_type, uncompressed, compressed] {
+        out.push(0x15);
+        varint(&mut out, v);
+    }
+    if let Some(n) = dict_values {
+        // Field 7 (delta 4 from field 3): struct { 1: num_values, 2: encoding PLAIN }.
+        out.push(0x4c);
+        out.push(0x15);
+        varint(&mut out, n);
+        out.push(0x15);
+        varint(&mut out, 0);
+        out.push(0);
+    }
+    out.push(0);
+    out
+}
+
+fn facts(total: u64, value_bytes: u64) -> ChunkFacts {
+    ChunkFacts {
+        total_uncompressed: total,
+        value_eighths: value_bytes * 8,
+    }
+}
+
+fn code(r: Result<()>) -> Option<&'static str> {
+    r.err().map(|e| e.code())
+}
+
+#[test]
+fn pages_within_their_chunk_and_the_maximum_pass() {
+    let mut bytes = header(2, 800, 10, Some(100));
+    bytes.extend([0; 10]);
+    bytes.extend(header(0, 1000, 5, None));
+    bytes.extend([0; 5]);
+    assert!(check_pages(&bytes, facts(4096, 8), MIB, "f", Phase::Read).is_ok());
+}
+
+#[test]
+fn a_page_over_the_maximum_or_its_chunk_is_refused() {
+    let two_gib = header(0, i32::MAX, 10, None);
+    let e = check_pages(&two_gib, facts(u64::MAX, 8), 256 * MIB, "f", Phase::Read);
+    match e {
+        Err(DeltaError::LimitExceeded {
+            limit, found, max, ..
+        }) => {
+            assert_eq!(limit, "page uncompressed size");
+            assert_eq!((found, max), (i32::MAX as u64, 256 * MIB));
+        }
+        other => panic!("{other:?}"),
+    }
+    let over_chunk = header(0, 5000, 10, None);
+    assert_eq!(
+        code(check_pages(
+            &over_chunk,
+            facts(4096, 8),
+            MIB,
+            "f",
+            Phase::Read
+        )),
+        Some("limit_exceeded")
+    );
+    // The second page is checked too.
+    let mut two = header(0, 100, 3, None);
+    two.extend([0; 3]);
+    two.extend(header(0, 5000, 10, None));
+    assert_eq!(
+        code(check_pages(&two, facts(4096, 8), MIB, "f", Phase::Read)),
+        Some("limit_exceeded")
+    );
+}
+
+#[test]
+fn a_dictionary_of_more_values_than_its_page_holds_is_refused() {
+    let bomb = header(2, 800, 10, Some(i32::MAX));
+    assert_eq!(
+        code(check_pages(&bomb, facts(4096, 8), MIB, "f", Phase::Read)),
+        Some("limit_exceeded")
+    );
+    // 100 values of 8 bytes fit 800 bytes, 101 do not; booleans take a bit each.
+    let full = header(2, 800, 10, Some(100));
+    assert!(check_pages(&full, facts(4096, 8), MIB, "f", Phase::Read).is_ok());
+    let over = header(2, 800, 10, Some(101));
+    assert!(check_pages(&over, facts(4096, 8), MIB, "f", Phase::Read).is_err());
+    let bits = header(2, 100, 10, Some(800));
+    let boolean = ChunkFacts {
+        total_uncompressed: 4096,
+        value_eighths: 1,
+    };
+    assert!(check_pages(&bits, boolean, MIB, "f", Phase::Read).is_ok());
+}
+
+#[test]
+fn unreadable_headers_are_left_to_the_decoder() {
+    for bytes in [vec![], vec![0x15], vec![0xff; 40], header(0, -5, 10, None)] {
+        assert!(check_pages(&bytes, facts(10, 8), MIB, "f", Phase::Read).is_ok());
+    }
+}
+
+/// A file of 2,000 rows (ids and a dictionary-encoded string column).
+fn parquet_file(codec: Compression) -> Vec<u8> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("s", DataType::Utf8, false),
+    ]));
+    let ids = Int64Array::from_iter_values((0..2000).map(|i| i % 50));
+    let s = StringArray::from_iter_values((0..2000).map(|i| format!("v{}", i % 7)));
+    let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(ids), Arc::new(s)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    parquet_without_page_index(&[batch], codec).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn check(file: &[u8]) -> Result<()> {
+    let metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&Bytes::copy_from_slice(file))
+        .unwrap_or_else(|e| panic!("{e}"));
+    check_file(file, &metadata, None, DEFAULT_PAGE, "part-0.parquet")
+}
+
+const DEFAULT_PAGE: u64 = crate::limits::DEFAULT_MAX_PAGE_BYTES;
+
+#[test]
+fn written_files_pass_and_patched_ones_do_not() -> Result<()> {
+    for codec in [
+        Compression::UNCOMPRESSED,
+        Compression::SNAPPY,
+        Compression::LZ4_RAW,
+        Compression::BROTLI(Default::default()),
+        Compression::ZSTD(Default::default()),
+    ] {
+        let file = parquet_file(codec);
+        check(&file)?;
+        let huge = patch_first_page_header(
+            &file,
+            PageHeaderPatch {
+                uncompressed_page_size: Some(i32::MAX),
+                ..Default::default()
+            },
+        )?;
+        assert_eq!(code(check(&huge)), Some("limit_exceeded"), "{codec:?}");
+        let dict = patch_first_page_header(
+            &file,
+            PageHeaderPatch {
+                dictionary_num_values: Some(i32::MAX),
+                ..Default::default()
+            },
+        )?;
+        let e = check(&dict)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("dictionary page num_values is 2147483647"),
+            "{e}"
+        );
+        assert!(e.contains("part-0.parquet"), "{e}");
+    }
+    Ok(())
+}
