@@ -1,15 +1,18 @@
 // The public JavaScript API of delta-arrow-reader, on top of the wasm-bindgen module
-// (delta_arrow_reader.js): lazy initialisation, DeltaTable.open, and scans that are async
-// iterables of Arrow IPC streams. index.js (browsers, bundlers) and node.js (Node.js) each
-// call createApi with their way of loading the .wasm file.
-import initWasm, { openTable } from './delta_arrow_reader.js';
+// (delta_arrow_reader.js): lazy initialisation, DeltaTable.open over http(s) or a byte
+// source, and scans that are async iterables of one continuous Arrow IPC stream.
+// index.js (browsers, bundlers) and node.js (Node.js) each call createApi with their way of
+// loading the .wasm file and, in Node, of opening a local folder.
+import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
+import { byteSourceFor } from './sources.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
  * (a URL, a Response, bytes or a WebAssembly.Module), or undefined for its own default
- * (the .wasm next to delta_arrow_reader.js, fetched).
+ * (the .wasm next to delta_arrow_reader.js, fetched). `localFolder(pathOrFileUrl)`, where
+ * the runtime has a file system (Node.js), returns `{ source, location }` for a local table.
  */
-export function createApi(loadDefault) {
+export function createApi(loadDefault, { localFolder } = {}) {
   let ready = null;
 
   /** Loads and instantiates the WebAssembly module once; later calls share the promise. */
@@ -46,8 +49,10 @@ export function createApi(loadDefault) {
       }
     }
 
-    /** The output schema: { fields: [{ name, arrowType, nullable }] }. */
-    get schema() {
+    /** The output schema: { fields: [{ name, arrowType, nullable }] }. (Not `schema`:
+     * apache-arrow takes any object with a `schema` for Arrow JSON, and would not read the
+     * scan as a stream.) */
+    get outputSchema() {
       return this.#schema;
     }
 
@@ -61,23 +66,10 @@ export function createApi(loadDefault) {
       return this.#raw ? this.#raw.done : true;
     }
 
-    /** The async-iterator protocol: resolves to { done, value: Uint8Array }. */
+    /** The async-iterator protocol: resolves to { done, value: Uint8Array }, the pieces of
+     * one continuous Arrow IPC stream (schema, record batches, end marker). */
     async next() {
-      if (!this.#raw) {
-        return { done: true, value: undefined };
-      }
-      let chunk;
-      try {
-        chunk = await this.#raw.next();
-      } catch (error) {
-        this.#release();
-        throw error;
-      }
-      if (chunk == null) {
-        this.#release();
-        return { done: true, value: undefined };
-      }
-      return { done: false, value: chunk };
+      return this.#step('next');
     }
 
     /** Called by `break` in `for await`: stops the scan and releases it. */
@@ -88,6 +80,64 @@ export function createApi(loadDefault) {
 
     [Symbol.asyncIterator]() {
       return this;
+    }
+
+    /** The same bytes as iteration, as a `ReadableStream<Uint8Array>` (for `new
+     * Response(...)`, `pipeTo`, ...); cancelling the stream cancels the scan. */
+    stream() {
+      return new ReadableStream(
+        {
+          pull: async (controller) => {
+            try {
+              const { done, value } = await this.next();
+              if (done) {
+                controller.close();
+              } else {
+                controller.enqueue(value);
+              }
+            } catch (error) {
+              controller.error(error);
+            }
+          },
+          cancel: () => this.cancel(),
+        },
+        { highWaterMark: 0 },
+      );
+    }
+
+    /** An async iterable of one complete Arrow IPC stream (schema, batch, end marker) per
+     * record batch, each readable on its own. A scan is read either this way or as one
+     * stream, not both. */
+    batches() {
+      const scan = this;
+      return {
+        next: () => scan.#step('nextBatch'),
+        return: async (value) => {
+          scan.cancel();
+          return { done: true, value };
+        },
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+      };
+    }
+
+    async #step(method) {
+      if (!this.#raw) {
+        return { done: true, value: undefined };
+      }
+      let chunk;
+      try {
+        chunk = await this.#raw[method]();
+      } catch (error) {
+        this.#release();
+        throw error;
+      }
+      if (chunk == null) {
+        this.#release();
+        return { done: true, value: undefined };
+      }
+      return { done: false, value: chunk };
     }
 
     /** Everything not yet read, as one Arrow IPC stream. */
@@ -138,10 +188,17 @@ export function createApi(loadDefault) {
       this.#raw = raw;
     }
 
-    /** Opens the Delta table at `url` (the table root, http(s); in a page it may be relative). */
-    static async open(url, options = {}) {
+    /** Opens the Delta table at `target`: an http(s) URL of the table root (in a page it
+     * may be relative); in Node.js a path or `file://` URL; a FileSystemDirectoryHandle;
+     * the files of a picked folder; or a byte source `{ read, size?, list? }`. */
+    static async open(target, options = {}) {
       await init();
-      const raw = await openTable(String(url), normalizeOpenOptions(options));
+      const normalized = normalizeOpenOptions(options);
+      const found = byteSourceFor(target, localFolder);
+      const raw =
+        found === null
+          ? await openTable(String(target), normalized)
+          : await openSource(found.source, found.kind, found.location, normalized);
       return new DeltaTable(raw);
     }
 
@@ -197,6 +254,12 @@ export function createApi(loadDefault) {
       return this.#raw.files();
     }
 
+    /** Per column, from the log alone: min, max, null count (see ColumnProfile in index.d.ts). */
+    columnProfile() {
+      this.#get('version');
+      return this.#raw.columnProfile();
+    }
+
     /** Plans a scan; throws (code invalid_argument, ...) for unknown columns or a bad filter. */
     scan(options = {}) {
       this.#get('version');
@@ -216,20 +279,28 @@ export function createApi(loadDefault) {
   return { init, DeltaTable, DeltaScan };
 }
 
-/** Headers may be a Headers instance, an array of pairs or a plain object. */
+/** Headers (in `headers` and `requestInit.headers`) may be a Headers instance, an array of
+ * pairs or a plain object; the wasm side takes pairs or a plain object. */
 function normalizeOpenOptions(options) {
   if (options == null) {
     return {};
   }
-  const { headers } = options;
+  let out = { ...options, headers: headerPairs(options.headers) };
+  if (options.requestInit != null && typeof options.requestInit === 'object') {
+    out.requestInit = { ...options.requestInit, headers: headerPairs(options.requestInit.headers) };
+  }
+  return out;
+}
+
+function headerPairs(headers) {
   if (headers == null || Array.isArray(headers)) {
-    return options;
+    return headers;
   }
   if (typeof Headers !== 'undefined' && headers instanceof Headers) {
-    return { ...options, headers: [...headers.entries()] };
+    return [...headers.entries()];
   }
   if (typeof headers[Symbol.iterator] === 'function') {
-    return { ...options, headers: [...headers] };
+    return [...headers];
   }
-  return options;
+  return headers;
 }

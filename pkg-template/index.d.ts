@@ -1,5 +1,6 @@
-// Types of delta-arrow-reader: read Delta Lake tables into Apache Arrow over HTTP(S), in
-// browsers, web workers and Node.js 20+.
+// Types of delta-arrow-reader: read Delta Lake tables into Apache Arrow over HTTP(S), from
+// local folders (Node.js) and picked folders (browsers), in browsers, web workers and
+// Node.js 20+.
 
 /** Loads the WebAssembly module. Optional: `DeltaTable.open` calls it. `input` is the .wasm
  * file's URL, a `Response`, its bytes or a compiled `WebAssembly.Module`. */
@@ -21,20 +22,65 @@ export interface DeltaReaderError extends Error {
 
 export interface OpenOptions {
   /** Headers sent with every request (e.g. `Authorization`). Any header other than `Range`
-   * costs one CORS preflight per URL in a browser. */
+   * costs one CORS preflight per URL in a browser. http(s) tables only. */
   headers?: Record<string, string> | [string, string][] | Headers;
+  /** `fetch` options for every request (http(s) tables only): `credentials`, `cache`,
+   * `mode`, `referrerPolicy`, `priority`, ... and `headers` (joined with `headers`, which
+   * win). The reader only sends `GET`s with its own abort signal: `method` (other than
+   * `GET`), `body` and `signal` are refused (use `signal` below). Defaults: `mode: 'cors'`,
+   * `cache: 'no-store'`. */
+  requestInit?: Omit<RequestInit, 'method' | 'body' | 'signal'> & { method?: 'GET' };
+  /** A function used instead of the global `fetch` (http(s) tables only): given a
+   * `Request`, it returns a `Response` or a promise of one. */
+  fetch?: (request: Request) => Response | Promise<Response>;
   /** Open exactly this version (time travel). */
   version?: number | bigint;
   /** Open the newest version committed at or before this time: a `Date`, ms since the
    * epoch, RFC 3339 text (`2024-01-31T10:00:00Z`), `YYYY-MM-DD HH:MM:SS` (UTC) or a date. */
   timestamp?: Date | number | string;
-  /** Called with the plain URL of every request; resolves to the URL to fetch (presigned). */
+  /** Called with the plain URL of every request; resolves to the URL to fetch (presigned).
+   * http(s) tables only. */
   signUrl?: (url: string) => string | URL | Promise<string | URL>;
   /** Aborts opening: the promise rejects with an AbortError. */
   signal?: AbortSignal;
-  /** Retries of a request after a network error, 408, 429 or 5xx (default 3). */
+  /** Retries of a request after a network error, 408, 429 or 5xx (default 3). http(s)
+   * tables only. */
   retries?: number;
 }
+
+/** An object listed by a {@link ByteSource}. */
+export interface ByteSourceEntry {
+  /** Relative to the table root, `/`-separated. */
+  path: string;
+  size: number;
+  /** ms since the epoch */
+  lastModified?: number;
+}
+
+/** Where a table's bytes come from when they are not fetched over http(s): give one to
+ * `DeltaTable.open`. Paths are relative to the table root, `/`-separated, the objects' own
+ * names (nothing percent-encoded); paths that would leave the root (`..`, absolute) are
+ * refused before the source is asked. */
+export interface ByteSource {
+  /** Bytes `start..end` (end excluded) of the object at `path`, or the whole object when
+   * both are undefined. A missing object rejects with an error whose `code` is
+   * `'not_found'` or `'ENOENT'`, or whose `name` is `'NotFoundError'`. */
+  read(path: string, start?: number, end?: number): Promise<Uint8Array | ArrayBuffer>;
+  /** The object's size (optional). */
+  size?(path: string): Promise<number>;
+  /** Objects whose path starts with `prefix`, at any depth (more is fine). Without it the
+   * log is found by probing, as over static HTTP. */
+  list?(prefix: string): Promise<ByteSourceEntry[]>;
+  /** The URL the table reports as its `location` (default `source:///table/`). */
+  location?: string;
+}
+
+/** What `DeltaTable.open` reads: an http(s) URL of the table root (in a page it may be
+ * relative); in Node.js a folder path or `file://` URL; a `FileSystemDirectoryHandle`
+ * (`showDirectoryPicker()`, a drop's `getAsFileSystemHandle()`, the Origin Private File
+ * System); the files of a picked folder (`<input type="file" webkitdirectory>`); or a
+ * {@link ByteSource}. */
+export type TableSource = string | URL | FileSystemDirectoryHandle | FileList | File[] | ByteSource;
 
 export interface ScanOptions {
   /** Output only these top-level columns, in this order. */
@@ -213,6 +259,35 @@ export interface LoadInfo {
   roundTrips: number;
 }
 
+/** One column's statistics summed over the active files (from the log alone). */
+export interface ColumnProfile {
+  /** The column path joined with `.` (`address.city`). */
+  name: string;
+  path: string[];
+  /** The smallest file minimum, in the filter syntax (`5`, `'text'`, `date '2024-01-31'`);
+   * a string bound may be a truncated prefix. */
+  min: string | null;
+  /** The largest file maximum, in the filter syntax. */
+  max: string | null;
+  /** The sum of the files' null counts; `null` when a file has none. */
+  nullCount: number | null;
+  /** Files with both bounds for the column. */
+  filesWithBounds: number;
+  /** Whether every file has both bounds, so `min` and `max` bound the whole table. */
+  complete: boolean;
+}
+
+/** What the log's file statistics say about a table. */
+export interface TableProfile {
+  files: number;
+  filesWithStats: number;
+  /** The sum of the files' `numRecords`; `null` when a file has none. */
+  numRecords: number | null;
+  /** Whether row and null counts are exact (no deletion vectors or loose bounds). */
+  countsExact: boolean;
+  columns: ColumnProfile[];
+}
+
 /** Every request made through the table's store so far (`table.metrics`): the Rust
  * `IoSnapshot` under its camelCase names. */
 export interface TableMetrics {
@@ -235,8 +310,8 @@ export interface TableMetrics {
 /** One version (snapshot) of a Delta table. */
 export class DeltaTable {
   private constructor();
-  /** Opens the table whose root is `url` (http(s); in a page it may be relative). */
-  static open(url: string | URL, options?: OpenOptions): Promise<DeltaTable>;
+  /** Opens the table at `source`: see {@link TableSource}. */
+  static open(source: TableSource, options?: OpenOptions): Promise<DeltaTable>;
   readonly version: number;
   /** Commit time of this version (ms since the epoch), where known. */
   readonly timestamp: number | undefined;
@@ -254,6 +329,8 @@ export class DeltaTable {
   readonly metrics: TableMetrics;
   /** The active files. */
   files(): DataFile[];
+  /** Per column, from the log alone (no data file is read): see {@link TableProfile}. */
+  columnProfile(): TableProfile;
   /** Plans a scan (throws for unknown columns or a filter that does not parse); reading
    * starts when it is iterated. */
   scan(options?: ScanOptions): DeltaScan;
@@ -261,18 +338,76 @@ export class DeltaTable {
   free(): void;
 }
 
-/** A scan: `for await (const ipc of scan)` yields one complete Arrow IPC stream per batch,
- * which `tableFromIPC` from `apache-arrow` reads. */
+/** A scan. Iterated (`for await`), it yields the pieces of one continuous Arrow IPC stream
+ * (the schema with the first batch, one piece per further batch, the end marker), so Arrow
+ * readers take the scan itself: `await tableFromIPC(scan)` and `RecordBatchReader.from(scan)`
+ * from `apache-arrow` read the whole result. A scan is read one way only: as that stream
+ * (iteration, `stream()`) or batch by batch (`batches()`, `toIPC()`). */
 export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
   private constructor();
-  readonly schema: ScanSchema;
+  /** The output columns and their Arrow types. (Not `schema`: apache-arrow reads any object
+   * with a `schema` property as Arrow JSON, not as the stream the scan is.) */
+  readonly outputSchema: ScanSchema;
   readonly metrics: ScanMetrics;
   readonly done: boolean;
   next(): Promise<IteratorResult<Uint8Array, undefined>>;
   return(value?: unknown): Promise<IteratorResult<Uint8Array, undefined>>;
   [Symbol.asyncIterator](): DeltaScan;
+  /** The same bytes as iteration, as a stream (`new Response(scan.stream())`, `pipeTo`);
+   * cancelling the stream cancels the scan. */
+  stream(): ReadableStream<Uint8Array>;
+  /** One complete Arrow IPC stream (schema, batch, end marker) per record batch, each
+   * readable on its own (`tableFromIPC(chunk)`); `break` cancels the scan. */
+  batches(): AsyncIterableIterator<Uint8Array>;
   /** Everything not yet read as one Arrow IPC stream (schema only when there are no rows). */
   toIPC(): Promise<Uint8Array>;
   /** Stops reading and releases the scan; a pending `next()` rejects with an AbortError. */
   cancel(): void;
 }
+
+/** A table opened in a Web Worker by {@link openInWorker}: the same description as a
+ * {@link DeltaTable}; what the worker must be asked for is asynchronous. */
+export interface RemoteDeltaTable {
+  readonly version: number;
+  readonly timestamp: number | undefined;
+  readonly location: string;
+  readonly schema: TableSchema;
+  readonly partitionColumns: string[];
+  readonly protocol: Protocol;
+  readonly metadata: TableMetadata;
+  readonly numFiles: number;
+  readonly sizeBytes: number;
+  readonly loadInfo: LoadInfo;
+  /** The active files. */
+  files(): Promise<DataFile[]>;
+  /** See {@link DeltaTable.columnProfile}. */
+  columnProfile(): Promise<TableProfile>;
+  /** Every request made for this table so far. */
+  metrics(): Promise<TableMetrics>;
+  /** Plans a scan in the worker; rejects for unknown columns or a bad filter. `onProgress`
+   * is called on this thread; `signal` cancels the worker's read. */
+  scan(options?: ScanOptions): Promise<RemoteDeltaScan>;
+  free(): void;
+}
+
+/** A scan running in a Web Worker: read like a {@link DeltaScan}; its pieces are
+ * transferred from the worker. `metrics` is as of the last piece. */
+export interface RemoteDeltaScan extends AsyncIterableIterator<Uint8Array> {
+  readonly outputSchema: ScanSchema;
+  readonly metrics: ScanMetrics;
+  readonly done: boolean;
+  stream(): ReadableStream<Uint8Array>;
+  batches(): AsyncIterableIterator<Uint8Array>;
+  toIPC(): Promise<Uint8Array>;
+  cancel(): void;
+}
+
+/** Opens a table in a Web Worker (browsers): `source` and `options` as for
+ * `DeltaTable.open`, but only what can be sent to a worker (no custom byte source, no
+ * `signUrl` or `fetch` function; `signal` works). `worker`: a worker running the
+ * package's `worker.js` (default: one shared worker the package starts). */
+export function openInWorker(
+  source: string | URL | FileSystemDirectoryHandle | FileList | File[],
+  options?: OpenOptions,
+  settings?: { worker?: Worker },
+): Promise<RemoteDeltaTable>;

@@ -1,5 +1,6 @@
 // delta-arrow-reader for browsers, web workers and bundlers (Vite, webpack, ...): the .wasm
 // file next to this module is fetched on first use (or call init() with your own URL).
+// openInWorker (remote.js) runs the same tables and scans in a Web Worker (worker.js).
 import { createApi } from './api.js';
 
 const api = createApi(() => undefined);
@@ -8,3 +9,4 @@ const api = createApi(() => undefined);
 export const init = api.init;
 export const DeltaTable = api.DeltaTable;
 export const DeltaScan = api.DeltaScan;
+export { openInWorker } from './remote.js';

@@ -40,7 +40,7 @@ pub use api::{
     DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder, FileSelection, LoadInfo, OutputTypes,
     ParquetReaderBackend, StringType, DEFAULT_BATCHES_AHEAD_PER_PARTITION, DEFAULT_BATCH_SIZE,
     DEFAULT_LOG_CONCURRENCY, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
-    DEFAULT_PREFETCH_FILES_PER_PARTITION,
+    DEFAULT_FULL_FILE_READ_THRESHOLD, DEFAULT_PREFETCH_FILES_PER_PARTITION,
 };
 pub use error::{DeltaError, Phase, Result};
 pub use plan::FileTask;

@@ -10,7 +10,7 @@ import {
   formatInstant,
   plural,
 } from './format.js';
-import { coded, describeTable, isAbort, listFiles, loadLibraries } from './reader.js';
+import { coded, describeTable, isAbort, listFiles, loadLibraries, openTableOffThread, tableMetrics } from './reader.js';
 
 /** Rows rendered in the grid at most; a read may return more (up to the row limit). */
 const GRID_ROWS = 200;
@@ -47,6 +47,12 @@ const ui = {
   filesBody: $('files-body'),
   infoLog: $('info-log'),
   infoLogRow: [...document.querySelectorAll('.log-row')],
+  infoRows: $('info-rows'),
+  infoRowsRow: [...document.querySelectorAll('.rows-row')],
+  infoDescription: $('info-description'),
+  infoDescriptionRow: [...document.querySelectorAll('.description-row')],
+  propertiesDetails: $('properties-details'),
+  propertiesBody: $('properties-body'),
   schemaCard: $('schema-card'),
   schemaBody: $('schema-body'),
   colsAll: $('cols-all'),
@@ -66,7 +72,7 @@ const ui = {
 
 const state = {
   lib: null, // { DeltaTable, arrow }
-  table: null, // the open DeltaTable
+  table: null, // the open table: in the package's Web Worker (RemoteDeltaTable), or a DeltaTable
   info: null, // describeTable(table)
   url: '',
   latestVersion: null, // per URL, learned when opened without time travel
@@ -244,7 +250,8 @@ async function openTable({ autoRead = true } = {}) {
     ui.url.value = url;
     const travel = timeTravel();
     setStatus(`Opening ${url}…`);
-    const table = await state.lib.DeltaTable.open(url, { ...travel, signal: action.controller.signal });
+    // In the package's Web Worker: a long read never freezes the page (or its Cancel button).
+    const table = await openTableOffThread(state.lib, url, { ...travel, signal: action.controller.signal });
     if (!current(action)) return;
     const info = await describeTable(table);
     if (!current(action)) return;
@@ -257,7 +264,7 @@ async function openTable({ autoRead = true } = {}) {
     state.url = url;
     renderInfo(info, sameTable);
     updateLocation();
-    showMetrics('open', table.metrics, action.started);
+    showMetrics('open', await tableMetrics(table), action.started);
     setStatus(`Opened version ${info.version}.`);
     syncPick(url);
   } catch (err) {
@@ -280,7 +287,8 @@ async function finishFailed(action, err, what, url = state.url) {
     setStatus(`${what}${previous}.`, 'bad');
   }
   if (action.kind === 'open') {
-    const counted = await resourceCount(url || location.origin);
+    // Opened in the worker: its own timeline counted the requests (see the package's worker.js).
+    const counted = err?.requests !== undefined ? { requests: err.requests, bytesReceived: err.bytesReceived } : await resourceCount(url || location.origin);
     if (current(action)) showMetrics('open', counted, action.started);
   }
 }
@@ -313,10 +321,15 @@ async function readRows() {
     if (columns) options.columns = columns;
     if (filter) options.filter = filter;
     if (limit !== undefined) options.limit = limit;
-    scan = state.table.scan(options);
+    scan = await state.table.scan(options);
+    if (!current(action)) {
+      scan.cancel();
+      return;
+    }
 
     const labels = arrowTypeLabels(scan);
-    for await (const bytes of scan) {
+    // Batch by batch: each chunk of batches() is a complete IPC stream, shown as it comes.
+    for await (const bytes of scan.batches()) {
       if (!current(action)) return;
       const batch = arrow.tableFromIPC(bytes);
       if (!result.fields) {
@@ -374,6 +387,19 @@ function chip(text, cls = '') {
   return el('span', { className: `chip ${cls}`.trim(), textContent: text });
 }
 
+/** The min, max and null-count cells of a column: `≤ min` and `≥ max` when some file has
+ * no bounds (the true extremes may lie there, so the table's minimum is at most the one
+ * shown, its maximum at least). */
+function statCells(stats) {
+  const bound = (value, sign) => (value === null || value === undefined ? '' : stats.complete ? value : `${sign} ${value}`);
+  const title = stats ? `${stats.filesWithBounds} file(s) with bounds${stats.complete ? ' (all)' : ''}` : 'no statistics';
+  return [
+    el('td', { className: 'type stat', textContent: stats ? bound(stats.min, '≤') : '', title }),
+    el('td', { className: 'type stat', textContent: stats ? bound(stats.max, '≥') : '', title }),
+    el('td', { className: 'num stat', textContent: stats?.nullCount === null || !stats ? '' : formatCount(stats.nullCount), title }),
+  ];
+}
+
 function renderInfo(info, sameTable) {
   $('placeholder').hidden = true;
   ui.info.hidden = false;
@@ -416,6 +442,20 @@ function renderInfo(info, sameTable) {
     ui.infoLog.textContent = parts.join(' · ');
   }
   ui.infoLogRow.forEach((n) => (n.hidden = !log));
+  const profile = info.profile;
+  const rows = profile?.numRecords;
+  ui.infoRows.textContent =
+    rows === null || rows === undefined
+      ? ''
+      : `${profile.countsExact ? '' : 'at most '}${formatCount(rows)} (from the log's statistics${profile.countsExact ? '' : '; deleted rows may be counted'})`;
+  ui.infoRowsRow.forEach((n) => (n.hidden = !ui.infoRows.textContent));
+  ui.infoDescription.textContent = info.description ?? '';
+  ui.infoDescriptionRow.forEach((n) => (n.hidden = !info.description));
+  const properties = Object.entries(info.configuration).sort(([a], [b]) => a.localeCompare(b));
+  ui.propertiesBody.replaceChildren(
+    ...properties.map(([k, v]) => el('tr', {}, el('td', { className: 'path', textContent: k }), el('td', { textContent: v }))),
+  );
+  ui.propertiesDetails.hidden = properties.length === 0;
   ui.filesBody.replaceChildren();
   if (ui.filesDetails.open) renderFiles();
 
@@ -440,6 +480,7 @@ function renderInfo(info, sameTable) {
         ),
         el('td', { className: 'type', textContent: f.deltaType, title: f.deltaType }),
         el('td', { className: 'type', textContent: f.arrowType, title: f.arrowType }),
+        ...statCells(f.stats),
       );
     }),
   );
@@ -447,11 +488,12 @@ function renderInfo(info, sameTable) {
 }
 
 /** Fills the data files panel (on demand: a table may have very many files). */
-function renderFiles() {
+async function renderFiles() {
   if (!state.table || ui.filesBody.childElementCount) return;
   let files;
   try {
-    files = listFiles(state.table);
+    files = await listFiles(state.table);
+    if (ui.filesBody.childElementCount) return;
   } catch (err) {
     showError(err, 'Could not list the files');
     return;
@@ -513,7 +555,7 @@ function renderGrid(fields, rows) {
 
 /** Arrow type names as the reader prints them (`Decimal128(10, 2)`), by column name. */
 function arrowTypeLabels(scan) {
-  return new Map(scan.schema.fields.map((f) => [f.name, f.arrowType]));
+  return new Map(scan.outputSchema.fields.map((f) => [f.name, f.arrowType]));
 }
 
 function shortType(type) {

@@ -25,7 +25,23 @@ export async function loadLibraries() {
   // DeltaTable.open would load the .wasm on first use; loading it now reports a missing or
   // broken .wasm before anyone opens a table.
   await lib.init();
-  return { DeltaTable: lib.DeltaTable, arrow, version: await packageVersion() };
+  return { DeltaTable: lib.DeltaTable, openInWorker: lib.openInWorker, arrow, version: await packageVersion() };
+}
+
+/**
+ * Opens the table in the package's Web Worker, so that reading never blocks this page;
+ * on the page's thread where there are no module workers.
+ */
+export function openTableOffThread(lib, url, options) {
+  if (typeof Worker === 'function' && typeof lib.openInWorker === 'function') {
+    return lib.openInWorker(url, options);
+  }
+  return lib.DeltaTable.open(url, options);
+}
+
+/** A table's request counts: asked of the worker, or read from a table on this thread. */
+export async function tableMetrics(table) {
+  return typeof table.metrics === 'function' ? table.metrics() : table.metrics;
 }
 
 async function packageVersion() {
@@ -65,15 +81,24 @@ export function deltaTypeText(t) {
   }
 }
 
-/** Everything the page shows about an opened table (the file list comes from listFiles). */
-export function describeTable(table) {
+/** Everything the page shows about an opened table (the file list comes from listFiles):
+ * the column statistics come from the log (`columnProfile`), before any data is read. */
+export async function describeTable(table) {
   const { partitionColumns } = table;
+  let profile = null;
+  try {
+    profile = await table.columnProfile();
+  } catch {
+    // A package without columnProfile, or statistics it cannot read: no profile shown.
+  }
+  const stats = new Map((profile?.columns ?? []).map((c) => [c.name, c]));
   const fields = table.schema.fields.map((f) => ({
     name: f.name,
     deltaType: deltaTypeText(f.type),
     arrowType: f.arrowType,
     nullable: f.nullable,
     partition: partitionColumns.includes(f.name),
+    stats: stats.get(f.name) ?? null,
   }));
   const p = table.protocol;
   const metadata = table.metadata;
@@ -92,14 +117,16 @@ export function describeTable(table) {
     totalBytes: table.sizeBytes,
     name: metadata.name,
     description: metadata.description,
+    configuration: metadata.configuration ?? {},
+    profile,
     columnMapping: metadata.columnMapping,
     loadInfo: table.loadInfo,
   };
 }
 
 /** The active files as `[{ path, size, partitionValues, deletionVector, records }]`. */
-export function listFiles(table) {
-  return table.files().map((f) => ({
+export async function listFiles(table) {
+  return (await table.files()).map((f) => ({
     path: f.path,
     size: f.size,
     partitionValues: f.partitionValues,

@@ -62,7 +62,8 @@ async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
 }
 
 /// Loads the log of the table in `store` at `target`, keeping what `scope` says, with at
-/// most `concurrency` requests in flight (0 is taken as 1).
+/// most `concurrency` requests in flight (0 is taken as 1). A store that cannot list
+/// (`RangeRead::can_list`) is probed from the first round on.
 pub async fn load_log(
     store: &dyn RangeRead,
     location: &str,
@@ -70,12 +71,11 @@ pub async fn load_log(
     scope: LoadScope,
     concurrency: usize,
 ) -> Result<LoadedLog> {
-    drive(
-        store,
-        SnapshotLoader::new(location, target).with_scope(scope),
-        concurrency,
-    )
-    .await
+    let mut loader = SnapshotLoader::new(location, target).with_scope(scope);
+    if !store.can_list() {
+        loader = loader.without_listing();
+    }
+    drive(store, loader, concurrency).await
 }
 
 /// Replays a segment found by an earlier load again (no discovery): the active files.

@@ -12,6 +12,18 @@ pub const DEFAULT_PREFETCH_FILES_PER_PARTITION: usize = 2;
 /// Default of [`DeltaScanExecutionOptions::batches_ahead_per_partition`].
 pub const DEFAULT_BATCHES_AHEAD_PER_PARTITION: usize = 1;
 
+/// Default of [`DeltaScanExecutionOptions::parquet_full_file_read_threshold_bytes`]
+/// natively: the first footer read (the last 64 KiB of a file) already fetches a file this
+/// small whole, so reading it in one request costs no extra byte and saves the column-chunk
+/// requests.
+#[cfg(not(target_arch = "wasm32"))]
+pub const DEFAULT_FULL_FILE_READ_THRESHOLD: u64 = 64 * 1024;
+
+/// Default of [`DeltaScanExecutionOptions::parquet_full_file_read_threshold_bytes`] on
+/// wasm32, where each request costs a round trip to the server.
+#[cfg(target_arch = "wasm32")]
+pub const DEFAULT_FULL_FILE_READ_THRESHOLD: u64 = 256 * 1024;
+
 /// Which Parquet reader decodes the data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -55,7 +67,10 @@ pub struct DeltaScanExecutionOptions {
     /// stops polling, the partition stops reading.
     pub batches_ahead_per_partition: usize,
     /// Whole-file tasks of at most this many bytes fetch their file with one request and serve
-    /// every range read from memory. `None` (default): off.
+    /// every range read from memory; `None`: off. Default:
+    /// [`DEFAULT_FULL_FILE_READ_THRESHOLD`] (natively 64 KiB, the size of the first footer
+    /// read, which already fetches such a file whole; 256 KiB on wasm32, where every request
+    /// costs a round trip).
     pub parquet_full_file_read_threshold_bytes: Option<u64>,
     /// The Parquet reader [`ParquetReaderBackend::Direct`].
     pub parquet_reader_backend: ParquetReaderBackend,
@@ -76,7 +91,7 @@ impl Default for DeltaScanExecutionOptions {
                 DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
             prefetch_files_per_partition: DEFAULT_PREFETCH_FILES_PER_PARTITION,
             batches_ahead_per_partition: DEFAULT_BATCHES_AHEAD_PER_PARTITION,
-            parquet_full_file_read_threshold_bytes: None,
+            parquet_full_file_read_threshold_bytes: Some(DEFAULT_FULL_FILE_READ_THRESHOLD),
             parquet_reader_backend: ParquetReaderBackend::Direct,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
         }

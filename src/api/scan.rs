@@ -174,14 +174,15 @@ impl DeltaScanBuilder {
         let metrics = Arc::new(DeltaScanMetrics::new(table.io_counters()));
         metrics.start_io();
         let active = table.scan_files().await?;
-        let (files, selection) = select_files(facts, &active.files, predicate.as_ref())?;
+        let (selected, selection) = select_files(facts, &active.files, predicate.as_ref())?;
         // A limit of 0 reads nothing: no file, no task.
-        let files = if self.limit == Some(0) {
+        let selected = if self.limit == Some(0) {
             Vec::new()
         } else {
-            files
+            selected
         };
-        let tasks = plan_tasks(facts, &files, self.limit)?;
+        let files: Vec<crate::log::Add> = selected.iter().map(|f| f.add.clone()).collect();
+        let tasks = plan_tasks(facts, selected, self.limit)?;
         let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.size)).collect();
         let partitions = group_whole_files(&sizes, target);
         metrics.record_plan(

@@ -27,6 +27,11 @@
 //! ([`FetchOptions::retries`], [`FetchOptions::retry_base_delay`]). Dropping a request's
 //! future aborts the fetch.
 //!
+//! A caller's own `fetch` function ([`FetchStore::with_fetch`]) may stand in for the global
+//! one, and a caller's `RequestInit` properties ([`FetchStore::with_request_init`]:
+//! `credentials`, `cache`, `mode`, `referrerPolicy`, ...) go on every request; the store's
+//! own `method`, headers and abort signal always win.
+//!
 //! Two hooks run on the request path. A [`UrlSigner`] ([`FetchStore::with_url_signer`])
 //! turns the plain URL into the one fetched (a presigned URL) before *every* attempt, so a
 //! retry never reuses a signature that may have expired. An `AbortSignal`
@@ -59,6 +64,7 @@ use web_sys::{
 };
 
 use super::fetch_wait::{AbortOnDrop, SignalFired, Sleep};
+use super::js_text::js_message;
 use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, RangeRead};
 use crate::error::{redact, DeltaError, Result};
 
@@ -172,6 +178,10 @@ pub struct FetchStore {
     options: FetchOptions,
     signer: Option<UrlSigner>,
     signal: Option<AbortSignal>,
+    /// The caller's `fetch`, used instead of the global one.
+    fetch_fn: Option<js_sys::Function>,
+    /// The caller's `RequestInit` properties, set on every request before the store's own.
+    request_init: Option<js_sys::Object>,
 }
 
 impl fmt::Debug for FetchStore {
@@ -183,6 +193,8 @@ impl fmt::Debug for FetchStore {
             .field("options", &self.options)
             .field("signs_urls", &self.signer.is_some())
             .field("has_abort_signal", &self.signal.is_some())
+            .field("custom_fetch", &self.fetch_fn.is_some())
+            .field("has_request_init", &self.request_init.is_some())
             .finish()
     }
 }
@@ -250,6 +262,8 @@ impl FetchStore {
             options,
             signer: None,
             signal: None,
+            fetch_fn: None,
+            request_init: None,
         })
     }
 
@@ -257,6 +271,23 @@ impl FetchStore {
     /// (retries included). The signed URL must be an absolute `http(s)` URL.
     pub fn with_url_signer(mut self, signer: UrlSigner) -> Self {
         self.signer = Some(signer);
+        self
+    }
+
+    /// The same store, calling `fetch` (a function like the global `fetch`: given a
+    /// `Request`, it returns a `Response` or a promise of one) instead of the global `fetch`.
+    pub fn with_fetch(mut self, fetch: js_sys::Function) -> Self {
+        self.fetch_fn = Some(fetch);
+        self
+    }
+
+    /// The same store, with the properties of `init` (a `RequestInit`: `credentials`,
+    /// `cache`, `mode`, `referrerPolicy`, `priority`, ...) set on every request. The store's
+    /// own `method` (`GET`), headers ([`FetchOptions::headers`] and `Range`) and abort
+    /// signal replace any given here; `cache` and `mode` replace the store's defaults
+    /// (`no-store`, `cors`).
+    pub fn with_request_init(mut self, init: js_sys::Object) -> Self {
+        self.request_init = Some(init);
         self
     }
 
@@ -414,9 +445,12 @@ impl FetchStore {
     ) -> std::result::Result<Bytes, Failure> {
         let headers = build_headers(&self.options.headers, range).map_err(Failure::Final)?;
         let init = RequestInit::new();
-        init.set_method("GET");
         init.set_mode(RequestMode::Cors);
         init.set_cache(RequestCache::NoStore);
+        if let Some(given) = &self.request_init {
+            js_sys::Object::assign(init.unchecked_ref(), given);
+        }
+        init.set_method("GET");
         init.set_headers(&headers);
         let signal: Option<AbortSignal> = controller.map(|c| c.signal());
         init.set_signal(signal.as_ref());
@@ -427,11 +461,23 @@ impl FetchStore {
                 false,
             ))
         })?;
-        let promise = js_fetch(&request).map_err(network_failure)?;
-        let response: Response = JsFuture::from(promise)
-            .await
-            .map_err(network_failure)?
-            .unchecked_into();
+        let promise = match &self.fetch_fn {
+            Some(fetch) => fetch
+                .call1(&JsValue::UNDEFINED, &request)
+                .map(|answer| Promise::resolve(&answer)),
+            None => js_fetch(&request),
+        }
+        .map_err(network_failure)?;
+        let answer = JsFuture::from(promise).await.map_err(network_failure)?;
+        let has_status = js_sys::Reflect::has(&answer, &JsValue::from_str("status"));
+        if !answer.is_object() || !has_status.unwrap_or(false) {
+            return Err(Failure::Final(io_error(
+                path,
+                "the fetch function did not resolve to a Response".into(),
+                false,
+            )));
+        }
+        let response: Response = answer.unchecked_into();
 
         let status = response.status();
         match status {
@@ -560,6 +606,10 @@ impl RangeRead for FetchStore {
         let path = path.to_string();
         Box::pin(async move { self.fetch(&path, None).await })
     }
+
+    fn can_list(&self) -> bool {
+        false
+    }
 }
 
 /// Why one attempt failed.
@@ -666,33 +716,6 @@ fn io_error(path: &str, message: String, transient: bool) -> DeltaError {
         message: redact(&message),
         phase: phase_for(path),
         transient,
-    }
-}
-
-/// The text of a JS exception or rejection value, with its `cause` (Node.js puts the
-/// real reason there: `fetch failed (connect ECONNREFUSED …)`).
-fn js_message(e: &JsValue) -> String {
-    let text = js_text(e);
-    let cause = js_sys::Reflect::get(e, &JsValue::from_str("cause"))
-        .ok()
-        .filter(|c| !c.is_undefined() && !c.is_null());
-    match cause {
-        Some(cause) => format!("{text} ({})", js_text(&cause)),
-        None => text,
-    }
-}
-
-/// `Name: message` of a JS error, or the value as a string.
-fn js_text(e: &JsValue) -> String {
-    match e.dyn_ref::<js_sys::Error>() {
-        Some(error) => format!(
-            "{}: {}",
-            String::from(error.name()),
-            String::from(error.message())
-        ),
-        None => e
-            .as_string()
-            .unwrap_or_else(|| "unknown JavaScript error".into()),
     }
 }
 

@@ -115,6 +115,10 @@ impl RangeRead for MemoryStore {
         Box::pin(async move { result })
     }
 
+    fn can_list(&self) -> bool {
+        !self.cannot_list
+    }
+
     fn list(
         &self,
         prefix: &str,

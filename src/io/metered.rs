@@ -127,6 +127,10 @@ impl RangeRead for MeteredStore {
         })
     }
 
+    fn can_list(&self) -> bool {
+        self.inner.can_list()
+    }
+
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         let fut = self.inner.size(path);

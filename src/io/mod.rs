@@ -8,6 +8,8 @@
 //! - [`ObjectStoreRange`]: local paths, `file://`, `http(s)://` and `s3://` through
 //!   `object_store` (native);
 //! - `FetchStore`: `http(s)://` through the browser's or Node's `fetch` (wasm32);
+//! - `JsSourceStore`: any JavaScript byte source (a Node.js folder, a browser directory
+//!   handle, a picked folder, the caller's own; wasm32);
 //! - [`MeteredStore`]: wraps any store and counts requests and bytes.
 //!
 //! The read layer wraps the table's store per file task (permits and whole-file reads, see
@@ -18,6 +20,10 @@
 mod fetch;
 #[cfg(target_arch = "wasm32")]
 mod fetch_wait;
+#[cfg(target_arch = "wasm32")]
+mod js_source;
+#[cfg(target_arch = "wasm32")]
+mod js_text;
 mod location;
 mod memory;
 mod metered;
@@ -35,6 +41,8 @@ use crate::error::Result;
 
 #[cfg(target_arch = "wasm32")]
 pub use fetch::{FetchOptions, FetchStore, UrlSigner};
+#[cfg(target_arch = "wasm32")]
+pub use js_source::JsSourceStore;
 pub use location::TableLocation;
 pub use memory::MemoryStore;
 pub use metered::{IoCounters, IoSnapshot, MeteredStore};
@@ -97,6 +105,14 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
         Box::pin(async { Ok(None) })
     }
 
+    /// Whether [`list`](Self::list) can answer at all: `false` promises that it always
+    /// answers `Ok(None)` (a static HTTPS host), so the log loader probes for commits from
+    /// its first request on instead of asking for a listing first. The default, `true`, is
+    /// always correct; it only costs such a store one round trip per load.
+    fn can_list(&self) -> bool {
+        true
+    }
+
     /// Every object whose path starts with `prefix` (a string prefix, not a folder) and,
     /// when `start_after` is given, sorts after it, in any order. `Ok(None)` means this store
     /// cannot list (a static HTTPS host), and callers must discover objects another way.
@@ -119,6 +135,9 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
     }
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         (**self).size(path)
+    }
+    fn can_list(&self) -> bool {
+        (**self).can_list()
     }
     fn list(
         &self,

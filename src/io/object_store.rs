@@ -275,6 +275,10 @@ impl RangeRead for ObjectStoreRange {
         })
     }
 
+    fn can_list(&self) -> bool {
+        self.can_list
+    }
+
     fn list(
         &self,
         prefix: &str,

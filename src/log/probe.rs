@@ -42,7 +42,7 @@ pub const SEARCH_PROBES: u64 = 32;
 pub const DENSE_GAP: u64 = 64;
 
 /// A target this far past the known commits is probed alone before the versions below it.
-const FAR_TARGET: u64 = 1024;
+pub const FAR_TARGET: u64 = 1024;
 
 /// The commits probed so far, from a start version, and what is still unknown.
 #[derive(Debug, Clone)]

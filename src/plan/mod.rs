@@ -5,13 +5,15 @@
 //! needs) and the output schema ([`plan_columns`]), selects the files the predicate may match
 //! (`select`), and makes one [`FileTask`] per selected file with its partition values parsed
 //! once to their types ([`crate::predicate::TypedPartitionValues`]); `partitioning` groups
-//! the tasks into partitions and `ranged` splits big files into byte ranges. Strings and
+//! the tasks into partitions and `ranged` splits big files into byte ranges; `profile`
+//! sums the active files' statistics into a column profile ([`table_profile`]). Strings and
 //! binaries take the Arrow types the request's [`OutputTypes`] ask for, in the read columns
 //! and the output schema alike (and partition values as [`FileTask::partition_arrays`]
 //! gives them).
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
 mod partitioning;
+mod profile;
 mod ranged;
 mod select;
 mod task;
@@ -24,13 +26,13 @@ use arrow_schema::{Schema, SchemaRef};
 use crate::error::{DeltaError, Result};
 use url::Url;
 
-use crate::log::{data_file_path, Add};
-use crate::predicate::TypedPartitionValues;
+use crate::log::data_file_path;
 use crate::schema::{ColumnMappingMode, FieldIndex, OutputTypes, StructType};
 
 pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
+pub use profile::{table_profile, ColumnProfile, TableProfile};
 pub use ranged::split_byte_ranges;
-pub use select::{select_files, FileSelection};
+pub use select::{select_files, FileSelection, SelectedFile};
 pub use task::{FileTask, ReadColumn};
 
 /// What a scan asks for.
@@ -149,15 +151,16 @@ pub fn plan_columns(facts: TableFacts<'_>, request: &ScanRequest) -> Result<Scan
     })
 }
 
-/// One task per file, in log order.
+/// One task per selected file, in selection (log) order; each task takes the partition values
+/// [`select_files`] parsed.
 pub fn plan_tasks(
     facts: TableFacts<'_>,
-    files: &[Add],
+    files: Vec<SelectedFile<'_>>,
     limit: Option<usize>,
 ) -> Result<Vec<FileTask>> {
     files
-        .iter()
-        .map(|add| {
+        .into_iter()
+        .map(|SelectedFile { add, partition_values }| {
             Ok(FileTask {
                 path: data_file_path(facts.root, &add.path)?,
                 size: u64::try_from(add.size).map_err(|_| {
@@ -166,12 +169,7 @@ pub fn plan_tasks(
                         format!("the data file's size (add.size) is negative: {}", add.size),
                     )
                 })?,
-                partition_values: TypedPartitionValues::parse(
-                    &add.partition_values,
-                    facts.schema,
-                    facts.partition_columns,
-                    facts.mode,
-                )?,
+                partition_values,
                 deletion_vector: add.deletion_vector.clone(),
                 limit,
                 range: None,

@@ -1,5 +1,7 @@
 //! File selection: which active files a scan's predicate may match, first by their partition
-//! values (exact), then by their statistics (conservative). Pure.
+//! values (exact), then by their statistics (conservative). Pure. Each file's partition
+//! values are parsed here, once, and travel on to its [`super::FileTask`]
+//! ([`SelectedFile`]).
 
 use super::TableFacts;
 use crate::error::Result;
@@ -20,32 +22,50 @@ pub struct FileSelection {
     pub skipped_by_stats: usize,
 }
 
+/// A file the scan will read, with its partition values already parsed to their types.
+#[derive(Debug, Clone)]
+pub struct SelectedFile<'a> {
+    /// The file's `add` action.
+    pub add: &'a Add,
+    /// `add.partitionValues`, typed.
+    pub partition_values: TypedPartitionValues,
+}
+
 /// The files a predicate may match: partition values first (exact), then statistics
-/// (conservative: unreadable statistics keep the file).
-pub fn select_files(
+/// (conservative: unreadable statistics keep the file). Without a predicate every file is
+/// selected. Either way each selected file's partition values are parsed once, here; a value
+/// that does not parse to its column's type is an error.
+pub fn select_files<'a>(
     facts: TableFacts<'_>,
-    all: &[Add],
+    all: &'a [Add],
     predicate: Option<&BoundExpr>,
-) -> Result<(Vec<Add>, FileSelection)> {
+) -> Result<(Vec<SelectedFile<'a>>, FileSelection)> {
     let mut selection = FileSelection {
         files_total: all.len(),
         ..Default::default()
     };
+    let parse = |add: &'a Add| -> Result<SelectedFile<'a>> {
+        Ok(SelectedFile {
+            add,
+            partition_values: TypedPartitionValues::parse(
+                &add.partition_values,
+                facts.schema,
+                facts.partition_columns,
+                facts.mode,
+            )?,
+        })
+    };
     let Some(predicate) = predicate else {
-        selection.files_selected = all.len();
-        return Ok((all.to_vec(), selection));
+        let kept = all.iter().map(parse).collect::<Result<Vec<_>>>()?;
+        selection.files_selected = kept.len();
+        return Ok((kept, selection));
     };
     let stats_columns = StatsColumns::for_predicate(facts.schema, facts.mode, predicate)?;
     let no_partitions = TypedPartitionValues::none();
     let mut kept = Vec::new();
     for add in all {
-        let partitions = TypedPartitionValues::parse(
-            &add.partition_values,
-            facts.schema,
-            facts.partition_columns,
-            facts.mode,
-        )?;
-        if !may_match_file(predicate, &partitions, None) {
+        let file = parse(add)?;
+        if !may_match_file(predicate, &file.partition_values, None) {
             selection.skipped_by_partition += 1;
             continue;
         }
@@ -59,7 +79,7 @@ pub fn select_files(
             selection.skipped_by_stats += 1;
             continue;
         }
-        kept.push(add.clone());
+        kept.push(file);
     }
     selection.files_selected = kept.len();
     Ok((kept, selection))

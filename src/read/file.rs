@@ -136,7 +136,16 @@ async fn open(
     metrics: Option<&DeltaScanMetrics>,
 ) -> Result<Option<Opened>> {
     let path = task.path.as_str();
-    let metadata = read_metadata(ctx.store.as_ref(), path, task.size).await?;
+    // The deletion vector is fetched while the footer is: a small file then costs one round
+    // trip, not two. Its outcome matters only if the plan reads a row.
+    let footer = read_metadata(ctx.store.as_ref(), path, task.size);
+    let (metadata, deleted) = match &task.deletion_vector {
+        Some(dv) => {
+            let (metadata, deleted) = futures::join!(footer, load_deletion_vector(ctx, dv));
+            (metadata?, Some(deleted))
+        }
+        None => (footer.await?, None),
+    };
     let metadata = reader_metadata(&metadata, path, ctx.spec.output_types)?;
     let plan = plan_file(&ctx.spec, task, &metadata)?;
     if plan.row_groups_pruned > 0 {
@@ -146,8 +155,8 @@ async fn open(
     let Some(mut read) = plan.read else {
         return Ok(None);
     };
-    if let Some(dv) = &task.deletion_vector {
-        let deleted = load_deletion_vector(ctx, dv).await?;
+    if let Some(deleted) = deleted {
+        let deleted = deleted?;
         if let Some(m) = metrics {
             m.deletion_vector_loaded(deleted.cardinality());
         }

@@ -14,7 +14,7 @@ use url::Url;
 
 use super::{plan_file, Deletes, FileRead, ReadSpec};
 use crate::log::{Add, DeletionVectorDescriptor};
-use crate::plan::{plan_columns, plan_tasks, FileTask, ScanRequest, TableFacts};
+use crate::plan::{plan_columns, plan_tasks, select_files, FileTask, ScanRequest, TableFacts};
 use crate::predicate::{bind, parse_filter};
 use crate::read::deletion_vector::DeletionVector;
 use crate::schema::{ColumnMappingMode, PrimitiveType, StructField, StructType};
@@ -85,7 +85,9 @@ fn scan(filter: Option<&str>, limit: Option<usize>, pushdown: bool) -> (ReadSpec
         "dataChange": true,
     }))
     .unwrap_or_else(|e| panic!("{e}"));
-    let mut tasks = plan_tasks(facts, &[add], limit).unwrap_or_else(|e| panic!("{e}"));
+    let adds = [add];
+    let (selected, _) = select_files(facts, &adds, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut tasks = plan_tasks(facts, selected, limit).unwrap_or_else(|e| panic!("{e}"));
     let spec = ReadSpec {
         columns,
         mode: ColumnMappingMode::None,

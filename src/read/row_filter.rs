@@ -514,7 +514,7 @@ mod tests {
 
     #[test]
     fn without_pushdown_the_batches_are_filtered_after_decoding() {
-        use crate::plan::{plan_columns, plan_tasks, ScanRequest, TableFacts};
+        use crate::plan::{plan_columns, plan_tasks, select_files, ScanRequest, TableFacts};
         use crate::read::file::read_file;
         use crate::read::{ReadContext, ReadSpec};
 
@@ -539,8 +539,9 @@ mod tests {
             output_types: Default::default(),
         };
         let columns = plan_columns(facts, &request).unwrap_or_else(|e| panic!("{e}"));
-        let tasks = plan_tasks(facts, t.eager_files().unwrap_or_default(), None)
+        let (selected, _) = select_files(facts, t.eager_files().unwrap_or_default(), None)
             .unwrap_or_else(|e| panic!("{e}"));
+        let tasks = plan_tasks(facts, selected, None).unwrap_or_else(|e| panic!("{e}"));
         let output_schema = Arc::clone(&columns.output_schema);
         let ctx = ReadContext {
             store: Arc::clone(t.store()),

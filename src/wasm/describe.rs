@@ -12,6 +12,7 @@ use super::error::js_error;
 use crate::api::DeltaTable;
 use crate::error::DeltaError;
 use crate::log::{Add, AddStats};
+use crate::plan::table_profile;
 
 /// `value` as a JS value through JSON.
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
@@ -80,6 +81,36 @@ pub(crate) fn metadata(table: &DeltaTable) -> Value {
         "createdTime": m.created_time,
         "columnMapping": table.column_mapping_mode().as_str(),
     })
+}
+
+/// The column profile from the log alone (see `plan::table_profile`): `{ files,
+/// filesWithStats, numRecords, countsExact, columns: [{ name, path, min, max, nullCount,
+/// filesWithBounds, complete }] }`; bounds in the filter syntax (`'text'`, `date '…'`).
+pub(crate) fn profile(table: &DeltaTable) -> Result<Value, DeltaError> {
+    let files = table.eager_files().unwrap_or_default();
+    let p = table_profile(table.delta_schema(), table.column_mapping_mode(), files)?;
+    let columns: Vec<Value> = p
+        .columns
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.path.join("."),
+                "path": c.path,
+                "min": c.min.as_ref().map(ToString::to_string),
+                "max": c.max.as_ref().map(ToString::to_string),
+                "nullCount": c.null_count,
+                "filesWithBounds": c.files_with_bounds,
+                "complete": c.complete,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "files": p.files,
+        "filesWithStats": p.files_with_stats,
+        "numRecords": p.num_records,
+        "countsExact": p.counts_exact,
+        "columns": columns,
+    }))
 }
 
 /// The active files: `[{ path, size, partitionValues, deletionVector, modificationTime,

@@ -1,7 +1,11 @@
 //! Record batches as Arrow IPC stream bytes, the format `apache-arrow`'s `tableFromIPC`
-//! reads: one complete stream (schema, batch, end marker) per batch, or one stream for a
-//! whole scan whose bytes are handed to JS piece by piece, so wasm memory never holds more
-//! than one encoded batch.
+//! reads.
+//!
+//! [`IpcStream`] writes one stream (the schema once, then record batches, then the end
+//! marker) and hands its bytes to JS piece by piece as they are written, so wasm memory never
+//! holds more than one encoded batch: a scan's async iterator yields those pieces, which
+//! together are one continuous stream. [`batch_to_stream`] makes one complete stream of a
+//! single batch, for those who want each batch on its own.
 
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::StreamWriter;
@@ -18,45 +22,75 @@ fn arrow_error(source: ArrowError) -> DeltaError {
     }
 }
 
-/// One batch as a complete IPC stream.
+/// One batch as a complete IPC stream (schema, batch, end marker).
 pub(crate) fn batch_to_stream(batch: &RecordBatch) -> Result<Uint8Array> {
-    let mut writer = StreamWriter::try_new(Vec::new(), batch.schema_ref()).map_err(arrow_error)?;
-    writer.write(batch).map_err(arrow_error)?;
-    writer.finish().map_err(arrow_error)?;
-    let bytes = writer.into_inner().map_err(arrow_error)?;
-    Ok(Uint8Array::from(bytes.as_slice()))
+    let mut stream = IpcStream::new(batch.schema_ref())?;
+    stream.write(batch)?;
+    stream.finish()?;
+    Ok(stream.take())
 }
 
-/// One IPC stream written batch by batch; each piece is copied out to a JS array at once.
-pub(crate) struct StreamPieces {
+/// One IPC stream, written batch by batch; [`IpcStream::take`] hands over the bytes written
+/// since the last take.
+pub(crate) struct IpcStream {
     writer: StreamWriter<Vec<u8>>,
-    pieces: Array,
-    len: u32,
 }
 
-impl StreamPieces {
-    /// Starts a stream of `schema`.
+impl IpcStream {
+    /// Starts a stream of `schema`: its first piece holds the schema message.
     pub(crate) fn new(schema: &Schema) -> Result<Self> {
         let writer = StreamWriter::try_new(Vec::new(), schema).map_err(arrow_error)?;
-        let mut pieces = StreamPieces {
-            writer,
-            pieces: Array::new(),
-            len: 0,
-        };
-        pieces.drain()?;
-        Ok(pieces)
+        Ok(IpcStream { writer })
     }
 
     /// Appends a batch.
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        self.writer.write(batch).map_err(arrow_error)?;
-        self.drain()
+        self.writer.write(batch).map_err(arrow_error)
     }
 
-    /// Ends the stream; all of it as one array.
-    pub(crate) fn finish(mut self) -> Result<Uint8Array> {
-        self.writer.finish().map_err(arrow_error)?;
-        self.drain()?;
+    /// Appends the end-of-stream marker; nothing may be written after it.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        self.writer.finish().map_err(arrow_error)
+    }
+
+    /// The bytes written since the last call, copied out to JS (empty when there are none).
+    pub(crate) fn take(&mut self) -> Uint8Array {
+        let buffer = self.writer.get_mut();
+        let piece = Uint8Array::from(buffer.as_slice());
+        buffer.clear();
+        piece
+    }
+}
+
+/// Pieces of one stream gathered in JS memory, then joined into one array.
+pub(crate) struct Pieces {
+    pieces: Array,
+    len: u32,
+}
+
+impl Pieces {
+    pub(crate) fn new() -> Self {
+        Pieces {
+            pieces: Array::new(),
+            len: 0,
+        }
+    }
+
+    /// Adds a piece; the whole must stay under 4 GiB (a JS typed array's limit here).
+    pub(crate) fn push(&mut self, piece: Uint8Array) -> Result<()> {
+        self.len = self
+            .len
+            .checked_add(piece.length())
+            .ok_or_else(|| DeltaError::Unsupported {
+                what: "a result of 4 GiB or more in one IPC stream; iterate the scan instead"
+                    .into(),
+            })?;
+        self.pieces.push(&piece);
+        Ok(())
+    }
+
+    /// All pieces as one array.
+    pub(crate) fn join(self) -> Uint8Array {
         let out = Uint8Array::new_with_length(self.len);
         let mut at = 0u32;
         for piece in self.pieces.iter() {
@@ -64,24 +98,6 @@ impl StreamPieces {
             out.set(&piece, at);
             at += piece.length();
         }
-        Ok(out)
-    }
-
-    fn drain(&mut self) -> Result<()> {
-        let buffer = self.writer.get_mut();
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        let len = u32::try_from(buffer.len())
-            .ok()
-            .and_then(|n| self.len.checked_add(n))
-            .ok_or_else(|| DeltaError::Unsupported {
-                what: "a result of 4 GiB or more in one IPC stream; iterate the scan instead"
-                    .into(),
-            })?;
-        self.pieces.push(&Uint8Array::from(buffer.as_slice()));
-        self.len = len;
-        buffer.clear();
-        Ok(())
+        out
     }
 }

@@ -4,9 +4,12 @@
 //! What is exported, as the generated module names it:
 //!
 //! - `openTable(url, options) → Promise<WasmTable>`: opens a table over `fetch`;
+//! - `openSource(source, kind, location, options) → Promise<WasmTable>`: opens a table
+//!   through a JS byte source (`io::JsSourceStore`);
 //! - `WasmTable`: one snapshot (version, schema, protocol, files, metrics) and `scan(options)`;
-//! - `WasmScan`: a running scan; `next()` yields one Arrow IPC stream per batch, `toIPC()`
-//!   the whole result as one stream, `cancel()` stops it, `metrics` counts what it did.
+//! - `WasmScan`: a running scan; `next()` yields the pieces of one continuous Arrow IPC
+//!   stream, `nextBatch()` one complete stream per batch, `toIPC()` the whole result as one
+//!   stream, `cancel()` stops it, `metrics` counts what it did.
 //!
 //! The package's JS wrapper adds `[Symbol.asyncIterator]` and lazy initialisation; these
 //! classes are usable on their own too. Files, one job each:
@@ -31,4 +34,4 @@ mod sign;
 mod table;
 
 pub use scan::WasmScan;
-pub use table::{open_table, WasmTable};
+pub use table::{open_source, open_table, WasmTable};

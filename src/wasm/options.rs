@@ -22,14 +22,39 @@ pub(crate) enum TimeTravel {
     TimestampText(String),
 }
 
-/// `{ headers, version, timestamp, signUrl, signal, retries }`.
+/// `{ headers, version, timestamp, signUrl, signal, retries, fetch, requestInit }`.
 #[derive(Debug)]
 pub(crate) struct OpenOptions {
+    /// `requestInit.headers`, then `headers` (so `headers` wins where both set one).
     pub headers: Vec<(String, String)>,
     pub target: TimeTravel,
     pub sign_url: Option<Function>,
     pub signal: Option<AbortSignal>,
     pub retries: Option<u32>,
+    /// The caller's `fetch` function.
+    pub fetch: Option<Function>,
+    /// `requestInit` without its `headers` (moved to `headers`).
+    pub request_init: Option<Object>,
+}
+
+impl OpenOptions {
+    /// The options that only an http(s) table uses, by name, when any is given: a byte
+    /// source has no requests to put them on.
+    pub(crate) fn http_only_given(&self) -> Option<&'static str> {
+        if !self.headers.is_empty() {
+            Some("headers")
+        } else if self.sign_url.is_some() {
+            Some("signUrl")
+        } else if self.fetch.is_some() {
+            Some("fetch")
+        } else if self.request_init.is_some() {
+            Some("requestInit")
+        } else if self.retries.is_some() {
+            Some("retries")
+        } else {
+            None
+        }
+    }
 }
 
 /// `{ columns, filter, limit, batchSize, stringType, binaryType, signal, onProgress }`.
@@ -68,11 +93,22 @@ impl OpenOptions {
             .map(|v| whole_number(&v, "retries"))
             .transpose()?
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        let (request_init, mut all_headers) = match get(options, "requestInit")? {
+            Some(init) => {
+                let (init, headers) = request_init(&init)?;
+                (Some(init), headers)
+            }
+            None => (None, Vec::new()),
+        };
+        if let Some(given) = get(options, "headers")? {
+            all_headers.extend(headers(&given, "headers")?);
+        }
         Ok(OpenOptions {
-            headers: get(options, "headers")?
-                .map(|v| headers(&v))
-                .transpose()?
-                .unwrap_or_default(),
+            headers: all_headers,
+            fetch: get(options, "fetch")?
+                .map(|v| function(v, "fetch"))
+                .transpose()?,
+            request_init,
             target,
             sign_url: get(options, "signUrl")?
                 .map(|v| function(v, "signUrl"))
@@ -210,11 +246,47 @@ fn timestamp(value: &JsValue) -> Result<TimeTravel> {
     ))
 }
 
+/// `requestInit`: a `RequestInit` object. Its `headers` are returned apart (they join
+/// `options.headers`); `method` (other than `GET`), `body` and `signal` are refused: the
+/// reader only reads, and `options.signal` is the one signal.
+fn request_init(value: &JsValue) -> Result<(Object, Vec<(String, String)>)> {
+    if !value.is_object() {
+        return Err(invalid("options.requestInit must be an object (a RequestInit)"));
+    }
+    let copy = Object::assign(&Object::new(), value.unchecked_ref());
+    let take = |key: &str| -> Result<Option<JsValue>> {
+        let found = get(&copy, key)?;
+        Reflect::delete_property(&copy, &JsValue::from_str(key))
+            .map_err(|_| invalid(format!("cannot read options.requestInit.{key}")))?;
+        Ok(found)
+    };
+    let headers = match take("headers")? {
+        Some(given) => headers(&given, "requestInit.headers")?,
+        None => Vec::new(),
+    };
+    if let Some(method) = take("method")? {
+        if !method.as_string().is_some_and(|m| m.eq_ignore_ascii_case("GET")) {
+            return Err(invalid("options.requestInit.method must be GET (the reader only reads)"));
+        }
+    }
+    if take("body")?.is_some() {
+        return Err(invalid("options.requestInit.body cannot be given (the reader sends GETs)"));
+    }
+    if take("signal")?.is_some() {
+        return Err(invalid(
+            "give the abort signal as options.signal, not options.requestInit.signal",
+        ));
+    }
+    Ok((copy, headers))
+}
+
 /// `headers`: a plain object `{ name: value }` or an array of `[name, value]` pairs (the JS
 /// wrapper turns a `Headers` instance into pairs).
-fn headers(value: &JsValue) -> Result<Vec<(String, String)>> {
+fn headers(value: &JsValue, key: &str) -> Result<Vec<(String, String)>> {
     let bad = || {
-        invalid("options.headers must be an object of strings or an array of [name, value] pairs")
+        invalid(format!(
+            "options.{key} must be an object of strings or an array of [name, value] pairs"
+        ))
     };
     let pairs: Array = if Array::is_array(value) {
         value.clone().unchecked_into()

@@ -1,7 +1,14 @@
-//! The exported `WasmScan`: a planned scan read batch by batch from JS.
+//! The exported `WasmScan`: a planned scan read from JS, in one of two ways.
 //!
-//! `next()` resolves to one complete Arrow IPC stream (`Uint8Array`) per non-empty batch,
-//! then `null`; `toIPC()` reads what is left into one IPC stream. One call runs at a time.
+//! - `next()` resolves to the next piece of one continuous Arrow IPC stream (`Uint8Array`):
+//!   the schema with the first batch, then one piece per non-empty batch, then the end
+//!   marker, then `null`. The pieces in order are one stream, so every Arrow reader given
+//!   the async iterable (or the bytes joined) reads the whole result.
+//! - `nextBatch()` resolves to one complete IPC stream (schema, batch, end marker) per
+//!   non-empty batch, then `null`; `toIPC()` reads what is left into one stream.
+//!
+//! A scan read with `next()` cannot also be read with `nextBatch()` or `toIPC()` (their
+//! bytes would not continue its stream), nor the other way round. One call runs at a time.
 //! The scan ends — and drops its stream, decoder and requests in flight — when it is read
 //! to the end, fails, is cancelled (`cancel()`) or its `AbortSignal` fires; a pending
 //! `next()` then rejects with an `AbortError` (code `aborted`).
@@ -23,7 +30,7 @@ use wasm_bindgen_futures::future_to_promise;
 use super::abort::AbortWatch;
 use super::describe::{arrow_fields, to_js};
 use super::error::{invalid_argument, js_error};
-use super::ipc::{batch_to_stream, StreamPieces};
+use super::ipc::{batch_to_stream, IpcStream, Pieces};
 use super::options::ScanOptions;
 use super::progress::{Reporting, ScanProgress};
 use crate::api::{DeltaBatchStream, DeltaTable};
@@ -35,10 +42,24 @@ pub struct WasmScan {
     state: Rc<ScanState>,
 }
 
+/// How a scan is being read: as one continuous stream, or batch by batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    NotYet,
+    /// `next()`: pieces of one stream.
+    OneStream,
+    /// `nextBatch()` or `toIPC()`: complete streams.
+    Streams,
+}
+
 struct ScanState {
     /// `None` while a `next()` holds it, and once the scan has ended.
     stream: RefCell<Option<DeltaBatchStream>>,
     schema: SchemaRef,
+    /// The continuous stream `next()` writes; `None` while a `next()` holds it, and once
+    /// its end marker is handed out or the scan has failed.
+    ipc: RefCell<Option<IpcStream>>,
+    reading: Cell<Reading>,
     busy: Cell<bool>,
     ended: Cell<bool>,
     abort: AbortWatch,
@@ -92,8 +113,12 @@ impl WasmScan {
         let metrics = scan.metrics();
         let sizes = scan.tasks().iter().map(|task| task.size);
         let progress = ScanProgress::new(Arc::clone(&metrics), sizes, options.on_progress);
+        let schema = scan.schema();
+        let ipc = IpcStream::new(&schema).map_err(|e| js_error(&e))?;
         let state = Rc::new(ScanState {
-            schema: scan.schema(),
+            ipc: RefCell::new(Some(ipc)),
+            reading: Cell::new(Reading::NotYet),
+            schema,
             stream: RefCell::new(Some(scan.into_stream())),
             busy: Cell::new(false),
             ended: Cell::new(false),
@@ -116,11 +141,21 @@ impl WasmScan {
 
 #[wasm_bindgen]
 impl WasmScan {
-    /// The next non-empty batch as a complete Arrow IPC stream (`Uint8Array`), or `null`
-    /// at the end.
+    /// The next piece of the scan's one continuous Arrow IPC stream (`Uint8Array`): the
+    /// schema with the first batch, one piece per further non-empty batch, the end marker;
+    /// then `null`.
     pub fn next(&self) -> Promise {
         let state = Rc::clone(&self.state);
+        future_to_promise(async move { state.next_piece().await })
+    }
+
+    /// The next non-empty batch as a complete Arrow IPC stream (`Uint8Array`), or `null`
+    /// at the end.
+    #[wasm_bindgen(js_name = nextBatch)]
+    pub fn next_batch(&self) -> Promise {
+        let state = Rc::clone(&self.state);
         future_to_promise(async move {
+            state.claim(Reading::Streams)?;
             match state.next_batch().await? {
                 Some(batch) => batch_to_stream(&batch)
                     .map(JsValue::from)
@@ -136,11 +171,17 @@ impl WasmScan {
     pub fn to_ipc(&self) -> Promise {
         let state = Rc::clone(&self.state);
         future_to_promise(async move {
-            let mut pieces = StreamPieces::new(&state.schema).map_err(|e| js_error(&e))?;
+            state.claim(Reading::Streams)?;
+            let js = |e: crate::DeltaError| js_error(&e);
+            let mut stream = IpcStream::new(&state.schema).map_err(js)?;
+            let mut pieces = Pieces::new();
             while let Some(batch) = state.next_batch().await? {
-                pieces.write(&batch).map_err(|e| js_error(&e))?;
+                stream.write(&batch).map_err(js)?;
+                pieces.push(stream.take()).map_err(js)?;
             }
-            pieces.finish().map(JsValue::from).map_err(|e| js_error(&e))
+            stream.finish().map_err(js)?;
+            pieces.push(stream.take()).map_err(js)?;
+            Ok(JsValue::from(pieces.join()))
         })
     }
 
@@ -180,6 +221,52 @@ impl WasmScan {
 }
 
 impl ScanState {
+    /// Commits the scan to one way of reading; the other way is then refused.
+    fn claim(&self, way: Reading) -> Result<(), JsValue> {
+        match self.reading.get() {
+            Reading::NotYet => {
+                self.reading.set(way);
+                Ok(())
+            }
+            current if current == way => Ok(()),
+            Reading::OneStream => Err(invalid_argument(
+                "this scan is read as one IPC stream (next(), iteration, stream()): its bytes \
+                 cannot be mixed with nextBatch() or toIPC(); start another scan",
+            )),
+            Reading::Streams => Err(invalid_argument(
+                "this scan is read batch by batch (nextBatch(), batches(), toIPC()): it cannot \
+                 also be read as one stream; start another scan",
+            )),
+        }
+    }
+
+    /// The next piece of the continuous stream, or `null` once its end marker was handed
+    /// out (or the scan failed: its stream then stays unfinished).
+    async fn next_piece(&self) -> Result<JsValue, JsValue> {
+        self.claim(Reading::OneStream)?;
+        if self.busy.get() {
+            return Err(invalid_argument(
+                "the scan is already reading: await the previous next() first",
+            ));
+        }
+        let Some(mut ipc) = self.ipc.borrow_mut().take() else {
+            return Ok(JsValue::NULL);
+        };
+        let js = |e: crate::DeltaError| js_error(&e);
+        match self.next_batch().await? {
+            Some(batch) => {
+                ipc.write(&batch).map_err(js)?;
+                let piece = ipc.take();
+                *self.ipc.borrow_mut() = Some(ipc);
+                Ok(piece.into())
+            }
+            None => {
+                ipc.finish().map_err(js)?;
+                Ok(ipc.take().into())
+            }
+        }
+    }
+
     /// The next non-empty batch, `None` at the end.
     async fn next_batch(&self) -> Result<Option<RecordBatch>, JsValue> {
         if self.abort.is_aborted() {

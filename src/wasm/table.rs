@@ -1,11 +1,12 @@
-//! `openTable(url, options)` and the exported `WasmTable`: one snapshot of a table read
-//! over `fetch`.
+//! `openTable(url, options)`, `openSource(source, kind, location, options)` and the exported
+//! `WasmTable`: one snapshot of a table read over `fetch` or through a JS byte source.
 //!
-//! The store under the table is a `FetchStore` (caller headers, retries, range checks, the
-//! caller's `signUrl` before every attempt) under the table's own metered store
-//! (`table.metrics`). An operation given an `AbortSignal` reads through a copy of that fetch
-//! store carrying the signal, so aborting stops its requests at once and no other's: the
-//! open's signal applies to loading only, each scan's to that scan.
+//! The store under the table is a `FetchStore` (caller headers, `requestInit` and `fetch`,
+//! retries, range checks, the caller's `signUrl` before every attempt) or a `JsSourceStore`
+//! (a Node.js folder, a directory handle, picked files, the caller's own source), under the
+//! table's own metered store (`table.metrics`). An operation given an `AbortSignal` reads
+//! through a copy of that store carrying the signal, so aborting stops its requests at once
+//! and no other's: the open's signal applies to loading only, each scan's to that scan.
 
 use std::sync::Arc;
 
@@ -21,7 +22,8 @@ use super::options::{OpenOptions, ScanOptions, TimeTravel};
 use super::scan::WasmScan;
 use super::sign::js_signer;
 use crate::api::{DeltaTable, DeltaTableBuilder};
-use crate::io::{FetchOptions, FetchStore, Store};
+use crate::io::{FetchOptions, FetchStore, JsSourceStore, Store};
+use web_sys::AbortSignal;
 
 /// Opens the Delta table at `url` (an `http(s)` URL of the table root; in a page, relative
 /// to it) and resolves to a [`WasmTable`]. `options`: `{ headers, version, timestamp,
@@ -30,28 +32,86 @@ use crate::io::{FetchOptions, FetchStore, Store};
 /// an `AbortError` (code `aborted`) when `signal` aborts.
 #[wasm_bindgen(js_name = openTable)]
 pub fn open_table(url: String, options: JsValue) -> Promise {
-    future_to_promise(async move { open(url, options).await.map(JsValue::from) })
+    future_to_promise(async move { open_url(url, options).await.map(JsValue::from) })
 }
 
-// On wasm32 stores are not `Send`: the `Arc`s are shared on one thread only.
-#[allow(clippy::arc_with_non_send_sync)]
-async fn open(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
+/// Opens the Delta table that the JS byte `source` holds (see `JsSourceStore`: `read(path,
+/// start, end)`, optional `size(path)` and `list(prefix)`) and resolves to a [`WasmTable`].
+/// `kind` names the source in debug output (`node-fs`, `directory-handle`, `files`,
+/// `custom`); `location` is the URL the table reports as its location (`file:///…/`).
+/// `options`: `{ version, timestamp, signal }`; the http-only options are refused.
+#[wasm_bindgen(js_name = openSource)]
+pub fn open_source(source: JsValue, kind: String, location: String, options: JsValue) -> Promise {
+    future_to_promise(async move {
+        open_js(source, kind, location, options)
+            .await
+            .map(JsValue::from)
+    })
+}
+
+/// Where a table's bytes come from; each operation reads through a copy that carries its
+/// own abort signal.
+#[derive(Clone, Debug)]
+enum Source {
+    Fetch(FetchStore),
+    Js(JsSourceStore),
+}
+
+impl Source {
+    // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
+    #[allow(clippy::arc_with_non_send_sync)]
+    fn store(&self, signal: Option<AbortSignal>) -> Store {
+        match self {
+            Source::Fetch(fetch) => Arc::new(fetch.clone().with_abort_signal(signal)),
+            Source::Js(js) => Arc::new(js.clone().with_abort_signal(signal)),
+        }
+    }
+}
+
+async fn open_url(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
     let options = OpenOptions::from_js(&options).map_err(|e| js_error(&e))?;
-    let abort = AbortWatch::new(options.signal.as_ref());
     let defaults = FetchOptions::default();
     let fetch_options = FetchOptions {
-        headers: options.headers,
+        headers: options.headers.clone(),
         retries: options.retries.unwrap_or(defaults.retries),
         ..defaults
     };
     let mut fetch = FetchStore::with_options(&url, fetch_options).map_err(|e| js_error(&e))?;
-    if let Some(sign) = options.sign_url {
+    if let Some(sign) = options.sign_url.clone() {
         fetch = fetch.with_url_signer(js_signer(sign));
+    }
+    if let Some(f) = options.fetch.clone() {
+        fetch = fetch.with_fetch(f);
+    }
+    if let Some(init) = options.request_init.clone() {
+        fetch = fetch.with_request_init(init);
     }
     // The resolved absolute URL (a relative one is resolved against the page), without
     // its query string (the fetch store adds that to every request itself).
     let location = fetch.base_url().to_string();
-    let loading: Store = Arc::new(fetch.clone().with_abort_signal(options.signal.clone()));
+    load(Source::Fetch(fetch), location, options).await
+}
+
+async fn open_js(
+    source: JsValue,
+    kind: String,
+    location: String,
+    options: JsValue,
+) -> Result<WasmTable, JsValue> {
+    let options = OpenOptions::from_js(&options).map_err(|e| js_error(&e))?;
+    if let Some(name) = options.http_only_given() {
+        return Err(invalid_argument(format!(
+            "options.{name} applies to http(s) tables only, not to a {kind} source"
+        )));
+    }
+    let store = JsSourceStore::new(&source, &kind).map_err(|e| js_error(&e))?;
+    load(Source::Js(store), location, options).await
+}
+
+/// Loads the snapshot `options` name from `source`, its log and scan metadata at once.
+async fn load(source: Source, location: String, options: OpenOptions) -> Result<WasmTable, JsValue> {
+    let abort = AbortWatch::new(options.signal.as_ref());
+    let loading = source.store(options.signal.clone());
     let builder = DeltaTableBuilder::new(location).with_store(loading);
     let builder = match options.target {
         TimeTravel::Latest => builder,
@@ -70,16 +130,16 @@ async fn open(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
         .await?
         .map_err(|e| js_error(&e))?;
     // Later reads do not stop on the open's signal.
-    let table = table.with_store(Arc::new(fetch.clone()));
-    Ok(WasmTable { table, fetch })
+    let table = table.with_store(source.store(None));
+    Ok(WasmTable { table, source })
 }
 
-/// One version of a Delta table. Made by `openTable`.
+/// One version of a Delta table. Made by `openTable` and `openSource`.
 #[wasm_bindgen]
 pub struct WasmTable {
     table: DeltaTable,
-    /// The table's fetch store, without an abort signal.
-    fetch: FetchStore,
+    /// Where the table's bytes come from (scans with a signal read through a copy).
+    source: Source,
 }
 
 #[wasm_bindgen]
@@ -157,17 +217,22 @@ impl WasmTable {
         to_js(&describe::files(&self.table))
     }
 
+    /// The column profile from the log alone: `{ files, filesWithStats, numRecords,
+    /// countsExact, columns: [{ name, path, min, max, nullCount, filesWithBounds, complete }] }`.
+    #[wasm_bindgen(js_name = columnProfile)]
+    pub fn column_profile(&self) -> Result<JsValue, JsValue> {
+        to_js(&describe::profile(&self.table).map_err(|e| js_error(&e))?)
+    }
+
     /// Plans a scan: `options` `{ columns, filter, limit, batchSize, signal, onProgress }`.
     /// Throws for an unknown column or a filter that does not parse; reading starts at the
     /// first `next()`.
-    // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
-    #[allow(clippy::arc_with_non_send_sync)]
     pub fn scan(&self, options: JsValue) -> Result<WasmScan, JsValue> {
         let options = ScanOptions::from_js(&options).map_err(|e| js_error(&e))?;
         let table = match &options.signal {
-            Some(signal) => self.table.with_store(Arc::new(
-                self.fetch.clone().with_abort_signal(Some(signal.clone())),
-            )),
+            Some(signal) => self
+                .table
+                .with_store(self.source.store(Some(signal.clone()))),
             None => self.table.clone(),
         };
         WasmScan::start(&table, options)

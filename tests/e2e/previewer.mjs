@@ -192,6 +192,11 @@ await test(`opens ${DV_TABLE} from the list: version, protocol, partitions, file
   assert.match(await text('#info-files'), new RegExp(`^${DV.files} files · \\d`));
   const schema = await page.locator('#schema-body tr').count();
   assert.equal(schema, 3, 'three schema rows (part, col1, col2)');
+  // The column profile comes from the log: bounds and null counts before any data is read.
+  const col1Stats = await page.locator('#schema-body tr:has(input[value="col1"]) td.stat').allTextContents();
+  assert.equal(col1Stats.length, 3, 'min, max and nulls cells');
+  assert.ok(col1Stats[0] !== '' && col1Stats[1] !== '' && col1Stats[2] !== '', `col1 statistics from the log: ${col1Stats}`);
+  assert.match(await text('#info-rows'), /from the log/);
   unfiltered = await grid();
   assert.deepEqual([...unfiltered.names].sort(), ['col1', 'col2', 'part']);
   assert.equal(unfiltered.rows.length, DV.rows, 'every row is in the grid');

@@ -1,22 +1,32 @@
 // The npm package in Node.js 20 ESM, installed from the packed tarball: opens corpus tables
-// served by `dar serve` and checks rows, schema, filters, time travel, signing, progress,
-// errors and aborts against numbers from the native reader.
+// served by `dar serve`, from local folders and through byte sources, and checks rows,
+// schema, the one continuous IPC stream (apache-arrow and Flechette), filters, time travel,
+// signing, fetch options, progress, errors and aborts against numbers from the native reader.
 //
-// Run by scripts/test-npm from a fresh folder where `npm install <tgz> apache-arrow` ran
-// (this file is copied there so that the bare imports resolve to that install):
+// Run by scripts/test-npm from a fresh folder where `npm install <tgz> apache-arrow
+// @uwdata/flechette` ran (this file is copied there so that the bare imports resolve to
+// that install):
 //
 //   DAR_BASE=http://127.0.0.1:PORT/   the `dar serve` root (corpus tables below it)
+//   DAR_CORPUS=/path/to/corpus/tables  the same tables on disk
 //   DAR_EXPECT='{"table": {"rows": N, "versions": {"0": N}}, ...}'  from `dar head`
 //
 // Prints one line per check and closes with `node: N passed, N failed`; exits 1 on failure.
 import { DeltaTable, DeltaScan } from 'delta-arrow-reader';
-import { tableFromIPC } from 'apache-arrow';
-import { readFile } from 'node:fs/promises';
+import { RecordBatchReader, tableFromIPC } from 'apache-arrow';
+import { tableFromIPC as flechetteFromIPC } from '@uwdata/flechette';
+import { execFileSync } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const BASE = process.env.DAR_BASE?.replace(/\/?$/, '/');
+const CORPUS = process.env.DAR_CORPUS;
 const EXPECT = JSON.parse(process.env.DAR_EXPECT ?? '{}');
-if (!BASE || Object.keys(EXPECT).length === 0) {
-  console.error('set DAR_BASE and DAR_EXPECT (scripts/test-npm does)');
+if (!BASE || !CORPUS || Object.keys(EXPECT).length === 0) {
+  console.error('set DAR_BASE, DAR_CORPUS and DAR_EXPECT (scripts/test-npm does)');
   process.exit(2);
 }
 const DV = 'golden__dv-partitioned-with-checkpoint';
@@ -54,14 +64,24 @@ async function rejects(promiseOrFn, test, what) {
   }
   throw new Error(`${what}: expected an error`);
 }
-/** Rows of a scan, reading every chunk as its own IPC stream. */
+/** Rows of a scan, read by apache-arrow from the scan's async iterable (one IPC stream). */
 async function countRows(scan) {
-  let rows = 0;
+  return (await tableFromIPC(scan)).numRows;
+}
+/** The chunks of a scan's stream, each checked to be a Uint8Array, joined. */
+async function streamBytes(scan) {
+  const chunks = [];
   for await (const chunk of scan) {
     assert(chunk instanceof Uint8Array, 'chunks are Uint8Array');
-    rows += tableFromIPC(chunk).numRows;
+    chunks.push(chunk);
   }
-  return rows;
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return { bytes: out, chunks: chunks.length };
 }
 
 /** `{ field: type }` of `export interface NAME { ... }` in the shipped index.d.ts text. */
@@ -137,6 +157,23 @@ await check('describe: schema, protocol, partitions, files, metadata, metrics', 
   assertEq(typeof table.metadata.id, 'string', 'metadata.id');
   assert(typeof table.timestamp === 'number', 'timestamp');
   table.free();
+});
+
+await check('columnProfile: min, max and null counts from the log, agreeing with the data', async () => {
+  const table = await DeltaTable.open(url(DV));
+  const profile = table.columnProfile();
+  assertEq(profile.files, table.numFiles, 'files');
+  assertEq(profile.filesWithStats, table.numFiles, 'every file has statistics');
+  assertEq(profile.countsExact, false, 'deletion vectors: counts may include deleted rows');
+  assert(profile.numRecords >= EXPECT[DV].rows, `numRecords ${profile.numRecords} >= rows`);
+  const col1 = profile.columns.find((c) => c.name === 'col1');
+  assert(col1 && col1.complete && col1.min !== null && col1.max !== null, JSON.stringify(col1));
+  // The bounds hold every value read.
+  const arrow = await tableFromIPC(table.scan({ columns: ['col1'] }));
+  const values = [...arrow.getChild('col1')].filter((v) => v !== null).map(Number);
+  assert(Math.min(...values) >= Number(col1.min) && Math.max(...values) <= Number(col1.max), `${col1.min}..${col1.max}`);
+  const cm = (await DeltaTable.open(url(CM))).columnProfile();
+  assert(cm.columns.every((c) => !c.name.startsWith('col-')), 'logical names under column mapping');
 });
 
 await check('column mapping: logical partition values and names', async () => {
@@ -282,6 +319,202 @@ await check('abort: an open and a scan reject with AbortError; a second scan wor
   for await (const _ of scan2) break;
   assert(scan2.done, 'break ends the scan');
   assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'a later scan reads everything');
+});
+
+await check('one continuous IPC stream: apache-arrow and Flechette read every row, by iteration and stream()', async () => {
+  const table = await DeltaTable.open(url(DV));
+  const rows = EXPECT[DV].rows;
+  assert(table.numFiles > 1, 'a multi-file table');
+  const whole = await tableFromIPC(table.scan({ batchSize: 2 }));
+  assertEq(whole.numRows, rows, 'await tableFromIPC(scan)');
+  assert(whole.batches.length > 2, `several batches: ${whole.batches.length}`);
+  let viaReader = 0;
+  for await (const batch of await RecordBatchReader.from(table.scan({ batchSize: 2 }))) {
+    viaReader += batch.numRows;
+  }
+  assertEq(viaReader, rows, 'RecordBatchReader.from(scan)');
+  const { bytes, chunks } = await streamBytes(table.scan({ batchSize: 2 }));
+  assert(chunks > 3, `a piece per batch and the end marker: ${chunks}`);
+  assertEq(tableFromIPC(bytes).numRows, rows, 'tableFromIPC(the joined pieces)');
+  assertEq(flechetteFromIPC(bytes).numRows, rows, 'Flechette, the joined pieces');
+  const streamed = new Uint8Array(await new Response(table.scan({ batchSize: 2 }).stream()).arrayBuffer());
+  assertEq(streamed.length, bytes.length, 'stream() gives the bytes iteration gives');
+  assertEq(tableFromIPC(streamed).numRows, rows, 'new Response(scan.stream())');
+  assertEq(flechetteFromIPC(streamed).numRows, rows, 'Flechette, stream()');
+  const empty = await tableFromIPC(table.scan({ filter: 'part = 12345' }));
+  assertEq(empty.numRows, 0, 'no rows');
+  assertEq(empty.schema.fields.length, 3, 'the schema of an empty result');
+  // Cancelling the stream cancels the scan.
+  const scan = table.scan({ batchSize: 1 });
+  const reader = scan.stream().getReader();
+  assert(!(await reader.read()).done, 'a first piece');
+  await reader.cancel();
+  assert(scan.done, 'stream cancel ends the scan');
+});
+
+await check('batches(): one complete stream per batch; a scan is read one way only', async () => {
+  const table = await DeltaTable.open(url(DV));
+  let rows = 0;
+  let count = 0;
+  for await (const chunk of table.scan({ batchSize: 2 }).batches()) {
+    rows += tableFromIPC(chunk).numRows;
+    count++;
+  }
+  assertEq(rows, EXPECT[DV].rows, 'rows');
+  assert(count > 2, `batches: ${count}`);
+  const oneWay = (e) => assertEq(e.code, 'invalid_argument', 'code');
+  const streamed = table.scan();
+  await streamed.next();
+  await rejects(() => streamed.batches().next(), oneWay, 'batches() after next()');
+  const batched = table.scan();
+  await batched.batches().next();
+  await rejects(() => batched.next(), oneWay, 'next() after batches()');
+  const third = table.scan();
+  await third.next();
+  await rejects(() => third.toIPC(), oneWay, 'toIPC() after next()');
+  const broken = table.scan({ batchSize: 1 });
+  for await (const _ of broken.batches()) break;
+  assert(broken.done, 'break in batches() ends the scan');
+});
+
+await check('local folder: a path, a file:// URL and a relative path read what HTTP reads', async () => {
+  const folder = join(CORPUS, DV);
+  const targets = [folder, `${folder}/`, pathToFileURL(`${folder}/`).href, pathToFileURL(folder)];
+  for (const target of targets) {
+    const table = await DeltaTable.open(target);
+    assertEq(table.version, EXPECT[DV].version, `version of ${target}`);
+    assertEq(table.loadInfo.discovery, 'listing', 'a folder lists');
+    assert(table.location.startsWith('file:///') && table.location.endsWith('/'), table.location);
+    assertEq(await countRows(table.scan()), EXPECT[DV].rows, `rows of ${target}`);
+  }
+  const old = await DeltaTable.open(folder, { version: 3 });
+  assertEq(await countRows(old.scan()), EXPECT[DV].versions['3'], 'version 3 from disk');
+  const filtered = await DeltaTable.open(folder);
+  assertEq(await countRows(filtered.scan({ filter: 'part = 0' })), EXPECT[DV].filtered, 'filter from disk');
+  const cwd = process.cwd();
+  try {
+    process.chdir(CORPUS);
+    assertEq(await countRows((await DeltaTable.open(DV)).scan()), EXPECT[DV].rows, 'relative path');
+  } finally {
+    process.chdir(cwd);
+  }
+  await rejects(DeltaTable.open(join(CORPUS, 'no-such-table')), (e) => assertEq(e.code, 'not_a_table', 'code'), 'missing folder');
+  await rejects(
+    DeltaTable.open(folder, { headers: { a: 'b' } }),
+    (e) => assertEq(e.code, 'invalid_argument', 'code'),
+    'headers on a local table',
+  );
+});
+
+await check('local folder: a FIFO in a table is refused, never opened (no hang)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'dar-fifo-'));
+  try {
+    await cp(join(CORPUS, DV), dir, { recursive: true });
+    const table = await DeltaTable.open(dir);
+    const victim = table.files()[0].path;
+    const onDisk = join(dir, ...decodeURIComponent(victim).split('/'));
+    await rm(onDisk);
+    execFileSync('mkfifo', [onDisk]);
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('the read waited on the FIFO')), 20_000));
+    const err = await rejects(
+      Promise.race([countRows(table.scan()), timeout]),
+      (e) => assertEq(e.code, 'io', 'code'),
+      'FIFO data file',
+    );
+    assert(err.message.includes('not a regular file'), err.message);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+await check('a byte source object: read and size, found by probing; short answers are errors', async () => {
+  const root = join(CORPUS, DV);
+  const reads = [];
+  const own = {
+    read: async (path, start, end) => {
+      reads.push(path);
+      const bytes = await readFile(join(root, ...path.split('/')));
+      return start === undefined ? bytes : bytes.subarray(start, end);
+    },
+    size: async (path) => (await stat(join(root, ...path.split('/')))).size,
+    location: 'memory:///own/',
+  };
+  const table = await DeltaTable.open(own);
+  assertEq(table.loadInfo.discovery, 'probing', 'no list(): probing');
+  assertEq(table.location, 'memory:///own/', 'location');
+  assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'rows');
+  assert(reads.every((p) => !p.startsWith('/') && !p.split('/').includes('..')), 'paths below the root');
+  const listing = await DeltaTable.open({
+    ...own,
+    list: async (prefix) => {
+      const dir = join(root, '_delta_log');
+      const { readdir } = await import('node:fs/promises');
+      const names = await readdir(dir);
+      return Promise.all(names.map(async (n) => ({ path: `_delta_log/${n}`, size: (await stat(join(dir, n))).size })));
+    },
+  });
+  assertEq(listing.loadInfo.discovery, 'listing', 'with list(): listing');
+  assertEq(await countRows(listing.scan()), EXPECT[DV].rows, 'rows when listed');
+  const short = { ...own, read: async (...args) => (await own.read(...args)).subarray(1) };
+  await rejects(
+    (async () => countRows((await DeltaTable.open(short)).scan()))(),
+    (e) => assert(typeof e.code === 'string' && e.code !== 'internal', `a typed error: ${e.code}`),
+    'a source that answers short',
+  );
+  await rejects(DeltaTable.open({ read: 'nope' }), (e) => assertEq(e.code, 'invalid_argument', 'code'), 'not a source');
+});
+
+await check('requestInit and fetch: a table behind an Authorization header', async () => {
+  const TOKEN = 'Bearer t0ken-secret';
+  const proxy = createServer(async (req, res) => {
+    if (req.headers.authorization !== TOKEN) {
+      res.writeHead(401, { 'content-type': 'text/plain' });
+      res.end('unauthorized');
+      return;
+    }
+    const upstream = await fetch(new URL(req.url.slice(1), BASE), {
+      headers: req.headers.range ? { range: req.headers.range } : {},
+    });
+    const headers = { 'content-type': 'application/octet-stream' };
+    const range = upstream.headers.get('content-range');
+    if (range) headers['content-range'] = range;
+    res.writeHead(upstream.status, headers);
+    res.end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  await new Promise((done) => proxy.listen(0, '127.0.0.1', done));
+  const behind = `http://127.0.0.1:${proxy.address().port}/${DV}/`;
+  try {
+    const err = await rejects(DeltaTable.open(behind, { retries: 0 }), (e) => assertEq(e.code, 'io', 'code'), 'no token');
+    assert(err.message.includes('401'), err.message);
+    const viaInit = await DeltaTable.open(behind, {
+      requestInit: { headers: new Headers({ Authorization: TOKEN }), cache: 'no-cache', credentials: 'omit' },
+    });
+    assertEq(await countRows(viaInit.scan()), EXPECT[DV].rows, 'rows with requestInit.headers');
+    const seen = [];
+    const viaFetch = await DeltaTable.open(behind, {
+      fetch: (request) => {
+        seen.push(request.url);
+        const headers = new Headers(request.headers);
+        headers.set('authorization', TOKEN);
+        return fetch(new Request(request, { headers }));
+      },
+    });
+    assertEq(await countRows(viaFetch.scan()), EXPECT[DV].rows, 'rows through the caller fetch');
+    const fetched = viaFetch.metrics.getRequests + viaFetch.metrics.rangeRequests;
+    assertEq(seen.length, fetched, 'every request went through the caller fetch');
+    const refused = (e) => assertEq(e.code, 'invalid_argument', 'code');
+    await rejects(DeltaTable.open(behind, { requestInit: { method: 'POST' } }), refused, 'method POST');
+    await rejects(DeltaTable.open(behind, { requestInit: { signal: AbortSignal.timeout(1000) } }), refused, 'signal in requestInit');
+    await rejects(DeltaTable.open(behind, { fetch: 'nope' }), refused, 'fetch not a function');
+    const notResponse = await rejects(
+      DeltaTable.open(behind, { fetch: async () => ({ nope: true }), retries: 0 }),
+      (e) => assertEq(e.code, 'io', 'code'),
+      'a fetch that gives no Response',
+    );
+    assert(!notResponse.message.includes('t0ken'), 'no token in errors');
+  } finally {
+    proxy.close();
+  }
 });
 
 console.log(`node: ${passed} passed, ${failed} failed`);

@@ -1,7 +1,15 @@
 // Compiled with `tsc --noEmit --strict` by scripts/test-npm against the installed package:
 // the shipped types (index.d.ts) describe the API as the tests use it.
 import { DeltaTable, DeltaScan, init } from 'delta-arrow-reader';
-import type { DeltaReaderError, ScanMetrics, ScanProgress, SchemaField, TableMetrics } from 'delta-arrow-reader';
+import type {
+  ByteSource,
+  DeltaReaderError,
+  ScanMetrics,
+  ScanProgress,
+  SchemaField,
+  TableMetrics,
+  TableSource,
+} from 'delta-arrow-reader';
 
 export async function typed(url: string): Promise<number> {
   await init();
@@ -32,6 +40,11 @@ export async function typed(url: string): Promise<number> {
     bytes += c.byteLength;
   }
   const whole: Uint8Array = await table.scan().toIPC();
+  const stream: ReadableStream<Uint8Array> = table.scan().stream();
+  for await (const one of table.scan().batches()) {
+    const c: Uint8Array = one;
+    bytes += c.byteLength;
+  }
   const m: ScanMetrics = scan.metrics;
   const skipped: number = m.filesInSnapshot - m.filesPlanned + m.rowGroupsPruned + m.filesSkippedByStats;
   const read: number = m.rowsEmitted + m.batchesEmitted + m.bytesDone / m.bytesTotal + m.filesDone / m.filesToRead;
@@ -45,6 +58,20 @@ export async function typed(url: string): Promise<number> {
     const code: string = (e as DeltaReaderError).code;
     void code;
   }
-  void [v, arrowTypes, features, parts, sizes, whole, skipped, read, firstBatch, ended, fetched];
+  // Other byte sources and fetch options.
+  const own: ByteSource = {
+    read: async (path: string, start?: number, end?: number) => new Uint8Array((end ?? 0) - (start ?? 0) + path.length),
+    size: async () => 0,
+    list: async (prefix: string) => [{ path: `${prefix}x`, size: 1, lastModified: 0 }],
+  };
+  const sources: TableSource[] = [url, new URL(url), '/abs/path', own];
+  for (const source of sources) await DeltaTable.open(source, { version: 1 });
+  await DeltaTable.open(url, {
+    requestInit: { credentials: 'include', cache: 'no-cache', mode: 'cors', headers: new Headers({ a: 'b' }) },
+    fetch: (request: Request) => fetch(request),
+  });
+  const handle: FileSystemDirectoryHandle = await navigator.storage.getDirectory();
+  await DeltaTable.open(handle);
+  void [v, arrowTypes, features, parts, sizes, whole, skipped, read, firstBatch, ended, fetched, stream];
   return bytes;
 }

@@ -2,30 +2,45 @@
 //! cannot list, and the timestamp search. Each handler takes its state's data by value and
 //! returns the next state; the last of them is always [`State::FetchSegment`].
 
-use super::{Context, Discovery, LogRequest, State, VersionTarget};
+use super::{Context, Discovery, LogRequest, State, VersionTarget, SPECULATIVE_COMMITS};
 use crate::error::{DeltaError, Phase, Result};
 use crate::log::last_checkpoint::LastCheckpointHint;
 use crate::log::path::{commit_path, LogFileKind, LogPath, LAST_CHECKPOINT, LOG_DIR};
-use crate::log::probe::CommitProbe;
+use crate::log::probe::{CommitProbe, FAR_TARGET};
 use crate::log::segment::{segment_from_listing, LogSegment};
 use crate::log::step::Step;
 use crate::log::timestamp::TimestampSearch;
 
 impl Context {
-    /// [`State::Start`]: asks for `_last_checkpoint`.
+    /// [`State::Start`]: asks for `_last_checkpoint`, and on a store that cannot list the
+    /// first commits too (up to the target version, if one is given; none for a target so
+    /// far that the probe asks for it alone first).
     pub(super) fn on_start(&mut self) -> State {
         self.get(LAST_CHECKPOINT.to_string(), true);
+        let far = self.target_version().is_some_and(|t| t >= FAR_TARGET);
+        if !self.lists && !far {
+            let end = self
+                .target_version()
+                .map_or(SPECULATIVE_COMMITS, |t| t.saturating_add(1))
+                .min(SPECULATIVE_COMMITS);
+            for v in 0..end {
+                self.get(commit_path(v), true);
+            }
+        }
         State::AwaitHint
     }
 
     /// [`State::AwaitHint`]: lists the log, from the hinted checkpoint on when the hint can
-    /// serve the target.
-    pub(super) fn on_hint(&mut self) -> State {
+    /// serve the target; probes at once on a store that cannot list.
+    pub(super) fn on_hint(&mut self) -> Result<State> {
         let hint = self
             .files
             .get(LAST_CHECKPOINT)
             .and_then(|b| b.as_deref())
             .and_then(LastCheckpointHint::parse);
+        if !self.lists {
+            return self.start_probing(hint);
+        }
         let usable = match self.target {
             VersionTarget::Latest => hint.as_ref(),
             VersionTarget::Version(v) => hint.as_ref().filter(|h| h.version <= v),
@@ -36,10 +51,10 @@ impl Context {
             prefix: LOG_DIR.to_string(),
             start_after: start_after.clone(),
         });
-        State::AwaitListing {
+        Ok(State::AwaitListing {
             hint,
             partial: start_after.is_some(),
-        }
+        })
     }
 
     /// [`State::AwaitListing`]: picks the segment from the listing, or probes when the store
@@ -109,8 +124,25 @@ impl Context {
             }
         }
         let start = base.as_ref().map_or(0, |h| h.version + 1);
-        let probe = CommitProbe::new(start, self.target_version());
+        let mut probe = CommitProbe::new(start, self.target_version());
+        self.use_speculative_commits(&mut probe);
         self.continue_probing(base, probe)
+    }
+
+    /// Hands the commits the first round asked for speculatively (see `on_start`) to a
+    /// probe that starts at or below them, and forgets those below its start.
+    fn use_speculative_commits(&mut self, probe: &mut CommitProbe) {
+        if self.lists {
+            return;
+        }
+        for v in 0..SPECULATIVE_COMMITS {
+            let path = commit_path(v);
+            if v < probe.start() {
+                self.files.remove(&path);
+            } else if let Some(answer) = self.files.get(&path) {
+                probe.push(v, answer.clone());
+            }
+        }
     }
 
     /// [`State::Probing`]: hands the answers to the probe and goes on.

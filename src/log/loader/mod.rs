@@ -12,7 +12,10 @@
 //!
 //! Discovery: `_last_checkpoint` is read first. A store that lists is then listed from the
 //! hinted checkpoint on (or from the start when the hint is missing, corrupt, stale, or newer
-//! than a requested version). A store that cannot list is probed (see `probe`). Then the
+//! than a requested version). A store that cannot list is probed (see `probe`); when the
+//! caller says so up front ([`SnapshotLoader::without_listing`]), the first round asks for
+//! `_last_checkpoint` together with the first [`SPECULATIVE_COMMITS`] commits, so a small
+//! table without a checkpoint is found in that one round. Then the
 //! segment's commits are fetched in one round, with the tail of each Parquet checkpoint file
 //! of known size ([`LogRequest::GetRange`]; the footer, and all of a small file); one more
 //! round fetches the column chunks the load needs that the tail did not hold (a footer
@@ -251,7 +254,14 @@ struct Context {
     /// A version `_last_checkpoint` vouches for although its checkpoint was not found:
     /// probing that ends below it would silently return a stale snapshot.
     stale_hint: Option<u64>,
+    /// Whether the store may list (see [`SnapshotLoader::without_listing`]).
+    lists: bool,
 }
+
+/// Commits asked for with `_last_checkpoint` in the first round of a load that knows its
+/// store cannot list (versions `0..5`): with `_last_checkpoint`, six requests, the
+/// connections a browser opens to one host, so the round is one wave of requests.
+pub const SPECULATIVE_COMMITS: u64 = 5;
 
 /// The log replay state machine. See the module documentation for the calling protocol.
 #[derive(Debug)]
@@ -279,6 +289,7 @@ impl SnapshotLoader {
                 bytes_read: 0,
                 round_trips: 0,
                 stale_hint: None,
+                lists: true,
             },
         }
     }
@@ -286,6 +297,15 @@ impl SnapshotLoader {
     /// Sets what the load keeps (by default the active files).
     pub fn with_scope(mut self, scope: LoadScope) -> Self {
         self.cx.scope = scope;
+        self
+    }
+
+    /// Tells the loader that the store cannot list (its listing would be `None`, see
+    /// `RangeRead::can_list`): no listing is asked for, and the first round asks for
+    /// `_last_checkpoint` and the first [`SPECULATIVE_COMMITS`] commits at once. Those
+    /// commits are used when the probe starts at or below them and dropped otherwise.
+    pub fn without_listing(mut self) -> Self {
+        self.cx.lists = false;
         self
     }
 
@@ -424,7 +444,7 @@ impl Context {
     fn transition(&mut self, state: State) -> Result<Transition> {
         Ok(match state {
             State::Start => self.on_start().into(),
-            State::AwaitHint => self.on_hint().into(),
+            State::AwaitHint => self.on_hint()?.into(),
             State::AwaitListing { hint, partial } => self.on_listing(hint, partial)?.into(),
             State::Probing { hint, probe } => self.on_probe(hint, probe)?.into(),
             State::Searching {

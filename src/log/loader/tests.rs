@@ -21,14 +21,27 @@ struct Run {
     requests: usize,
 }
 
-/// Answers the loader's requests from `files` until it finishes.
+/// Answers the loader's requests from `files` until it finishes. A store that cannot list is
+/// driven both ways: told up front ([`SnapshotLoader::without_listing`], as the driver does
+/// for such a store, whose run is returned) and finding out from a listing of `None`; both
+/// must give the same snapshot or the same error.
 fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
-    drive_loader(
-        files,
-        can_list,
-        SnapshotLoader::new("mem://t", target),
-        &mut Vec::new(),
-    )
+    let loader = || SnapshotLoader::new("mem://t", target);
+    if can_list {
+        return drive_loader(files, true, loader(), &mut Vec::new());
+    }
+    let asked_first = drive_loader(files, false, loader(), &mut Vec::new());
+    let told = drive_loader(files, false, loader().without_listing(), &mut Vec::new());
+    let outcome = |run: &Run| match &run.result {
+        Ok(log) => Ok((log.reconciled.version, active(log), log.discovery)),
+        Err(e) => Err(e.code()),
+    };
+    assert_eq!(
+        outcome(&asked_first),
+        outcome(&told),
+        "a store that cannot list, told up front or not"
+    );
+    told
 }
 
 /// Answers `loader`'s requests from `files` until it finishes, noting the paths asked for.
@@ -420,4 +433,62 @@ fn corrupt_or_stale_last_checkpoint_falls_back() {
             assert_eq!(active(&log), expected_active(12), "{what}");
         }
     }
+}
+
+#[test]
+fn a_store_that_cannot_list_finds_a_small_log_in_its_first_round() {
+    for n in 1..=SPECULATIVE_COMMITS - 1 {
+        let files = files_of(&table(n));
+        let mut asked = Vec::new();
+        let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing();
+        let run = drive_loader(&files, false, loader, &mut asked);
+        let log = run.result.unwrap_or_else(|e| panic!("n={n}: {e}"));
+        assert_eq!(log.reconciled.version, n - 1);
+        assert_eq!(active(&log), expected_active(n));
+        assert_eq!(log.round_trips, 1, "n={n}: one round for the log");
+        assert_eq!(run.requests as u64, 1 + SPECULATIVE_COMMITS, "n={n}");
+    }
+    // As many commits as the first round asks for: the end is not yet seen, and probing
+    // goes on as it would without the first round (doubling, then the gap).
+    let files = files_of(&table(SPECULATIVE_COMMITS));
+    let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing();
+    let log = drive_loader(&files, false, loader, &mut Vec::new())
+        .result
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.reconciled.version, SPECULATIVE_COMMITS - 1);
+    assert_eq!(log.round_trips, 3);
+}
+
+#[test]
+fn speculative_commits_below_a_checkpoint_are_dropped_not_replayed() {
+    // 25 commits and a checkpoint at 20 (with `_last_checkpoint`): the first round also
+    // fetched commits 0..5, which the snapshot must not depend on.
+    let mut files = files_of(&table(25));
+    add_v2_json_checkpoint(&mut files, 20, &expected_active(21));
+    let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing();
+    let mut asked = Vec::new();
+    let run = drive_loader(&files, false, loader, &mut asked);
+    let log = run.result.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.reconciled.version, 24);
+    assert_eq!(active(&log), expected_active(25));
+    assert!(asked.contains(&commit_path(0)), "commit 0 was asked for speculatively");
+    // Without commits 0..5 (cleaned up, say) the same snapshot loads.
+    let mut cleaned = files.clone();
+    for v in 0..SPECULATIVE_COMMITS {
+        cleaned.remove(&commit_path(v));
+    }
+    let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing();
+    let log = drive_loader(&cleaned, false, loader, &mut Vec::new())
+        .result
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.reconciled.version, 24);
+    assert_eq!(active(&log), expected_active(25));
+    // A target below the speculative range asks for no commit above it.
+    let mut asked = Vec::new();
+    let loader = SnapshotLoader::new("mem://t", VersionTarget::Version(1)).without_listing();
+    let log = drive_loader(&files, false, loader, &mut asked)
+        .result
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.reconciled.version, 1);
+    assert!(!asked.contains(&commit_path(2)), "{asked:?}");
 }

@@ -1,20 +1,97 @@
 // A Vite-built app using the npm package: reads the tables named in ?tables=a,b (served by
-// `dar serve` at the site root) and prints { table: rows } to #result.
-import { DeltaTable } from 'delta-arrow-reader';
-import { tableFromIPC } from 'apache-arrow';
+// `dar serve` at the site root) and prints { table: rows } to #result. Each table is read
+// several ways that must agree: the scan as one IPC stream (apache-arrow from the async
+// iterable, Flechette from `stream()`), batch by batch, `toIPC()`, and a copy of the table
+// in the Origin Private File System read through a FileSystemDirectoryHandle.
+import { DeltaTable, openInWorker } from 'delta-arrow-reader';
+import { RecordBatchReader, tableFromIPC } from 'apache-arrow';
+import { tableFromIPC as flechetteFromIPC } from '@uwdata/flechette';
+
+function agree(name, what, got, want) {
+  if (got !== want) throw new Error(`${name}: ${what} gave ${got} rows, the stream ${want}`);
+}
+
+/** Copies the table's files (from files.json, next to this site) into OPFS; its handle. */
+async function copyToOpfs(name, files) {
+  const root = await navigator.storage.getDirectory();
+  await root.removeEntry(name, { recursive: true }).catch(() => {});
+  const top = await root.getDirectoryHandle(name, { create: true });
+  for (const path of files) {
+    const parts = path.split('/');
+    let dir = top;
+    for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+    const answer = await fetch(`/${name}/${parts.map(encodeURIComponent).join('/')}`);
+    if (!answer.ok) throw new Error(`${name}: cannot copy ${path}: HTTP ${answer.status}`);
+    const writable = await (await dir.getFileHandle(parts.at(-1), { create: true })).createWritable();
+    await writable.write(await answer.arrayBuffer());
+    await writable.close();
+  }
+  return top;
+}
+
+/** The same table opened and read in a Web Worker: the same rows, progress on this page,
+ * and a cancelled scan stops. Returns the longest stall of this page's event loop seen
+ * while the worker read (a timer ticking every 5 ms). */
+async function inWorker(name, table, rows) {
+  let longest = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  try {
+    const remote = await openInWorker(`/${name}/`);
+    if (remote.version !== table.version || remote.numFiles !== table.numFiles) {
+      throw new Error(`${name}: the worker opened version ${remote.version} with ${remote.numFiles} files`);
+    }
+    const events = [];
+    const scan = await remote.scan({ batchSize: 3, onProgress: (p) => events.push(p) });
+    agree(name, 'the worker stream', (await tableFromIPC(scan)).numRows, rows);
+    if (!scan.done || scan.metrics.rowsEmitted !== rows) throw new Error(`${name}: worker metrics ${JSON.stringify(scan.metrics)}`);
+    if (events.length === 0 || events.at(-1).filesDone !== events.at(-1).filesTotal) {
+      throw new Error(`${name}: worker progress ${JSON.stringify(events.at(-1))}`);
+    }
+    let batched = 0;
+    for await (const chunk of (await remote.scan()).batches()) batched += tableFromIPC(chunk).numRows;
+    agree(name, 'the worker batches()', batched, rows);
+    if ((await remote.files()).length !== table.numFiles) throw new Error(`${name}: worker files()`);
+    const controller = new AbortController();
+    const cancelled = await remote.scan({ batchSize: 1, signal: controller.signal });
+    await cancelled.next();
+    controller.abort();
+    if (!cancelled.done || !(await cancelled.next()).done) throw new Error(`${name}: an aborted worker scan goes on`);
+    remote.free();
+  } finally {
+    clearInterval(timer);
+  }
+  return longest;
+}
 
 async function main() {
   const out = document.getElementById('result');
   try {
     const names = (new URLSearchParams(location.search).get('tables') ?? '').split(',');
+    const files = await (await fetch('../files.json')).json();
     const counts = {};
     for (const name of names.filter(Boolean)) {
       // Root-relative: the package resolves it against the page.
       const table = await DeltaTable.open(`/${name}/`);
-      let rows = 0;
-      for await (const chunk of table.scan()) rows += tableFromIPC(chunk).numRows;
-      const whole = tableFromIPC(await table.scan().toIPC()).numRows;
-      if (whole !== rows) throw new Error(`${name}: toIPC gave ${whole} rows, iteration ${rows}`);
+      const rows = (await tableFromIPC(table.scan({ batchSize: 3 }))).numRows;
+      let viaReader = 0;
+      for await (const batch of await RecordBatchReader.from(table.scan({ batchSize: 3 }))) viaReader += batch.numRows;
+      agree(name, 'RecordBatchReader.from(scan)', viaReader, rows);
+      const streamed = new Uint8Array(await new Response(table.scan({ batchSize: 3 }).stream()).arrayBuffer());
+      agree(name, 'Flechette on stream()', flechetteFromIPC(streamed).numRows, rows);
+      let batched = 0;
+      for await (const chunk of table.scan().batches()) batched += tableFromIPC(chunk).numRows;
+      agree(name, 'batches()', batched, rows);
+      agree(name, 'toIPC()', tableFromIPC(await table.scan().toIPC()).numRows, rows);
+      const handle = await copyToOpfs(name, files[name] ?? []);
+      const local = await DeltaTable.open(handle);
+      if (local.version !== table.version) throw new Error(`${name}: OPFS copy at version ${local.version}`);
+      agree(name, 'the OPFS copy', (await tableFromIPC(local.scan())).numRows, rows);
+      await inWorker(name, table, rows);
       counts[name] = rows;
     }
     out.textContent = JSON.stringify(counts);

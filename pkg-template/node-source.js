@@ -1,0 +1,89 @@
+// A byte source over a local folder in Node.js (node:fs ranged reads), for
+// `DeltaTable.open('/abs/path')` and `DeltaTable.open('file:///abs/path/')`. Only regular
+// files are opened: a FIFO or device in a table is refused before it is opened (opening a
+// FIFO would wait for a writer for ever), and listing skips everything but regular files and
+// folders.
+import { open, readdir, stat } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** `{ source, location }` for the table folder at `target` (a path or a `file:` URL). */
+export function nodeFolder(target) {
+  const root = /^file:/i.test(target) ? fileURLToPath(target) : resolve(target);
+  const full = (path) => join(root, ...path.split('/'));
+
+  async function regular(path) {
+    const info = await stat(full(path));
+    if (!info.isFile()) {
+      throw Object.assign(new Error(`${path} is not a regular file (a folder, FIFO, device or socket)`), {
+        code: 'not_regular',
+      });
+    }
+    return info;
+  }
+
+  async function read(path, start, end) {
+    await regular(path);
+    const handle = await open(full(path), 'r');
+    try {
+      if (start === undefined) {
+        return new Uint8Array(await handle.readFile());
+      }
+      const length = end - start;
+      const buffer = new Uint8Array(length);
+      let done = 0;
+      while (done < length) {
+        const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
+        if (bytesRead === 0) {
+          break;
+        }
+        done += bytesRead;
+      }
+      return done === length ? buffer : buffer.subarray(0, done);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async function walk(dir, base, out) {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      if (error?.code === 'ENOENT' || error?.code === 'ENOTDIR') {
+        return;
+      }
+      throw error;
+    }
+    for (const entry of entries) {
+      const path = base + entry.name;
+      let info;
+      try {
+        info = await stat(join(dir, entry.name));
+      } catch (error) {
+        // A dangling link or a file removed while listing: not an object.
+        if (error?.code === 'ENOENT') {
+          continue;
+        }
+        throw error;
+      }
+      if (info.isDirectory()) {
+        await walk(join(dir, entry.name), `${path}/`, out);
+      } else if (info.isFile()) {
+        out.push({ path, size: info.size, lastModified: info.mtimeMs });
+      }
+    }
+  }
+
+  const source = {
+    read,
+    size: async (path) => (await regular(path)).size,
+    list: async (prefix) => {
+      const dirPath = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+      const out = [];
+      await walk(dirPath === '' ? root : full(dirPath), dirPath === '' ? '' : `${dirPath}/`, out);
+      return out;
+    },
+  };
+  return { source, location: pathToFileURL(root.endsWith(sep) ? root : root + sep).href };
+}

@@ -1,0 +1,179 @@
+// The Web Worker side of `openInWorker` (remote.js): opens tables and runs scans in the
+// worker, so decoding never runs on the page's thread. Each reply names the request it
+// answers; scan pieces are transferred (not copied) to the page. Started by remote.js as
+// `new Worker(new URL('./worker.js', import.meta.url), { type: 'module' })`, which Vite,
+// webpack 5 and esbuild's bundlers understand; start it yourself and pass it to
+// openInWorker to load it from elsewhere.
+import { DeltaTable } from './index.js';
+
+// Room for the requests of a failed open (see `open`, which clears the timeline first); the
+// browser keeps 250 by default.
+globalThis.performance?.setResourceTimingBufferSize?.(10000);
+
+const tables = new Map();
+const scans = new Map();
+/** The batches() iterator of each scan read batch by batch, made on first use. */
+const batchIterators = new Map();
+/** AbortControllers of opens and scans, by their id, so the page can abort them. */
+const aborts = new Map();
+
+/** The plain, cloneable description of a table the page shows without asking again. */
+function describe(table) {
+  return {
+    version: table.version,
+    timestamp: table.timestamp,
+    location: table.location,
+    schema: table.schema,
+    partitionColumns: table.partitionColumns,
+    protocol: table.protocol,
+    metadata: table.metadata,
+    numFiles: table.numFiles,
+    sizeBytes: table.sizeBytes,
+    loadInfo: table.loadInfo,
+  };
+}
+
+/** The fetches this worker's performance timeline holds for the table at `source`. */
+function fetchesOf(source) {
+  if (typeof source !== 'string' || typeof performance?.getEntriesByType !== 'function') {
+    return [];
+  }
+  return performance.getEntriesByType('resource').filter((e) => e.name.startsWith(source) && e.initiatorType === 'fetch');
+}
+
+function errorData(error) {
+  return {
+    requests: error?.requests,
+    bytesReceived: error?.bytesReceived,
+    name: error?.name ?? 'Error',
+    message: String(error?.message ?? error),
+    code: error?.code,
+    phase: error?.phase,
+    transient: error?.transient,
+    cause: error?.cause === undefined ? undefined : String(error.cause?.message ?? error.cause),
+  };
+}
+
+function reply(id, value, transfer = []) {
+  self.postMessage({ id, ok: true, value }, transfer);
+}
+
+/** A piece whose buffer is its own can be transferred; others are copied. */
+function transferable(piece) {
+  return piece instanceof Uint8Array && piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength
+    ? [piece.buffer]
+    : [];
+}
+
+const ops = {
+  async open({ id, source, options }) {
+    const controller = new AbortController();
+    aborts.set(id, controller);
+    globalThis.performance?.clearResourceTimings?.();
+    try {
+      const table = await DeltaTable.open(source, { ...options, signal: controller.signal });
+      tables.set(id, table);
+      return describe(table);
+    } catch (error) {
+      // A failed open leaves no table to ask for its metrics: what this worker's timeline
+      // saw of the open's requests (same-origin sizes only) goes with the error.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const seen = fetchesOf(source);
+      throw Object.assign(error, {
+        requests: seen.length,
+        bytesReceived: seen.reduce((sum, e) => sum + (e.encodedBodySize || 0), 0) || undefined,
+      });
+    } finally {
+      aborts.delete(id);
+    }
+  },
+  files({ table }) {
+    return need(tables, table, 'table').files();
+  },
+  columnProfile({ table }) {
+    return need(tables, table, 'table').columnProfile();
+  },
+  tableMetrics({ table }) {
+    return need(tables, table, 'table').metrics;
+  },
+  scan({ id, table, options, progress }) {
+    const controller = new AbortController();
+    const scan = need(tables, table, 'table').scan({
+      ...options,
+      signal: controller.signal,
+      onProgress: progress ? (p) => self.postMessage({ progress: id, value: p }) : undefined,
+    });
+    scans.set(id, scan);
+    aborts.set(id, controller);
+    return { schema: scan.outputSchema, metrics: scan.metrics };
+  },
+  async read({ scan: scanId, how }) {
+    const scan = need(scans, scanId, 'scan');
+    try {
+      if (how === 'toIPC') {
+        const whole = await scan.toIPC();
+        return { piece: whole, done: false, metrics: scan.metrics };
+      }
+      let step;
+      if (how === 'batch') {
+        if (!batchIterators.has(scanId)) {
+          batchIterators.set(scanId, scan.batches());
+        }
+        step = await batchIterators.get(scanId).next();
+      } else {
+        step = await scan.next();
+      }
+      return { piece: step.value ?? null, done: step.done, metrics: scan.metrics };
+    } catch (error) {
+      forget(scanId);
+      throw error;
+    } finally {
+      if (scan.done) {
+        forget(scanId);
+      }
+    }
+  },
+  cancel({ target }) {
+    aborts.get(target)?.abort(new Error('cancelled by the page'));
+    scans.get(target)?.cancel();
+    forget(target);
+  },
+  free({ table }) {
+    tables.get(table)?.free();
+    tables.delete(table);
+  },
+};
+
+function need(map, key, what) {
+  const value = map.get(key);
+  if (value === undefined) {
+    throw Object.assign(new Error(`this ${what} has ended or was freed in the worker`), { code: 'invalid_argument' });
+  }
+  return value;
+}
+
+function forget(scanId) {
+  scans.delete(scanId);
+  batchIterators.delete(scanId);
+  aborts.delete(scanId);
+}
+
+self.addEventListener('message', async (event) => {
+  const message = event.data;
+  const op = ops[message?.op];
+  if (op === undefined) {
+    return;
+  }
+  try {
+    const value = await op(message);
+    if (message.op === 'read' && value?.piece instanceof Uint8Array) {
+      reply(message.id, value, transferable(value.piece));
+    } else if (message.id !== undefined) {
+      reply(message.id, value);
+    }
+  } catch (error) {
+    if (message.id !== undefined) {
+      self.postMessage({ id: message.id, ok: false, error: errorData(error) });
+    }
+  }
+});

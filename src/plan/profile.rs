@@ -1,0 +1,220 @@
+//! A table's column profile from its log alone ([`table_profile`]): for every primitive
+//! column, at any depth, the smallest minimum, the largest maximum and the summed null count
+//! over the active files' statistics, and the table's row count. Pure: nothing is read but
+//! each `add`'s statistics, so a previewer can show it before any data file is fetched.
+//!
+//! What the figures promise follows from what the protocol's statistics promise:
+//!
+//! - a minimum or maximum covers the table only when every file has one for the column
+//!   ([`ColumnProfile::complete`]); otherwise the true value may lie in a file without;
+//! - string bounds may be truncated prefixes, and timestamp maxima have millisecond
+//!   precision;
+//! - `numRecords` and `nullCount` count the physical rows of each file: with deletion vectors
+//!   (or `tightBounds: false`) they may include deleted rows ([`TableProfile::counts_exact`]).
+
+use crate::error::Result;
+use crate::log::Add;
+use crate::predicate::{FileStats, Scalar, StatsColumns};
+use crate::schema::{ColumnMappingMode, StructType};
+
+/// One column's profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnProfile {
+    /// The column's logical path (one name per nesting level).
+    pub path: Vec<String>,
+    /// The smallest `minValues` entry of any file.
+    pub min: Option<Scalar>,
+    /// The largest `maxValues` entry of any file.
+    pub max: Option<Scalar>,
+    /// The sum of every file's `nullCount`; `None` when a file has none for the column.
+    pub null_count: Option<u64>,
+    /// Files with both a minimum and a maximum for the column.
+    pub files_with_bounds: usize,
+    /// Whether every file has both bounds, so `min` and `max` bound the whole table.
+    pub complete: bool,
+}
+
+/// A table's profile from its log: see the module documentation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableProfile {
+    /// Active files.
+    pub files: usize,
+    /// Of those, the files whose statistics could be read.
+    pub files_with_stats: usize,
+    /// The sum of `numRecords`; `None` when a file has none.
+    pub num_records: Option<u64>,
+    /// Whether row and null counts are exact: no file has a deletion vector or loose bounds.
+    pub counts_exact: bool,
+    /// Every primitive column, in schema order.
+    pub columns: Vec<ColumnProfile>,
+}
+
+/// The profile of a table of `schema` whose active files are `files`.
+pub fn table_profile(
+    schema: &StructType,
+    mode: ColumnMappingMode,
+    files: &[Add],
+) -> Result<TableProfile> {
+    let wanted = StatsColumns::new(schema, mode)?;
+    let paths: Vec<Vec<String>> = wanted.logical_paths().map(<[String]>::to_vec).collect();
+    let mut columns: Vec<ColumnProfile> = paths
+        .iter()
+        .map(|path| ColumnProfile {
+            path: path.clone(),
+            min: None,
+            max: None,
+            null_count: Some(0),
+            files_with_bounds: 0,
+            complete: true,
+        })
+        .collect();
+    let mut profile = TableProfile {
+        files: files.len(),
+        files_with_stats: 0,
+        num_records: Some(0),
+        counts_exact: true,
+        columns: Vec::new(),
+    };
+    for add in files {
+        let stats = add
+            .stats
+            .as_ref()
+            .and_then(|s| FileStats::from_add(s, &wanted).ok())
+            .map(|s| s.with_deletion_vector(add.deletion_vector.is_some()));
+        let Some(stats) = stats else {
+            profile.num_records = None;
+            profile.counts_exact &= add.deletion_vector.is_none();
+            for column in &mut columns {
+                column.null_count = None;
+                column.complete = false;
+            }
+            continue;
+        };
+        profile.files_with_stats += 1;
+        profile.counts_exact &= stats.counts_are_exact();
+        profile.num_records = profile
+            .num_records
+            .zip(stats.num_records)
+            .map(|(a, b)| a.saturating_add(b));
+        for column in &mut columns {
+            let found = stats.column(&column.path);
+            column.null_count = column
+                .null_count
+                .zip(found.and_then(|c| c.null_count))
+                .map(|(a, b)| a.saturating_add(b));
+            let (min, max) = found.map_or((None, None), |c| (c.min.as_ref(), c.max.as_ref()));
+            if min.is_some() && max.is_some() {
+                column.files_with_bounds += 1;
+            } else {
+                column.complete = false;
+            }
+            if let Some(min) = min {
+                if column.min.as_ref().is_none_or(|m| smaller(min, m)) {
+                    column.min = Some(min.clone());
+                }
+            }
+            if let Some(max) = max {
+                if column.max.as_ref().is_none_or(|m| smaller(m, max)) {
+                    column.max = Some(max.clone());
+                }
+            }
+        }
+    }
+    profile.columns = columns;
+    Ok(profile)
+}
+
+/// `a < b`; values that do not compare (NaN) keep the bound already held.
+fn smaller(a: &Scalar, b: &Scalar) -> bool {
+    a.compare(b) == Some(std::cmp::Ordering::Less)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema() -> StructType {
+        serde_json::from_value(json!({"type": "struct", "fields": [
+            {"name": "id", "type": "long", "nullable": true, "metadata": {}},
+            {"name": "s", "type": {"type": "struct", "fields": [
+                {"name": "name", "type": "string", "nullable": true, "metadata": {}}
+            ]}, "nullable": true, "metadata": {}}
+        ]}))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn add(stats: Option<serde_json::Value>, dv: bool) -> Add {
+        let mut action = json!({"path": "f", "partitionValues": {}, "size": 1,
+            "modificationTime": 0, "dataChange": true});
+        if let Some(stats) = stats {
+            action["stats"] = json!(stats.to_string());
+        }
+        if dv {
+            action["deletionVector"] = json!({"storageType": "u",
+                "pathOrInlineDv": "ab^-aqEH.-t@S}K{vb[*k^", "offset": 1, "sizeInBytes": 36,
+                "cardinality": 2});
+        }
+        serde_json::from_value(action).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn stats(rows: u64, min: i64, max: i64, nulls: u64, name: (&str, &str)) -> serde_json::Value {
+        json!({"numRecords": rows,
+            "minValues": {"id": min, "s": {"name": name.0}},
+            "maxValues": {"id": max, "s": {"name": name.1}},
+            "nullCount": {"id": nulls, "s": {"name": 0}}})
+    }
+
+    fn column<'a>(p: &'a TableProfile, path: &[&str]) -> &'a ColumnProfile {
+        p.columns
+            .iter()
+            .find(|c| c.path.iter().map(String::as_str).eq(path.iter().copied()))
+            .unwrap_or_else(|| panic!("no column {path:?}"))
+    }
+
+    #[test]
+    fn bounds_and_counts_combine_over_files() {
+        let files = [
+            add(Some(stats(10, 5, 50, 1, ("b", "k"))), false),
+            add(Some(stats(20, -3, 40, 2, ("a", "z"))), false),
+        ];
+        let p = table_profile(&schema(), ColumnMappingMode::None, &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((p.files, p.files_with_stats, p.num_records), (2, 2, Some(30)));
+        assert!(p.counts_exact);
+        let id = column(&p, &["id"]);
+        assert_eq!((id.min.clone(), id.max.clone()), (Some(Scalar::Long(-3)), Some(Scalar::Long(50))));
+        assert_eq!(id.null_count, Some(3));
+        assert!(id.complete);
+        let name = column(&p, &["s", "name"]);
+        assert_eq!(name.min, Some(Scalar::String("a".into())));
+        assert_eq!(name.max, Some(Scalar::String("z".into())));
+    }
+
+    #[test]
+    fn a_file_without_statistics_makes_the_profile_incomplete() {
+        let files = [add(Some(stats(10, 5, 50, 1, ("b", "k"))), false), add(None, false)];
+        let p = table_profile(&schema(), ColumnMappingMode::None, &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((p.files_with_stats, p.num_records), (1, None));
+        let id = column(&p, &["id"]);
+        assert_eq!(id.min, Some(Scalar::Long(5)), "the bounds seen are kept");
+        assert!(!id.complete);
+        assert_eq!(id.files_with_bounds, 1);
+        assert_eq!(id.null_count, None);
+    }
+
+    #[test]
+    fn deletion_vectors_make_counts_inexact_and_no_file_is_an_empty_profile() {
+        let files = [add(Some(stats(10, 5, 50, 1, ("b", "k"))), true)];
+        let p = table_profile(&schema(), ColumnMappingMode::None, &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!p.counts_exact);
+        assert_eq!(p.num_records, Some(10));
+        let empty = table_profile(&schema(), ColumnMappingMode::None, &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((empty.files, empty.num_records), (0, Some(0)));
+        assert!(column(&empty, &["id"]).min.is_none());
+    }
+}
