@@ -98,6 +98,10 @@ export interface ScanOptions {
   stringType?: 'Utf8' | 'LargeUtf8' | 'Utf8View';
   /** Arrow type of binary columns, at every depth (default `'Binary'`). */
   binaryType?: 'Binary' | 'LargeBinary' | 'BinaryView';
+  /** The largest uncompressed Parquet page a data file may declare, in bytes (default 256
+   * MiB); a larger one fails the scan with code `limit_exceeded` before anything is
+   * allocated. */
+  maxPageBytes?: number;
   /** Aborts the scan: reading stops, everything is released, a pending read rejects with an
    * AbortError. */
   signal?: AbortSignal;

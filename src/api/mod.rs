@@ -19,8 +19,8 @@ pub(crate) use caps::machine_caps;
 pub use load::DEFAULT_LOG_CONCURRENCY;
 pub use options::{
     DeltaScanExecutionOptions, ParquetReaderBackend, DEFAULT_BATCHES_AHEAD_PER_PARTITION,
-    DEFAULT_FULL_FILE_READ_THRESHOLD,
-    DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_PREFETCH_FILES_PER_PARTITION,
+    DEFAULT_FULL_FILE_READ_THRESHOLD, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
+    DEFAULT_PREFETCH_FILES_PER_PARTITION,
 };
 pub use scan::{DeltaBatchStream, DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE};
 pub use table::{DeltaTable, LoadInfo};

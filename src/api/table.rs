@@ -200,6 +200,14 @@ impl DeltaTable {
         Ok(self.scan_files().await?.files)
     }
 
+    /// What the active files' statistics say about each column (min, max, null count) and the
+    /// row count, from the log alone: no data file is read. A lazily loaded table replays
+    /// its log for the files first, as [`DeltaTable::active_files`] does.
+    pub async fn column_profile(&self) -> Result<crate::TableProfile> {
+        let files = self.active_files().await?;
+        crate::plan::table_profile(self.delta_schema(), self.column_mapping_mode(), &files)
+    }
+
     /// The active files and how many log files were read for them.
     pub(crate) async fn scan_files(&self) -> Result<ActiveFiles> {
         match &self.scan_metadata {

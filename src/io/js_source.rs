@@ -35,8 +35,8 @@ use web_sys::AbortSignal;
 
 use super::fetch_wait::SignalFired;
 use super::js_text::js_message;
-use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry};
 use super::RangeRead;
+use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry};
 use crate::error::{redact, DeltaError, Result};
 
 /// A table root reached through a JS byte source; see the module docs.
@@ -83,8 +83,8 @@ impl JsSourceStore {
                 .map(Some)
                 .map_err(|_| invalid(&format!("has a {name} property that is not a function")))
         };
-        let read = method("read")?
-            .ok_or_else(|| invalid("must have a read(path, start, end) method"))?;
+        let read =
+            method("read")?.ok_or_else(|| invalid("must have a read(path, start, end) method"))?;
         Ok(JsSourceStore {
             size: method("size")?,
             list: method("list")?,
@@ -163,9 +163,12 @@ impl JsSourceStore {
         let value = self
             .call(path, size, &Array::of1(&JsValue::from_str(path)))
             .await?;
-        whole(&value)
-            .map(Some)
-            .ok_or_else(|| io_error(path, "the byte source's size() must resolve to a whole number"))
+        whole(&value).map(Some).ok_or_else(|| {
+            io_error(
+                path,
+                "the byte source's size() must resolve to a whole number",
+            )
+        })
     }
 }
 

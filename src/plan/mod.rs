@@ -160,20 +160,25 @@ pub fn plan_tasks(
 ) -> Result<Vec<FileTask>> {
     files
         .into_iter()
-        .map(|SelectedFile { add, partition_values }| {
-            Ok(FileTask {
-                path: data_file_path(facts.root, &add.path)?,
-                size: u64::try_from(add.size).map_err(|_| {
-                    DeltaError::invalid_log(
-                        crate::error::redact(&add.path),
-                        format!("the data file's size (add.size) is negative: {}", add.size),
-                    )
-                })?,
-                partition_values,
-                deletion_vector: add.deletion_vector.clone(),
-                limit,
-                range: None,
-            })
-        })
+        .map(
+            |SelectedFile {
+                 add,
+                 partition_values,
+             }| {
+                Ok(FileTask {
+                    path: data_file_path(facts.root, &add.path)?,
+                    size: u64::try_from(add.size).map_err(|_| {
+                        DeltaError::invalid_log(
+                            crate::error::redact(&add.path),
+                            format!("the data file's size (add.size) is negative: {}", add.size),
+                        )
+                    })?,
+                    partition_values,
+                    deletion_vector: add.deletion_vector.clone(),
+                    limit,
+                    range: None,
+                })
+            },
+        )
         .collect()
 }

@@ -49,6 +49,37 @@ pub struct TableProfile {
     pub columns: Vec<ColumnProfile>,
 }
 
+impl TableProfile {
+    /// The profile as JSON, the form `dar stats --json` prints and JS's `columnProfile()`
+    /// returns: `{ files, filesWithStats, numRecords, countsExact, columns: [{ name, path,
+    /// min, max, nullCount, filesWithBounds, complete }] }`, `name` being the path joined
+    /// with `.` and the bounds in the filter syntax (`5`, `'text'`, `date '2024-01-31'`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let columns: Vec<serde_json::Value> = self
+            .columns
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "name": c.path.join("."),
+                    "path": c.path,
+                    "min": c.min.as_ref().map(ToString::to_string),
+                    "max": c.max.as_ref().map(ToString::to_string),
+                    "nullCount": c.null_count,
+                    "filesWithBounds": c.files_with_bounds,
+                    "complete": c.complete,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "files": self.files,
+            "filesWithStats": self.files_with_stats,
+            "numRecords": self.num_records,
+            "countsExact": self.counts_exact,
+            "columns": columns,
+        })
+    }
+}
+
 /// The profile of a table of `schema` whose active files are `files`.
 pub fn table_profile(
     schema: &StructType,
@@ -181,10 +212,16 @@ mod tests {
         ];
         let p = table_profile(&schema(), ColumnMappingMode::None, &files)
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((p.files, p.files_with_stats, p.num_records), (2, 2, Some(30)));
+        assert_eq!(
+            (p.files, p.files_with_stats, p.num_records),
+            (2, 2, Some(30))
+        );
         assert!(p.counts_exact);
         let id = column(&p, &["id"]);
-        assert_eq!((id.min.clone(), id.max.clone()), (Some(Scalar::Long(-3)), Some(Scalar::Long(50))));
+        assert_eq!(
+            (id.min.clone(), id.max.clone()),
+            (Some(Scalar::Long(-3)), Some(Scalar::Long(50)))
+        );
         assert_eq!(id.null_count, Some(3));
         assert!(id.complete);
         let name = column(&p, &["s", "name"]);
@@ -194,7 +231,10 @@ mod tests {
 
     #[test]
     fn a_file_without_statistics_makes_the_profile_incomplete() {
-        let files = [add(Some(stats(10, 5, 50, 1, ("b", "k"))), false), add(None, false)];
+        let files = [
+            add(Some(stats(10, 5, 50, 1, ("b", "k"))), false),
+            add(None, false),
+        ];
         let p = table_profile(&schema(), ColumnMappingMode::None, &files)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((p.files_with_stats, p.num_records), (1, None));

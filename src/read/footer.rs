@@ -145,18 +145,28 @@ mod tests {
     /// (so a column and offset index), whose metadata is larger than [`FOOTER_HINT`].
     fn wide_file(columns: usize, row_groups: usize) -> Bytes {
         let fields: Vec<Field> = (0..columns)
-            .map(|i| Field::new(format!("column_with_a_long_name_{i:05}"), DataType::Int64, true))
+            .map(|i| {
+                Field::new(
+                    format!("column_with_a_long_name_{i:05}"),
+                    DataType::Int64,
+                    true,
+                )
+            })
             .collect();
         let schema = Arc::new(Schema::new(fields));
         let props = WriterProperties::builder()
             .set_statistics_enabled(EnabledStatistics::Page)
-            .set_max_row_group_size(10)
+            .set_max_row_group_row_count(Some(10))
             .build();
         let mut out = Vec::new();
         let mut writer = ArrowWriter::try_new(&mut out, Arc::clone(&schema), Some(props))
             .unwrap_or_else(|e| panic!("{e}"));
         let arrays: Vec<ArrayRef> = (0..columns)
-            .map(|c| Arc::new(Int64Array::from_iter_values((0..10).map(|r| (r * c) as i64))) as ArrayRef)
+            .map(|c| {
+                Arc::new(Int64Array::from_iter_values(
+                    (0..10).map(|r| (r * c) as i64),
+                )) as ArrayRef
+            })
             .collect();
         let batch = RecordBatch::try_new(schema, arrays).unwrap_or_else(|e| panic!("{e}"));
         for _ in 0..row_groups {
@@ -171,16 +181,21 @@ mod tests {
         let file = wide_file(400, 4);
         let size = file.len() as u64;
         let footer_len = u64::from(u32::from_le_bytes(
-            file[file.len() - 8..file.len() - 4].try_into().unwrap_or_default(),
+            file[file.len() - 8..file.len() - 4]
+                .try_into()
+                .unwrap_or_default(),
         ));
-        assert!(footer_len > FOOTER_HINT, "the test needs a footer over the first read");
+        assert!(
+            footer_len > FOOTER_HINT,
+            "the test needs a footer over the first read"
+        );
         let store = Noting {
             inner: MemoryStore::new(),
             ranges: Mutex::new(Vec::new()),
         };
         store.inner.put("f.parquet", file.clone());
-        let metadata = block_on(read_metadata(&store, "f.parquet", size))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let metadata =
+            block_on(read_metadata(&store, "f.parquet", size)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(metadata.num_row_groups(), 4);
         assert_eq!(metadata.file_metadata().schema_descr().num_columns(), 400);
         assert!(metadata.column_index().is_some() && metadata.offset_index().is_some());
@@ -189,7 +204,10 @@ mod tests {
         let mut sorted = ranges.clone();
         sorted.sort_by_key(|r| r.start);
         for pair in sorted.windows(2) {
-            assert!(pair[0].end <= pair[1].start, "overlapping reads: {ranges:?}");
+            assert!(
+                pair[0].end <= pair[1].start,
+                "overlapping reads: {ranges:?}"
+            );
         }
         let asked: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         assert!(asked < size, "{asked} bytes asked of {size}");

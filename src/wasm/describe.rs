@@ -88,29 +88,7 @@ pub(crate) fn metadata(table: &DeltaTable) -> Value {
 /// filesWithBounds, complete }] }`; bounds in the filter syntax (`'text'`, `date '…'`).
 pub(crate) fn profile(table: &DeltaTable) -> Result<Value, DeltaError> {
     let files = table.eager_files().unwrap_or_default();
-    let p = table_profile(table.delta_schema(), table.column_mapping_mode(), files)?;
-    let columns: Vec<Value> = p
-        .columns
-        .iter()
-        .map(|c| {
-            json!({
-                "name": c.path.join("."),
-                "path": c.path,
-                "min": c.min.as_ref().map(ToString::to_string),
-                "max": c.max.as_ref().map(ToString::to_string),
-                "nullCount": c.null_count,
-                "filesWithBounds": c.files_with_bounds,
-                "complete": c.complete,
-            })
-        })
-        .collect();
-    Ok(json!({
-        "files": p.files,
-        "filesWithStats": p.files_with_stats,
-        "numRecords": p.num_records,
-        "countsExact": p.counts_exact,
-        "columns": columns,
-    }))
+    Ok(table_profile(table.delta_schema(), table.column_mapping_mode(), files)?.to_json())
 }
 
 /// The active files: `[{ path, size, partitionValues, deletionVector, modificationTime,

@@ -57,9 +57,12 @@ impl OpenOptions {
     }
 }
 
-/// `{ columns, filter, limit, batchSize, stringType, binaryType, signal, onProgress }`.
+/// `{ columns, filter, limit, batchSize, stringType, binaryType, maxPageBytes, signal,
+/// onProgress }`.
 #[derive(Debug, Default)]
 pub(crate) struct ScanOptions {
+    /// The largest uncompressed page a data file may declare (`maxPageBytes`).
+    pub max_page_bytes: Option<u64>,
     pub columns: Option<Vec<String>>,
     pub filter: Option<String>,
     pub limit: Option<usize>,
@@ -160,6 +163,9 @@ impl ScanOptions {
             .transpose()?
             .unwrap_or(BinaryType::Binary);
         Ok(ScanOptions {
+            max_page_bytes: get(options, "maxPageBytes")?
+                .map(|v| whole_number(&v, "maxPageBytes"))
+                .transpose()?,
             columns,
             filter,
             limit,
@@ -251,7 +257,9 @@ fn timestamp(value: &JsValue) -> Result<TimeTravel> {
 /// reader only reads, and `options.signal` is the one signal.
 fn request_init(value: &JsValue) -> Result<(Object, Vec<(String, String)>)> {
     if !value.is_object() {
-        return Err(invalid("options.requestInit must be an object (a RequestInit)"));
+        return Err(invalid(
+            "options.requestInit must be an object (a RequestInit)",
+        ));
     }
     let copy = Object::assign(&Object::new(), value.unchecked_ref());
     let take = |key: &str| -> Result<Option<JsValue>> {
@@ -265,12 +273,19 @@ fn request_init(value: &JsValue) -> Result<(Object, Vec<(String, String)>)> {
         None => Vec::new(),
     };
     if let Some(method) = take("method")? {
-        if !method.as_string().is_some_and(|m| m.eq_ignore_ascii_case("GET")) {
-            return Err(invalid("options.requestInit.method must be GET (the reader only reads)"));
+        if !method
+            .as_string()
+            .is_some_and(|m| m.eq_ignore_ascii_case("GET"))
+        {
+            return Err(invalid(
+                "options.requestInit.method must be GET (the reader only reads)",
+            ));
         }
     }
     if take("body")?.is_some() {
-        return Err(invalid("options.requestInit.body cannot be given (the reader sends GETs)"));
+        return Err(invalid(
+            "options.requestInit.body cannot be given (the reader sends GETs)",
+        ));
     }
     if take("signal")?.is_some() {
         return Err(invalid(

@@ -103,6 +103,12 @@ impl WasmScan {
         if let Some(batch_size) = options.batch_size {
             builder = builder.with_batch_size(batch_size);
         }
+        if let Some(max) = options.max_page_bytes {
+            builder = builder.with_execution_options(crate::api::DeltaScanExecutionOptions {
+                max_page_bytes: max,
+                ..Default::default()
+            });
+        }
         // JS tables are loaded eagerly, so building reads nothing and finishes on its first
         // poll: `scan()` stays synchronous for JS.
         let scan = builder

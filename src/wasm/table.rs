@@ -109,7 +109,11 @@ async fn open_js(
 }
 
 /// Loads the snapshot `options` name from `source`, its log and scan metadata at once.
-async fn load(source: Source, location: String, options: OpenOptions) -> Result<WasmTable, JsValue> {
+async fn load(
+    source: Source,
+    location: String,
+    options: OpenOptions,
+) -> Result<WasmTable, JsValue> {
     let abort = AbortWatch::new(options.signal.as_ref());
     let loading = source.store(options.signal.clone());
     let builder = DeltaTableBuilder::new(location).with_store(loading);

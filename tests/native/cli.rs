@@ -447,6 +447,141 @@ fn sql_over_two_named_tables() {
     assert!(!out.status.success());
 }
 
+#[cfg(feature = "datafusion")]
+#[test]
+fn sql_is_read_only() {
+    let dv = common::table_dir("golden__dv-partitioned-with-checkpoint");
+    let dv = format!("d={}", dv.to_string_lossy());
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let written = dir.path().join("out.csv");
+    let statements = [
+        format!("COPY (SELECT * FROM d) TO '{}'", written.display()),
+        format!(
+            "COPY d TO '{}' STORED AS PARQUET",
+            dir.path().join("out.parquet").display()
+        ),
+        format!(
+            "CREATE EXTERNAL TABLE x STORED AS CSV LOCATION '{}'",
+            dir.path().display()
+        ),
+        "CREATE TABLE t AS SELECT * FROM d".to_string(),
+        "INSERT INTO d VALUES (1, 2, 3)".to_string(),
+        "DROP TABLE d".to_string(),
+        "SET datafusion.execution.batch_size = 1".to_string(),
+    ];
+    for sql in &statements {
+        let out = dar(&["sql", sql, "--table", &dv]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{sql}: {err}");
+        assert!(
+            err.starts_with("dar: error [invalid_argument]"),
+            "{sql}: {err}"
+        );
+        assert!(err.to_lowercase().contains("not"), "{sql}: {err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "files written: {left:?}");
+    // Queries still run.
+    let out = dar(&[
+        "sql",
+        "WITH x AS (SELECT part FROM d) SELECT count(*) AS n FROM x",
+        "--table",
+        &dv,
+        "--csv",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn stats_come_from_the_log_and_bound_the_data() {
+    let dir = common::table_dir("golden__dv-partitioned-with-checkpoint");
+    let table = dir.to_string_lossy();
+    let out = dar(&["stats", &table, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&dar(&["info", &table, "--json"])))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(json["files"], info["numFiles"], "{json}");
+    assert_eq!(json["countsExact"], false, "deletion vectors: {json}");
+    let col1 = json["columns"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "col1"))
+        .unwrap_or_else(|| panic!("no col1: {json}"));
+    let (min, max) = (
+        col1["min"].as_str().and_then(|v| v.parse::<i64>().ok()),
+        col1["max"].as_str().and_then(|v| v.parse::<i64>().ok()),
+    );
+    let (Some(min), Some(max)) = (min, max) else {
+        panic!("bounds of col1: {col1}");
+    };
+    // Every value read lies within the bounds the log gives.
+    let csv = stdout(&dar(&[
+        "export",
+        &table,
+        "--columns",
+        "col1",
+        "--format",
+        "csv",
+        "--out",
+        "-",
+    ]));
+    let values: Vec<i64> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert!(!values.is_empty(), "{csv}");
+    assert!(
+        values.iter().all(|v| (min..=max).contains(v)),
+        "{min}..{max}: {values:?}"
+    );
+    let text = stdout(&dar(&["stats", &table]));
+    assert!(
+        text.contains("| col1 ") && text.contains("from the log"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_storage_option_without_equals_is_refused_without_echoing_it() {
+    let table = common::table_dir("dat__basic_append");
+    let table = table.to_string_lossy();
+    for (option, key) in [
+        (
+            "aws_secret_access_key:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            Some("aws_secret_access_key"),
+        ),
+        ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", None),
+        (
+            "aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            Some("aws_secret_access_key"),
+        ),
+    ] {
+        let out = dar(&["info", &table, "-o", "region=eu-west-1", "-o", option]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            !err.contains("wJalrXUtnFEMI"),
+            "the secret was echoed: {err}"
+        );
+        assert!(err.contains("storage option 2"), "{err}");
+        if let Some(key) = key {
+            assert!(err.contains(key), "{err}");
+        }
+    }
+}
+
 #[cfg(all(unix, feature = "serve"))]
 #[test]
 fn an_interrupted_export_leaves_nothing_behind() {

@@ -127,7 +127,12 @@ fn js_source(objects: &[(String, Vec<u8>)], lists: bool) -> (JsValue, js_sys::Ar
          return source;",
     );
     let source = make
-        .call3(&JsValue::UNDEFINED, &map, &JsValue::from_bool(lists), &calls)
+        .call3(
+            &JsValue::UNDEFINED,
+            &map,
+            &JsValue::from_bool(lists),
+            &calls,
+        )
         .unwrap_or_else(|e| panic!("{e:?}"));
     (source, calls)
 }
@@ -139,7 +144,16 @@ async fn js_source_store_keeps_the_range_read_contract() {
         let (source, _) = js_source(&f.objects, lists);
         let store = JsSourceStore::new(&source, "test").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(store.can_list(), lists);
-        conform(if lists { "js-source" } else { "js-source-no-list" }, &store, &f).await;
+        conform(
+            if lists {
+                "js-source"
+            } else {
+                "js-source-no-list"
+            },
+            &store,
+            &f,
+        )
+        .await;
     }
 }
 
@@ -166,7 +180,11 @@ async fn js_source_store_never_asks_for_a_path_outside_its_root() {
             assert!(err.to_string().contains("leaves the table root"), "{err}");
         }
     }
-    assert_eq!(calls.length(), 0, "the source was asked for an escaping path");
+    assert_eq!(
+        calls.length(),
+        0,
+        "the source was asked for an escaping path"
+    );
     let bad = JsSourceStore::new(&JsValue::from_str("nope"), "test");
     assert_eq!(bad.err().map(|e| e.code()), Some("invalid_argument"));
     let no_read = js_sys::Object::new();

@@ -54,6 +54,10 @@ pub struct ExportArgs {
     /// Write at most this many rows.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// The largest uncompressed Parquet page a data file may declare, in bytes (default 256
+    /// MiB); a larger one is refused (limit_exceeded) before anything is allocated.
+    #[arg(long, value_name = "BYTES")]
+    pub max_page_bytes: Option<u64>,
 }
 
 fn format_for(args: &ExportArgs) -> Format {
@@ -176,7 +180,9 @@ fn progress_bar(total_bytes: u64) -> indicatif::ProgressBar {
 /// Runs the export.
 pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaError> {
     let format = format_for(args);
-    let mut scan = table.scan();
+    let mut scan = table
+        .scan()
+        .with_execution_options(super::execution_options(args.max_page_bytes));
     if !args.columns.is_empty() {
         scan = scan.with_projection(args.columns.iter().map(|c| c.trim().to_string()));
     }

@@ -22,6 +22,10 @@ pub struct HeadArgs {
     /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000".
     #[arg(long)]
     pub filter: Option<String>,
+    /// The largest uncompressed Parquet page a data file may declare, in bytes (default 256
+    /// MiB); a larger one is refused (limit_exceeded) before anything is allocated.
+    #[arg(long, value_name = "BYTES")]
+    pub max_page_bytes: Option<u64>,
 }
 
 impl Default for HeadArgs {
@@ -32,13 +36,17 @@ impl Default for HeadArgs {
             rows: DEFAULT_ROWS,
             columns: Vec::new(),
             filter: None,
+            max_page_bytes: None,
         }
     }
 }
 
 /// Reads the first rows and prints them.
 pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), DeltaError> {
-    let mut scan = table.scan().with_limit(args.rows);
+    let mut scan = table
+        .scan()
+        .with_limit(args.rows)
+        .with_execution_options(super::execution_options(args.max_page_bytes));
     if !args.columns.is_empty() {
         scan = scan.with_projection(args.columns.iter().map(|c| c.trim().to_string()));
     }

@@ -3,12 +3,12 @@
 use delta_arrow_reader::{DeltaError, DeltaTable};
 use serde_json::{json, Value};
 
-fn emit(text: &str) -> Result<(), DeltaError> {
+pub(super) fn emit(text: &str) -> Result<(), DeltaError> {
     super::terminal::print_text(text);
     Ok(())
 }
 
-fn pretty(value: &Value) -> Result<String, DeltaError> {
+pub(super) fn pretty(value: &Value) -> Result<String, DeltaError> {
     serde_json::to_string_pretty(value)
         .map(|s| s + "\n")
         .map_err(|e| DeltaError::InvalidArgument {
@@ -144,7 +144,7 @@ pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
 }
 
 /// A table with `header`, drawn like `dar head`'s (ASCII lines, as wide as its cells).
-fn grid<const N: usize>(header: [&str; N]) -> comfy_table::Table {
+pub(super) fn grid<const N: usize>(header: [&str; N]) -> comfy_table::Table {
     let mut grid = comfy_table::Table::new();
     grid.load_preset("||--+-++|    ++++++");
     grid.set_header(header);

@@ -8,13 +8,14 @@ mod output;
 mod serve;
 #[cfg(feature = "datafusion")]
 mod sql;
+mod stats;
 mod terminal;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use delta_arrow_reader::{DeltaError, DeltaTable, DeltaTableBuilder};
+use delta_arrow_reader::{DeltaError, DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder};
 
 /// Read Delta Lake tables: metadata, schema, files.
 #[derive(Debug, Parser)]
@@ -39,6 +40,8 @@ enum Command {
     Schema(TableArgs),
     /// The active data files.
     Files(TableArgs),
+    /// Per column, from the log's statistics alone: min, max, null count; the row count.
+    Stats(TableArgs),
     /// Run a SQL query over tables registered by name (DataFusion).
     #[cfg(feature = "datafusion")]
     Sql(sql::SqlArgs),
@@ -118,6 +121,10 @@ async fn run(command: Command) -> Result<(), DeltaError> {
             let table = open(&args).await?;
             info::print_files(&table, args.json)
         }
+        Command::Stats(args) => {
+            let table = open(&args).await?;
+            stats::print_stats(&table, args.json).await
+        }
         #[cfg(feature = "datafusion")]
         Command::Sql(args) => sql::run_sql(&args).await,
     }
@@ -126,15 +133,44 @@ async fn run(command: Command) -> Result<(), DeltaError> {
 /// Storage options from `KEY=VALUE` arguments.
 pub fn parse_options(args: &[String]) -> Result<HashMap<String, String>, DeltaError> {
     let mut options = HashMap::new();
-    for o in args {
+    for (i, o) in args.iter().enumerate() {
         let (k, v) = o
             .split_once('=')
             .ok_or_else(|| DeltaError::InvalidArgument {
-                reason: format!("storage option '{o}' is not KEY=VALUE"),
+                reason: bad_option(i, o),
             })?;
         options.insert(k.to_string(), v.to_string());
     }
     Ok(options)
+}
+
+/// Why option number `i` (`o`, without `=`) is refused, never showing its text past what
+/// looks like a key: the value may be a secret (`aws_secret_access_key:…`).
+fn bad_option(i: usize, o: &str) -> String {
+    let key = o
+        .split_once([':', ' '])
+        .map(|(k, _)| k)
+        .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    match key {
+        Some(key) => format!(
+            "storage option {} ('{key}' followed by a value not shown) is not KEY=VALUE: \
+             write {key}=VALUE",
+            i + 1
+        ),
+        None => format!(
+            "storage option {} is not KEY=VALUE (its text is not shown: it may hold a secret)",
+            i + 1
+        ),
+    }
+}
+
+/// The scan options of `dar head` and `dar export`: the defaults, with `--max-page-bytes`.
+pub fn execution_options(max_page_bytes: Option<u64>) -> DeltaScanExecutionOptions {
+    let mut options = DeltaScanExecutionOptions::default();
+    if let Some(n) = max_page_bytes {
+        options.max_page_bytes = n;
+    }
+    options
 }
 
 pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {

@@ -1,8 +1,10 @@
 //! `dar sql`: a SQL query (DataFusion) over one or more tables registered by name, printed
-//! as a grid, CSV or JSON lines (feature `datafusion`).
+//! as a grid, CSV or JSON lines (feature `datafusion`). Only queries run: statements that
+//! would create, change or write anything are refused.
 
 use arrow_array::RecordBatch;
 use clap::Args;
+use datafusion::execution::context::SQLOptions;
 use datafusion::prelude::SessionContext;
 use delta_arrow_reader::datafusion::{register_table, ScanOptions};
 use delta_arrow_reader::{DeltaError, DeltaTableBuilder, Phase};
@@ -65,7 +67,16 @@ pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
             .await?;
         register_table(&ctx, name.trim(), table, ScanOptions::default()).map_err(from_df)?;
     }
-    let frame = ctx.sql(&args.query).await.map_err(from_df)?;
+    // A read tool: DDL (CREATE, DROP), DML (INSERT, COPY … TO, which writes files) and
+    // other statements (SET, PREPARE) are refused before anything runs.
+    let read_only = SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
+    let frame = ctx
+        .sql_with_options(&args.query, read_only)
+        .await
+        .map_err(from_df)?;
     let batches = frame.collect().await.map_err(from_df)?;
     if args.json {
         super::terminal::print_data(&lines(&batches, Output::Json)?);

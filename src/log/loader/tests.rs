@@ -471,7 +471,10 @@ fn speculative_commits_below_a_checkpoint_are_dropped_not_replayed() {
     let log = run.result.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(log.reconciled.version, 24);
     assert_eq!(active(&log), expected_active(25));
-    assert!(asked.contains(&commit_path(0)), "commit 0 was asked for speculatively");
+    assert!(
+        asked.contains(&commit_path(0)),
+        "commit 0 was asked for speculatively"
+    );
     // Without commits 0..5 (cleaned up, say) the same snapshot loads.
     let mut cleaned = files.clone();
     for v in 0..SPECULATIVE_COMMITS {

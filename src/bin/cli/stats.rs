@@ -1,0 +1,45 @@
+//! `dar stats`: what the log's file statistics say about each column (min, max, null count)
+//! and the row count, without reading a data file.
+
+use delta_arrow_reader::{DeltaError, DeltaTable};
+use serde_json::json;
+
+use super::info::{emit, grid, pretty};
+
+/// Prints `dar stats`.
+pub async fn print_stats(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
+    let profile = table.column_profile().await?;
+    if json {
+        let mut json = profile.to_json();
+        json["version"] = json!(table.version());
+        return emit(&pretty(&json)?);
+    }
+    let mut out = grid(["column", "min", "max", "nulls"]);
+    for c in &profile.columns {
+        // Without bounds in every file, the table's extremes may lie beyond those shown.
+        let (lo, hi) = if c.complete { ("", "") } else { ("<= ", ">= ") };
+        let bound = |v: &Option<delta_arrow_reader::predicate::Scalar>, sign: &str| {
+            v.as_ref().map(|v| format!("{sign}{v}")).unwrap_or_default()
+        };
+        out.add_row([
+            c.path.join("."),
+            bound(&c.min, lo),
+            bound(&c.max, hi),
+            c.null_count.map(|n| n.to_string()).unwrap_or_default(),
+        ]);
+    }
+    if let Some(nulls) = out.column_mut(3) {
+        nulls.set_cell_alignment(comfy_table::CellAlignment::Right);
+    }
+    let rows = match profile.num_records {
+        Some(n) if profile.counts_exact => format!("{n} rows"),
+        Some(n) => format!("at most {n} rows (deletion vectors: deleted rows may be counted)"),
+        None => "rows unknown (a file has no row count)".to_string(),
+    };
+    let text = format!(
+        "{out}\n{rows}; statistics of {} of {} files, from the log (no data file read); \
+         <= and >=: not every file has bounds for the column\n",
+        profile.files_with_stats, profile.files
+    );
+    emit(&text)
+}
