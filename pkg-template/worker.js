@@ -112,6 +112,7 @@ const ops = {
     try {
       if (how === 'toIPC') {
         const whole = await scan.toIPC();
+        forget(scanId);
         return { piece: whole, done: false, metrics: scan.metrics };
       }
       let step;
@@ -123,14 +124,15 @@ const ops = {
       } else {
         step = await scan.next();
       }
+      // The scan is forgotten once its iterator says done (the page asks once more after
+      // the last piece), not when the scan's reading ends.
+      if (step.done) {
+        forget(scanId);
+      }
       return { piece: step.value ?? null, done: step.done, metrics: scan.metrics };
     } catch (error) {
       forget(scanId);
       throw error;
-    } finally {
-      if (scan.done) {
-        forget(scanId);
-      }
     }
   },
   cancel({ target }) {
