@@ -457,8 +457,8 @@ fn sql_is_read_only() {
     let statements = [
         format!("COPY (SELECT * FROM d) TO '{}'", written.display()),
         format!(
-            "COPY d TO '{}' STORED AS PARQUET",
-            dir.path().join("out.parquet").display()
+            "COPY d TO '{}' STORED AS CSV",
+            dir.path().join("out2.csv").display()
         ),
         format!(
             "CREATE EXTERNAL TABLE x STORED AS CSV LOCATION '{}'",

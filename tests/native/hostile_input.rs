@@ -104,7 +104,7 @@ async fn a_footer_longer_than_its_file_is_a_parquet_error() {
     }
 }
 
-/// A store whose reads of one path panic.
+/// A store whose reads of one path panic (ranged and whole: small files are read whole).
 #[derive(Debug)]
 struct PanicsOn {
     inner: MemoryStore,
@@ -120,6 +120,9 @@ impl RangeRead for PanicsOn {
     }
 
     fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
+        if path == self.path {
+            panic!("test store: reading {path} panics");
+        }
         self.inner.get(path)
     }
 

@@ -163,8 +163,16 @@ impl Context {
         hint: Option<LastCheckpointHint>,
         mut probe: CommitProbe,
     ) -> Result<State> {
+        // The hinted checkpoint is asked for with the first probes; until it is answered the
+        // probe may ask for more, but not end (the commits it was seeded with can already
+        // decide the end, see `use_speculative_commits`).
+        let unanswered = hint.as_ref().is_some_and(|h| {
+            h.checkpoint_paths()
+                .iter()
+                .any(|p| !self.files.contains_key(p))
+        });
         // A hinted checkpoint that does not exist: start again from version 0.
-        if let Some(h) = &hint {
+        if let Some(h) = hint.as_ref().filter(|_| !unanswered) {
             let missing = h
                 .checkpoint_paths()
                 .iter()
@@ -199,6 +207,7 @@ impl Context {
                 }
                 return Ok(State::Probing { hint, probe });
             }
+            Step::Ready(_) if unanswered => return Ok(State::Probing { hint, probe }),
             Step::Ready(last) => last,
         };
         if let Some(hinted) = self.stale_hint {

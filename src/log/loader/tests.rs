@@ -486,6 +486,21 @@ fn speculative_commits_below_a_checkpoint_are_dropped_not_replayed() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(log.reconciled.version, 24);
     assert_eq!(active(&log), expected_active(25));
+    // A checkpoint inside the speculative range: the commits after it that the first round
+    // fetched decide the end while the checkpoint is still being read.
+    for (commits, checkpoint) in [(4u64, 2u64), (6, 2), (5, 0), (3, 1)] {
+        let mut files = files_of(&table(commits));
+        add_v2_json_checkpoint(&mut files, checkpoint, &expected_active(checkpoint + 1));
+        for listing in [true, false] {
+            let run = drive(&files, listing, VersionTarget::Latest);
+            let log = run
+                .result
+                .unwrap_or_else(|e| panic!("{commits} commits, checkpoint {checkpoint}: {e}"));
+            assert_eq!(log.reconciled.version, commits - 1);
+            assert_eq!(log.checkpoint_version, Some(checkpoint));
+            assert_eq!(active(&log), expected_active(commits));
+        }
+    }
     // A target below the speculative range asks for no commit above it.
     let mut asked = Vec::new();
     let loader = SnapshotLoader::new("mem://t", VersionTarget::Version(1)).without_listing();
