@@ -34,7 +34,7 @@ pub use actions::{Action, CheckpointMetadata, Sidecar};
 pub use checkpoint::CHECKPOINT_TAIL;
 pub use loader::{
     decode_commit_actions, CheckpointReads, Discovery, LoadScope, LoadStep, LoadedLog, LogRequest,
-    SnapshotLoader, VersionTarget,
+    SnapshotLoader, VersionTarget, SPECULATIVE_COMMITS,
 };
 pub use path::{LogFileKind, LogPath, V2Format};
 pub use replay::Reconciled;
