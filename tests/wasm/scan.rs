@@ -362,13 +362,16 @@ async fn retries_server_errors_and_cuts_ranges_from_whole_bodies() {
         .load_table()
         .await);
     assert_eq!(table.version(), 15);
-    // The first request met the second 503: its retry was signed again.
+    // One request of the first round (they go out together: `_last_checkpoint` and the
+    // first commits) met the second 503: its retry was signed again.
     let signed = signed.borrow().clone();
     assert!(signed.len() >= 2, "{signed:?}");
-    assert_eq!(
-        signed[0], signed[1],
-        "the retry is signed afresh: {signed:?}"
-    );
+    let signed_twice = signed
+        .iter()
+        .enumerate()
+        .filter(|(i, u)| signed[i + 1..].contains(u))
+        .count();
+    assert_eq!(signed_twice, 1, "the retry is signed afresh: {signed:?}");
     assert!(signed.iter().all(|u| u.starts_with(&url)), "{signed:?}");
     let batches = scan(&table, None).await;
     assert_eq!(rows(&batches), 35);
