@@ -16,6 +16,8 @@
 mod api;
 #[cfg(all(feature = "datafusion", not(target_arch = "wasm32")))]
 pub mod datafusion;
+#[cfg(all(feature = "distributed", not(target_arch = "wasm32")))]
+pub mod distributed;
 mod error;
 pub mod io;
 #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]

@@ -35,6 +35,8 @@ fn allowed(layer: &str) -> Option<Vec<&'static str>> {
         "kernel" => "error limits schema log predicate plan io read",
         "api" => "error limits schema log predicate plan io read kernel",
         "datafusion" | "wasm" => "error limits schema log predicate plan io read api",
+        // Plans with Delta scans on other processes: the DataFusion adapter's nodes, rebuilt.
+        "distributed" => "error limits schema log predicate plan io read api datafusion",
         // Test and tool support: writes tables with the crate's own types and stores.
         "fixture" => "error limits schema log io read",
         "serve" => "error",

@@ -22,7 +22,11 @@ pub use options::{
     DEFAULT_FULL_FILE_READ_THRESHOLD, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
     DEFAULT_PREFETCH_FILES_PER_PARTITION,
 };
+#[cfg(feature = "distributed")]
+pub(crate) use scan::ScanParts;
 pub use scan::{DeltaBatchStream, DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE};
+#[cfg(feature = "distributed")]
+pub(crate) use table::SnapshotFacts;
 pub use table::{DeltaTable, LoadInfo};
 
 pub use crate::schema::{BinaryType, OutputTypes, StringType};

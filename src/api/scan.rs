@@ -145,16 +145,20 @@ impl DeltaScanBuilder {
             partition_columns: table.partition_columns(),
             mode: table.column_mapping_mode(),
         };
-        let predicate = match (&self.predicate, &self.filter_text) {
+        let predicate_source = match (&self.predicate, &self.filter_text) {
             (Some(_), Some(_)) => {
                 return Err(DeltaError::InvalidArgument {
                     reason: "give either a predicate or a filter text, not both".into(),
                 })
             }
-            (Some(e), None) => Some(bind(e, facts.schema)?),
-            (None, Some(text)) => Some(bind(&parse_filter(text)?, facts.schema)?),
+            (Some(e), None) => Some(e.clone()),
+            (None, Some(text)) => Some(parse_filter(text)?),
             (None, None) => None,
         };
+        let predicate = predicate_source
+            .as_ref()
+            .map(|e| bind(e, facts.schema))
+            .transpose()?;
         let predicate_columns = predicate
             .as_ref()
             .map(|p| {
@@ -199,6 +203,8 @@ impl DeltaScanBuilder {
             partitions,
             target,
             selection,
+            request,
+            predicate_source: predicate_source.map(Arc::new),
             predicate: predicate.map(Arc::new),
             limit: self.limit,
             batch_size: self.batch_size,
@@ -234,6 +240,10 @@ pub struct DeltaScan {
     partitions: Vec<Vec<usize>>,
     target: usize,
     selection: FileSelection,
+    /// What was asked for (the columns are planned from it).
+    request: ScanRequest,
+    /// The predicate as given, before binding.
+    predicate_source: Option<Arc<Expr>>,
     predicate: Option<Arc<BoundExpr>>,
     limit: Option<usize>,
     batch_size: usize,
@@ -257,7 +267,117 @@ impl std::fmt::Debug for DeltaScan {
     }
 }
 
+/// A planned scan taken apart, without its table: what another process needs, with a
+/// snapshot of the same table, to build the same scan again ([`DeltaScan::to_parts`],
+/// [`DeltaScan::from_parts`]). Metrics and the admit check are not parts: a scan built from
+/// parts has fresh metrics and no check.
+#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+#[derive(Debug, Clone)]
+pub(crate) struct ScanParts {
+    pub(crate) request: ScanRequest,
+    pub(crate) predicate: Option<Expr>,
+    pub(crate) tasks: Vec<FileTask>,
+    pub(crate) partitions: Vec<Vec<usize>>,
+    pub(crate) target: usize,
+    pub(crate) selection: FileSelection,
+    pub(crate) limit: Option<usize>,
+    pub(crate) batch_size: usize,
+    pub(crate) execution: DeltaScanExecutionOptions,
+}
+
+#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
 impl DeltaScan {
+    /// The scan's parts (see [`ScanParts`]).
+    pub(crate) fn to_parts(&self) -> ScanParts {
+        ScanParts {
+            request: self.request.clone(),
+            predicate: self.predicate_source.as_deref().cloned(),
+            tasks: self.tasks.clone(),
+            partitions: self.partitions.clone(),
+            target: self.target,
+            selection: self.selection,
+            limit: self.limit,
+            batch_size: self.batch_size,
+            execution: self.execution.clone(),
+        }
+    }
+
+    /// The scan `parts` describe, over `table` (a snapshot of the table they were taken
+    /// from): the columns are planned and the predicate bound again, so parts naming a column
+    /// the table lacks fail here; every partition must list task indexes in range, each task
+    /// once.
+    pub(crate) fn from_parts(table: DeltaTable, parts: ScanParts) -> Result<DeltaScan> {
+        let invalid = |reason: String| DeltaError::InvalidArgument { reason };
+        if parts.batch_size == 0 || parts.target == 0 {
+            return Err(invalid(
+                "a scan needs a batch size and a partition target of at least 1".into(),
+            ));
+        }
+        parts.execution.validate()?;
+        let mut seen = vec![false; parts.tasks.len()];
+        for &i in parts.partitions.iter().flatten() {
+            match seen.get_mut(i) {
+                Some(s) if !*s => *s = true,
+                Some(_) => return Err(invalid(format!("file task {i} is in two partitions"))),
+                None => {
+                    return Err(invalid(format!(
+                        "a partition names file task {i} of {}",
+                        parts.tasks.len()
+                    )))
+                }
+            }
+        }
+        if let Some(i) = seen.iter().position(|s| !s) {
+            return Err(invalid(format!("file task {i} is in no partition")));
+        }
+        let facts = TableFacts {
+            root: table.location().url(),
+            schema: table.delta_schema(),
+            partition_columns: table.partition_columns(),
+            mode: table.column_mapping_mode(),
+        };
+        let columns = plan_columns(facts, &parts.request)?;
+        let predicate = parts
+            .predicate
+            .as_ref()
+            .map(|e| bind(e, facts.schema))
+            .transpose()?;
+        let metrics = Arc::new(DeltaScanMetrics::new(table.io_counters()));
+        metrics.start_io();
+        metrics.record_plan(
+            parts.partitions.len(),
+            parts.tasks.len(),
+            &parts.selection,
+            0,
+        );
+        Ok(DeltaScan {
+            table,
+            columns,
+            tasks: parts.tasks,
+            files: Arc::new(Vec::new()),
+            partitions: parts.partitions,
+            target: parts.target,
+            selection: parts.selection,
+            output_types: parts.request.output_types,
+            request: parts.request,
+            predicate_source: parts.predicate.map(Arc::new),
+            predicate: predicate.map(Arc::new),
+            limit: parts.limit,
+            batch_size: parts.batch_size,
+            execution: parts.execution,
+            metrics,
+            admit_check: None,
+        })
+    }
+}
+
+impl DeltaScan {
+    /// The snapshot the scan reads.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn table(&self) -> &DeltaTable {
+        &self.table
+    }
+
     /// The output schema (strings and binaries in the scan's [`OutputTypes`]).
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.columns.output_schema)
@@ -306,7 +426,8 @@ impl DeltaScan {
         self.target
     }
 
-    /// The `add` actions of the files the scan reads (after skipping), in log order.
+    /// The `add` actions of the files the scan reads (after skipping), in log order; empty
+    /// for a scan planned in another process (whose tasks came without them).
     pub fn files(&self) -> &[crate::log::Add] {
         &self.files
     }

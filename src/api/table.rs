@@ -49,6 +49,15 @@ pub struct DeltaTable {
     log_concurrency: usize,
 }
 
+/// What identifies a snapshot besides its files: version, commit time, protocol, metadata.
+#[derive(Debug, Clone)]
+pub(crate) struct SnapshotFacts {
+    pub(crate) version: u64,
+    pub(crate) timestamp_ms: Option<i64>,
+    pub(crate) protocol: Protocol,
+    pub(crate) metadata: Metadata,
+}
+
 /// Where a table's active files come from.
 #[derive(Debug, Clone)]
 enum ScanMetadata {
@@ -78,20 +87,93 @@ impl DeltaTable {
         log_concurrency: usize,
     ) -> Result<Self> {
         let r = log.reconciled;
-        let schema = parse_schema(&r.metadata.schema_string)?;
+        let scan_metadata = if eager {
+            ScanMetadata::Eager(Arc::new(r.files))
+        } else {
+            ScanMetadata::Lazy {
+                segment: Arc::new(log.segment),
+                discovery: log.discovery,
+            }
+        };
+        let load_info = LoadInfo {
+            discovery: log.discovery,
+            checkpoint_version: log.checkpoint_version,
+            log_files_read: log.files_read,
+            round_trips: log.round_trips,
+        };
+        let snapshot = SnapshotFacts {
+            version: r.version,
+            timestamp_ms: log.timestamp_ms,
+            protocol: r.protocol,
+            metadata: r.metadata,
+        };
+        Self::assemble(
+            location,
+            store,
+            counters,
+            snapshot,
+            scan_metadata,
+            load_info,
+        )
+        .map(|t| t.with_log_concurrency(log_concurrency))
+    }
+
+    /// A snapshot known from its facts alone, without its log (which is not read): for a scan
+    /// planned elsewhere, whose file tasks come with it. It holds no active files; the
+    /// protocol is checked as a load checks it.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    // On wasm32 stores are not `Send`: the `Arc` is shared on one thread only.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+    pub(crate) fn from_facts(
+        location: TableLocation,
+        store: Store,
+        snapshot: SnapshotFacts,
+    ) -> Result<Self> {
+        crate::log::validate_reader_protocol(&snapshot.protocol)?;
+        let load_info = LoadInfo {
+            discovery: Discovery::Listing,
+            checkpoint_version: None,
+            log_files_read: 0,
+            round_trips: 0,
+        };
+        let counters = Arc::new(IoCounters::default());
+        let store: Store = Arc::new(MeteredStore::with_counters(store, Arc::clone(&counters)));
+        let files = ScanMetadata::Eager(Arc::new(Vec::new()));
+        Self::assemble(location, store, counters, snapshot, files, load_info)
+    }
+
+    fn with_log_concurrency(mut self, n: usize) -> Self {
+        self.log_concurrency = n;
+        self
+    }
+
+    fn assemble(
+        location: TableLocation,
+        store: Store,
+        counters: Arc<IoCounters>,
+        snapshot: SnapshotFacts,
+        scan_metadata: ScanMetadata,
+        load_info: LoadInfo,
+    ) -> Result<Self> {
+        let SnapshotFacts {
+            version,
+            timestamp_ms,
+            protocol,
+            metadata,
+        } = snapshot;
+        let schema = parse_schema(&metadata.schema_string)?;
         let arrow_schema = Arc::new(schema.to_arrow()?);
         // Column mapping applies only where the protocol enables it: reader version 2, or 3
         // with the `columnMapping` feature.
-        let protocol_allows_mapping = r.protocol.min_reader_version == 2
-            || (r.protocol.min_reader_version >= 3
-                && r.protocol.has_reader_feature("columnMapping"));
+        let protocol_allows_mapping = protocol.min_reader_version == 2
+            || (protocol.min_reader_version >= 3 && protocol.has_reader_feature("columnMapping"));
         let column_mapping = if protocol_allows_mapping {
-            ColumnMappingMode::from_configuration(&r.metadata.configuration)?
+            ColumnMappingMode::from_configuration(&metadata.configuration)?
         } else {
             ColumnMappingMode::None
         };
         crate::schema::validate_column_mapping(&schema, column_mapping)?;
-        for column in &r.metadata.partition_columns {
+        for column in &metadata.partition_columns {
             if schema.field(column).is_none() {
                 return Err(crate::DeltaError::invalid_schema(format!(
                     "partition column '{column}' is not in the table schema"
@@ -102,28 +184,16 @@ impl DeltaTable {
             location,
             store,
             counters,
-            version: r.version,
-            timestamp_ms: log.timestamp_ms,
-            protocol: r.protocol,
-            metadata: r.metadata,
+            version,
+            timestamp_ms,
+            protocol,
+            metadata,
             schema,
             arrow_schema,
             column_mapping,
-            scan_metadata: if eager {
-                ScanMetadata::Eager(Arc::new(r.files))
-            } else {
-                ScanMetadata::Lazy {
-                    segment: Arc::new(log.segment),
-                    discovery: log.discovery,
-                }
-            },
-            load_info: LoadInfo {
-                discovery: log.discovery,
-                checkpoint_version: log.checkpoint_version,
-                log_files_read: log.files_read,
-                round_trips: log.round_trips,
-            },
-            log_concurrency,
+            scan_metadata,
+            load_info,
+            log_concurrency: super::DEFAULT_LOG_CONCURRENCY,
         })
     }
 

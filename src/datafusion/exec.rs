@@ -14,6 +14,12 @@
 //! - Filters DataFusion pushes into the plan (dynamic filters of hash joins and TopK, and
 //!   others) are kept for dynamic partition pruning (see `dynamic`) and reported as not
 //!   applied, so DataFusion still applies them where it needs to.
+//! - Partition tokens ([`DeltaScanExec::with_partition_tokens`]): for engines that hand each
+//!   task a slice of a plan's partitions by restricting the plan's leaves (Ballista), the
+//!   scan can take one child, a plain in-memory table of partition numbers, one row per
+//!   scan partition; executing partition `j` then reads the scan partitions named by the
+//!   rows of the child's partition `j`. The engine slices that child as it slices any
+//!   in-memory table, so every scan partition is read exactly once however the tasks are cut.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -58,6 +64,28 @@ pub struct DeltaScanExec {
     filters: Vec<Arc<dyn PhysicalExpr>>,
     /// The partition streams of the current run, each taken by its `execute`.
     started: Mutex<Vec<Option<DeltaBatchStream>>>,
+    /// The partition token child, if any (see the module documentation).
+    tokens: Option<Arc<dyn ExecutionPlan>>,
+}
+
+/// The name of the one column of a partition token table.
+pub const PARTITION_TOKEN_COLUMN: &str = "delta_scan_partition";
+
+fn token_schema() -> SchemaRef {
+    Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        PARTITION_TOKEN_COLUMN,
+        arrow_schema::DataType::UInt32,
+        false,
+    )]))
+}
+
+fn plan_properties(schema: &SchemaRef, partitions: usize) -> Arc<PlanProperties> {
+    Arc::new(PlanProperties::new(
+        EquivalenceProperties::new(Arc::clone(schema)),
+        Partitioning::UnknownPartitioning(partitions),
+        EmissionType::Incremental,
+        Boundedness::Bounded,
+    ))
 }
 
 impl fmt::Debug for DeltaScanExec {
@@ -79,12 +107,7 @@ impl DeltaScanExec {
         statistics: Statistics,
         repartitioning: IntraFileRepartitioning,
     ) -> Self {
-        let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(Arc::clone(&schema)),
-            Partitioning::UnknownPartitioning(scan.partitions().max(1)),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        ));
+        let properties = plan_properties(&schema, scan.partitions().max(1));
         DeltaScanExec {
             scan,
             schema,
@@ -93,7 +116,54 @@ impl DeltaScanExec {
             repartitioning,
             filters: Vec::new(),
             started: Mutex::new(Vec::new()),
+            tokens: None,
         }
+    }
+
+    /// An in-memory table of this scan's partition numbers, one row per partition, each in
+    /// a partition of its own: the child [`with_partition_tokens`](Self::with_partition_tokens)
+    /// takes.
+    pub fn partition_token_table(&self) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = token_schema();
+        let partitions = (0..self.scan.partitions())
+            .map(|p| {
+                let p = u32::try_from(p)
+                    .map_err(|_| internal_datafusion_err!("too many scan partitions"))?;
+                let column = Arc::new(arrow_array::UInt32Array::from(vec![p]));
+                Ok(vec![RecordBatch::try_new(
+                    Arc::clone(&schema),
+                    vec![column],
+                )?])
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let exec = datafusion::datasource::memory::MemorySourceConfig::try_new_exec(
+            &partitions,
+            schema,
+            None,
+        )?;
+        Ok(exec)
+    }
+
+    /// This scan reading the partitions `tokens` names (a table like
+    /// [`partition_token_table`](Self::partition_token_table)'s, or any slice or reshuffle
+    /// of it): its partition `j` reads the scan partitions in the rows of `tokens`'
+    /// partition `j`.
+    pub fn with_partition_tokens(&self, tokens: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        if tokens.schema().fields() != token_schema().fields() {
+            return Err(internal_datafusion_err!(
+                "a DeltaScanExec's token child must have the one column {PARTITION_TOKEN_COLUMN}: UInt32"
+            ));
+        }
+        let mut exec = self.with_scan(self.scan.clone());
+        let partitions = tokens.properties().partitioning.partition_count();
+        exec.properties = plan_properties(&self.schema, partitions);
+        exec.tokens = Some(tokens);
+        Ok(exec)
+    }
+
+    /// The partition token child, if the scan has one.
+    pub fn partition_tokens(&self) -> Option<&Arc<dyn ExecutionPlan>> {
+        self.tokens.as_ref()
     }
 
     /// The planned scan.
@@ -104,6 +174,16 @@ impl DeltaScanExec {
     /// The scan's metrics (shared by every run of this plan).
     pub fn scan_metrics(&self) -> Arc<DeltaScanMetrics> {
         self.scan.metrics()
+    }
+
+    /// The plan's statistics (from the log's file statistics).
+    pub fn plan_statistics(&self) -> &Statistics {
+        &self.statistics
+    }
+
+    /// When the plan splits its files into byte ranges for more partitions.
+    pub fn repartitioning(&self) -> IntraFileRepartitioning {
+        self.repartitioning
     }
 
     /// The filters pushed into this plan for dynamic partition pruning.
@@ -119,6 +199,10 @@ impl DeltaScanExec {
             self.repartitioning,
         );
         exec.filters = self.filters.clone();
+        if let Some(tokens) = &self.tokens {
+            exec.properties = Arc::clone(&self.properties);
+            exec.tokens = Some(Arc::clone(tokens));
+        }
         exec
     }
 
@@ -147,6 +231,86 @@ impl DeltaScanExec {
     }
 }
 
+impl DeltaScanExec {
+    /// A scan partition's stream as this plan's output (row counts only for an empty
+    /// projection).
+    fn output(&self, stream: DeltaBatchStream) -> SendableRecordBatchStream {
+        let schema = Arc::clone(&self.schema);
+        let counts_only = schema.fields().is_empty();
+        let out_schema = Arc::clone(&schema);
+        let batches = stream.map(move |item| {
+            let batch = item.map_err(to_df_error)?;
+            if !counts_only {
+                return Ok(batch);
+            }
+            let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+            Ok(RecordBatch::try_new_with_options(
+                Arc::clone(&out_schema),
+                Vec::new(),
+                &options,
+            )?)
+        });
+        Box::pin(RecordBatchStreamAdapter::new(schema, batches))
+    }
+
+    /// The scan partitions `tokens` names, read one after the other.
+    fn execute_tokens(
+        &self,
+        tokens: SendableRecordBatchStream,
+    ) -> Result<SendableRecordBatchStream> {
+        let this = self.with_scan(self.scan.clone());
+        // The runs of every partition share one start (see `take_stream`).
+        let this = Arc::new(this);
+        let schema = Arc::clone(&self.schema);
+        let partitions = tokens
+            .map(|batch| {
+                let batch = batch?;
+                let column = batch
+                    .column(0)
+                    .as_any()
+                    .downcast_ref::<arrow_array::UInt32Array>()
+                    .ok_or_else(|| internal_datafusion_err!("a partition token is not UInt32"))?;
+                Ok(futures::stream::iter(
+                    column
+                        .values()
+                        .iter()
+                        .map(|&p| Ok(p as usize))
+                        .collect::<Vec<_>>(),
+                ))
+            })
+            .map(|r: Result<_>| match r {
+                Ok(s) => s.left_stream(),
+                Err(e) => futures::stream::iter(vec![Err(e)]).right_stream(),
+            })
+            .flatten();
+        let batches = partitions
+            .map(
+                move |p: Result<usize>| -> Result<SendableRecordBatchStream> {
+                    let p = p?;
+                    let empty = || -> SendableRecordBatchStream {
+                        Box::pin(RecordBatchStreamAdapter::new(
+                            Arc::clone(&this.schema),
+                            futures::stream::empty(),
+                        ))
+                    };
+                    if p >= this.scan.partitions() {
+                        return Err(internal_datafusion_err!(
+                            "a partition token names scan partition {p} of {}",
+                            this.scan.partitions()
+                        ));
+                    }
+                    Ok(this.take_stream(p)?.map_or_else(empty, |s| this.output(s)))
+                },
+            )
+            .map(|r| match r {
+                Ok(s) => s.left_stream(),
+                Err(e) => futures::stream::iter(vec![Err(e)]).right_stream(),
+            })
+            .flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
+    }
+}
+
 impl DisplayAs for DeltaScanExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ranged = self
@@ -155,11 +319,13 @@ impl DisplayAs for DeltaScanExec {
             .iter()
             .filter(|t| t.range.is_some())
             .count();
+        let files: std::collections::HashSet<&str> =
+            self.scan.tasks().iter().map(|t| t.path.as_str()).collect();
         write!(
             f,
             "DeltaScanExec: partitions={}, files={}, ranged_tasks={}, dynamic_filters={}",
             self.scan.partitions(),
-            self.scan.files().len(),
+            files.len(),
             ranged,
             self.filters.len()
         )
@@ -176,7 +342,7 @@ impl ExecutionPlan for DeltaScanExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
+        self.tokens.iter().collect()
     }
 
     fn apply_expressions(
@@ -195,10 +361,17 @@ impl ExecutionPlan for DeltaScanExec {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if children.is_empty() {
-            Ok(self)
-        } else {
-            Err(internal_datafusion_err!("DeltaScanExec has no children"))
+        match (children.len(), &self.tokens) {
+            (0, None) => Ok(self),
+            (1, Some(_)) => {
+                let tokens = children.into_iter().next();
+                let tokens = tokens.ok_or_else(|| internal_datafusion_err!("no child"))?;
+                Ok(Arc::new(self.with_partition_tokens(tokens)?))
+            }
+            (n, _) => Err(internal_datafusion_err!(
+                "DeltaScanExec takes {} children, not {n}",
+                usize::from(self.tokens.is_some())
+            )),
         }
     }
 
@@ -216,7 +389,9 @@ impl ExecutionPlan for DeltaScanExec {
         let total: u64 = tasks.iter().map(|t| t.size).sum();
         let target = self.scan.target_partitions();
         let below = self.scan.partitions() < target;
-        if !o.repartition_file_scans
+        // With tokens the partitions are named by the child: they stay as they are.
+        if self.tokens.is_some()
+            || !o.repartition_file_scans
             || total == 0
             || total < o.repartition_file_min_size as u64
             || tasks.iter().any(|t| t.range.is_some())
@@ -231,28 +406,17 @@ impl ExecutionPlan for DeltaScanExec {
     fn execute(
         &self,
         partition: usize,
-        _context: Arc<TaskContext>,
+        context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let schema = Arc::clone(&self.schema);
+        if let Some(tokens) = &self.tokens {
+            return self.execute_tokens(tokens.execute(partition, context)?);
+        }
         let Some(stream) = self.take_stream(partition)? else {
             let empty = futures::stream::empty();
             return Ok(Box::pin(RecordBatchStreamAdapter::new(schema, empty)));
         };
-        let counts_only = schema.fields().is_empty();
-        let out_schema = Arc::clone(&schema);
-        let batches = stream.map(move |item| {
-            let batch = item.map_err(to_df_error)?;
-            if !counts_only {
-                return Ok(batch);
-            }
-            let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-            Ok(RecordBatch::try_new_with_options(
-                Arc::clone(&out_schema),
-                Vec::new(),
-                &options,
-            )?)
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
+        Ok(self.output(stream))
     }
 
     fn statistics_from_inputs(

@@ -26,6 +26,7 @@ pub use actions::{
     Add, AddStats, CommitInfo, DeletionVectorDescriptor, Format, Metadata, ParsedStats,
     PartitionValues, Protocol, Remove,
 };
+pub(crate) use protocol::validate_reader_protocol;
 pub use protocol::SUPPORTED_READER_FEATURES;
 
 // The sans-io loader, for programs that bring their own I/O: poll it for requests, push the

@@ -19,6 +19,10 @@ mod corpus_load;
 mod datafusion_sql;
 mod deletion_vectors;
 mod deletion_vectors_corpus;
+#[cfg(feature = "distributed")]
+mod distributed_ballista;
+#[cfg(feature = "distributed")]
+mod distributed_codec;
 mod hostile_input;
 mod hostile_limits;
 #[cfg(feature = "serve")]

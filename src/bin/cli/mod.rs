@@ -1,5 +1,9 @@
 //! Argument parsing and dispatch of the `dar` commands.
 
+#[cfg(feature = "distributed")]
+mod cluster;
+#[cfg(feature = "distributed")]
+mod cluster_bench;
 mod export;
 mod head;
 mod info;
@@ -45,6 +49,10 @@ enum Command {
     /// Run a SQL query over tables registered by name (DataFusion).
     #[cfg(feature = "datafusion")]
     Sql(sql::SqlArgs),
+    /// A Ballista scheduler or executor that reads Delta tables.
+    #[cfg(feature = "distributed")]
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
 }
 
 /// Which table, which version, how to print.
@@ -127,6 +135,8 @@ async fn run(command: Command) -> Result<(), DeltaError> {
         }
         #[cfg(feature = "datafusion")]
         Command::Sql(args) => sql::run_sql(&args).await,
+        #[cfg(feature = "distributed")]
+        Command::Cluster(command) => cluster::run_cluster(&command).await,
     }
 }
 

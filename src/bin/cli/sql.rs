@@ -5,7 +5,7 @@
 use arrow_array::RecordBatch;
 use clap::Args;
 use datafusion::execution::context::SQLOptions;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{DataFrame, SessionContext};
 use delta_arrow_reader::datafusion::{register_table, ScanOptions};
 use delta_arrow_reader::{DeltaError, DeltaTableBuilder, Phase};
 
@@ -26,6 +26,37 @@ pub struct SqlArgs {
     /// Print CSV with a header row instead of a grid.
     #[arg(long)]
     pub csv: bool,
+    /// Run the query on a Ballista cluster of N executors started on loopback for it (the
+    /// scheduler in this process, each executor a child process).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "N")]
+    pub executors: Option<usize>,
+    /// Tasks each executor runs at once (with --executors).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "K", default_value_t = 2, requires = "executors")]
+    pub tasks_per_executor: usize,
+    /// Run the query on the Ballista scheduler at HOST:PORT, whose executors have the Delta
+    /// codec (`dar cluster executor`).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "executors")]
+    pub scheduler: Option<std::net::SocketAddr>,
+    /// The distributed engine (with --executors or --scheduler).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_enum, default_value = "ballista")]
+    pub engine: Engine,
+    /// Partitions to plan the query for (with --scheduler; default: 2 per executor
+    /// registered).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<usize>,
+}
+
+/// The engine a distributed query runs on.
+#[cfg(feature = "distributed")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// Apache DataFusion Ballista.
+    Ballista,
 }
 
 fn invalid(reason: String) -> DeltaError {
@@ -52,9 +83,9 @@ fn from_df(e: datafusion::error::DataFusionError) -> DeltaError {
     }
 }
 
-/// Registers the tables, runs the query and prints its result.
-pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
-    let ctx = SessionContext::new();
+/// Registers the tables in `ctx`, plans the query there (refusing anything but queries) and
+/// gives its DataFusion frame.
+async fn plan(ctx: &SessionContext, args: &SqlArgs) -> Result<DataFrame, DeltaError> {
     let storage = super::parse_options(&args.options)?;
     for spec in &args.tables {
         let (name, location) = spec
@@ -65,7 +96,7 @@ pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
             .with_storage_options(storage.clone())
             .load_table_with_eager_scan_metadata()
             .await?;
-        register_table(&ctx, name.trim(), table, ScanOptions::default()).map_err(from_df)?;
+        register_table(ctx, name.trim(), table, ScanOptions::default()).map_err(from_df)?;
     }
     // A read tool: DDL (CREATE, DROP), DML (INSERT, COPY … TO, which writes files) and
     // other statements (SET, PREPARE) are refused before anything runs.
@@ -73,11 +104,70 @@ pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
         .with_allow_ddl(false)
         .with_allow_dml(false)
         .with_allow_statements(false);
-    let frame = ctx
-        .sql_with_options(&args.query, read_only)
+    ctx.sql_with_options(&args.query, read_only)
+        .await
+        .map_err(from_df)
+}
+
+/// Runs the query here, or on a cluster when asked to.
+async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
+    #[cfg(feature = "distributed")]
+    if args.executors.is_some() || args.scheduler.is_some() {
+        return distributed(args).await;
+    }
+    let ctx = SessionContext::new();
+    plan(&ctx, args).await?.collect().await.map_err(from_df)
+}
+
+/// Runs the query on Ballista: a loopback cluster started for it, or the given scheduler.
+#[cfg(feature = "distributed")]
+async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
+    use delta_arrow_reader::distributed::ballista::{ballista_session_config, execute_on_ballista};
+    use futures::TryStreamExt;
+    let Engine::Ballista = args.engine;
+    let (cluster, url, partitions) = match (args.executors, args.scheduler) {
+        (Some(0), _) => return Err(invalid("--executors must be at least 1".into())),
+        (_, _) if args.tasks_per_executor == 0 => {
+            return Err(invalid("--tasks-per-executor must be at least 1".into()))
+        }
+        (Some(n), _) => {
+            let cluster =
+                super::cluster::LocalCluster::start(n, args.tasks_per_executor, false).await?;
+            let url = cluster.scheduler.url();
+            (Some(cluster), url, n * args.tasks_per_executor)
+        }
+        (None, Some(address)) => (
+            None,
+            format!("http://{address}"),
+            args.partitions.unwrap_or(2),
+        ),
+        (None, None) => return Err(invalid("no cluster to run on".into())),
+    };
+    if partitions == 0 {
+        return Err(invalid("--partitions must be at least 1".into()));
+    }
+    let config = ballista_session_config().with_target_partitions(partitions);
+    let ctx = SessionContext::new_with_config(config.clone());
+    let physical = plan(&ctx, args)
+        .await?
+        .create_physical_plan()
         .await
         .map_err(from_df)?;
-    let batches = frame.collect().await.map_err(from_df)?;
+    let stream = execute_on_ballista(&url, physical, config)
+        .await
+        .map_err(|e| {
+            invalid(format!(
+                "the Ballista scheduler at {url} did not run the query: {e}"
+            ))
+        })?;
+    let batches = stream.try_collect().await.map_err(from_df)?;
+    drop(cluster);
+    Ok(batches)
+}
+
+/// Registers the tables, runs the query and prints its result.
+pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
+    let batches = result(args).await?;
     if args.json {
         super::terminal::print_data(&lines(&batches, Output::Json)?);
     } else if args.csv {

@@ -1,0 +1,215 @@
+//! `dar cluster scheduler` and `dar cluster executor`: a Ballista scheduler and executor with
+//! the Delta codec installed (feature `distributed`), and the loopback cluster `dar sql
+//! --executors N` starts from them: the scheduler on its own runtime, each executor a child
+//! process of this same program.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use std::sync::{Arc, Mutex};
+
+use delta_arrow_reader::distributed::ballista::{run_executor, BallistaScheduler, ExecutorOptions};
+use delta_arrow_reader::distributed::{TaskReport, TaskReporter};
+use delta_arrow_reader::DeltaError;
+
+/// `dar cluster …`.
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Run a Ballista scheduler that can schedule plans reading Delta tables.
+    Scheduler(SchedulerArgs),
+    /// Run a Ballista executor that can read Delta tables, registered with a scheduler.
+    Executor(ExecutorArgs),
+    /// Rows per second of a query on loopback clusters of 1, 2, 4 … executors, with each
+    /// executor's share of the work.
+    Bench(super::cluster_bench::BenchArgs),
+}
+
+/// Arguments of `dar cluster scheduler`.
+#[derive(Debug, Args)]
+pub struct SchedulerArgs {
+    /// Address to listen on (port 0: a free one, printed).
+    #[arg(long, default_value = "127.0.0.1:50050")]
+    pub bind: SocketAddr,
+}
+
+/// Arguments of `dar cluster executor`.
+#[derive(Debug, Args)]
+pub struct ExecutorArgs {
+    /// The scheduler's address, HOST:PORT.
+    #[arg(long)]
+    pub scheduler: SocketAddr,
+    /// Host to listen on and advertise to the scheduler and the other executors.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port of the Flight service (shuffle data); 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    pub flight_port: u16,
+    /// Port of the gRPC service; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    pub grpc_port: u16,
+    /// Tasks run at once (default: the machine's cores).
+    #[arg(long)]
+    pub concurrent_tasks: Option<usize>,
+    /// Directory for shuffle files (default: a new temporary directory).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// Print one JSON line per finished task on stdout: its stage, time and what its Delta
+    /// scans read.
+    #[arg(long)]
+    pub report_tasks: bool,
+}
+
+fn failed(e: impl std::fmt::Display) -> DeltaError {
+    DeltaError::InvalidArgument {
+        reason: e.to_string(),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Runs `dar cluster …` until the process is stopped.
+pub async fn run_cluster(command: &ClusterCommand) -> Result<(), DeltaError> {
+    match command {
+        ClusterCommand::Scheduler(args) => {
+            let scheduler = BallistaScheduler::start(args.bind).await.map_err(failed)?;
+            println!("scheduler listening on {}", scheduler.address());
+            // Serves until the process is stopped.
+            std::future::pending::<()>().await;
+            Ok(())
+        }
+        ClusterCommand::Executor(args) => run_executor(ExecutorOptions {
+            scheduler: args.scheduler,
+            host: args.host.clone(),
+            flight_port: args.flight_port,
+            grpc_port: args.grpc_port,
+            concurrent_tasks: args.concurrent_tasks.unwrap_or_else(cores),
+            work_dir: args.work_dir.clone(),
+            reporter: args.report_tasks.then(|| {
+                let print: TaskReporter = Arc::new(|report: &TaskReport| {
+                    if let Ok(line) = serde_json::to_string(report) {
+                        println!("{line}");
+                    }
+                });
+                print
+            }),
+        })
+        .await
+        .map_err(failed),
+        ClusterCommand::Bench(args) => super::cluster_bench::run_bench(args).await,
+    }
+}
+
+/// A scheduler on this process and executors as child processes, all on loopback; the
+/// children are stopped when it is dropped.
+pub struct LocalCluster {
+    pub scheduler: BallistaScheduler,
+    children: Vec<Child>,
+    /// With reports on: every task report so far, with the index of its executor.
+    reports: Arc<Mutex<Vec<(usize, TaskReport)>>>,
+}
+
+impl LocalCluster {
+    /// Starts the scheduler and `executors` executors running `tasks` tasks each, and waits
+    /// until every executor has registered.
+    pub async fn start(
+        executors: usize,
+        tasks: usize,
+        report: bool,
+    ) -> Result<LocalCluster, DeltaError> {
+        let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+        let scheduler = BallistaScheduler::start(loopback).await.map_err(failed)?;
+        let program = std::env::current_exe().map_err(failed)?;
+        let mut cluster = LocalCluster {
+            scheduler,
+            children: Vec::new(),
+            reports: Arc::new(Mutex::new(Vec::new())),
+        };
+        for index in 0..executors {
+            let mut command = Command::new(&program);
+            command
+                .args(["cluster", "executor", "--scheduler"])
+                .arg(cluster.scheduler.address().to_string())
+                .args(["--concurrent-tasks", &tasks.to_string()])
+                .stdin(Stdio::null())
+                .stdout(if report {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
+                .stderr(Stdio::inherit());
+            if report {
+                command.arg("--report-tasks");
+            }
+            let mut child = command
+                .spawn()
+                .map_err(|e| failed(format!("cannot start an executor: {e}")))?;
+            if let Some(out) = child.stdout.take() {
+                let reports = Arc::clone(&cluster.reports);
+                std::thread::spawn(move || collect_reports(index, out, &reports));
+            }
+            cluster.children.push(child);
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let registered = cluster.scheduler.executors().await.len();
+            if registered >= executors {
+                break;
+            }
+            let exited = cluster
+                .children
+                .iter_mut()
+                .find_map(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
+                return Err(failed(format!(
+                    "an executor exited before it registered ({status})"
+                )));
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(failed(format!(
+                    "{registered} of {executors} executors registered within 60 s"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(cluster)
+    }
+
+    /// The task reports received so far (with reports on), and forgets them.
+    pub fn take_reports(&self) -> Vec<(usize, TaskReport)> {
+        self.reports
+            .lock()
+            .map(|mut r| std::mem::take(&mut *r))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Reads an executor's report lines until its output ends.
+fn collect_reports(
+    index: usize,
+    out: std::process::ChildStdout,
+    reports: &Mutex<Vec<(usize, TaskReport)>>,
+) {
+    use std::io::BufRead;
+    for line in std::io::BufReader::new(out).lines() {
+        let Ok(line) = line else { break };
+        if let Ok(report) = serde_json::from_str::<TaskReport>(&line) {
+            if let Ok(mut all) = reports.lock() {
+                all.push((index, report));
+            }
+        }
+    }
+}

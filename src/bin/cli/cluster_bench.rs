@@ -1,0 +1,193 @@
+//! `dar cluster bench`: how a query scales over loopback Ballista clusters of 1, 2, 4 …
+//! executors (feature `distributed`).
+//!
+//! For each cluster size the query is planned on this process (the log is read once, before
+//! any timing) and run `--repeat` times; the table shows the median wall time, the rows the
+//! Delta scans read per second, and per executor the tasks it ran, the Delta file tasks, the
+//! bytes read and the busy time its tasks reported (see `ReportingEngine`). On a machine with
+//! fewer cores than task slots the processes share the cores, so the wall time stops falling
+//! there; the busy time over the slots says what a machine with a core per slot would take.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use datafusion::prelude::SessionContext;
+use delta_arrow_reader::datafusion::{register_table, ScanOptions};
+use delta_arrow_reader::distributed::ballista::{ballista_session_config, execute_on_ballista};
+use delta_arrow_reader::{DeltaError, DeltaTable, DeltaTableBuilder};
+use futures::TryStreamExt;
+
+use super::cluster::LocalCluster;
+
+/// Arguments of `dar cluster bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The table (path or URL), registered as `t`.
+    pub table: String,
+    /// Cluster sizes to run, comma separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 4])]
+    pub executors: Vec<usize>,
+    /// Tasks each executor runs at once.
+    #[arg(long, default_value_t = 1)]
+    pub tasks_per_executor: usize,
+    /// The query (default: counts every column of `t`, so every column is read and little
+    /// comes back).
+    #[arg(long)]
+    pub query: Option<String>,
+    /// Runs per cluster size (the median is shown).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Storage option KEY=VALUE (repeatable).
+    #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+}
+
+fn invalid(reason: impl Into<String>) -> DeltaError {
+    DeltaError::InvalidArgument {
+        reason: reason.into(),
+    }
+}
+
+/// What one executor did in one run.
+#[derive(Debug, Default, Clone)]
+struct Share {
+    tasks: u64,
+    file_tasks: u64,
+    bytes: u64,
+    rows: u64,
+    busy: Duration,
+}
+
+/// Counts every column: each is read, one row comes back.
+fn default_query(table: &DeltaTable) -> String {
+    let mut terms = vec!["count(*)".to_string()];
+    for f in table.schema().fields() {
+        terms.push(format!("count(\"{}\")", f.name().replace('"', "\"\"")));
+    }
+    format!("SELECT {} FROM t", terms.join(", "))
+}
+
+/// Runs the benchmark and prints its table.
+pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
+    if args.executors.is_empty() || args.executors.contains(&0) {
+        return Err(invalid("--executors must list sizes of at least 1"));
+    }
+    if args.tasks_per_executor == 0 || args.repeat == 0 {
+        return Err(invalid(
+            "--tasks-per-executor and --repeat must be at least 1",
+        ));
+    }
+    let table = DeltaTableBuilder::new(&args.table)
+        .with_storage_options(super::parse_options(&args.options)?)
+        .load_table_with_eager_scan_metadata()
+        .await?;
+    let query = args.query.clone().unwrap_or_else(|| default_query(&table));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("table    {}", table.location());
+    println!("query    {query}");
+    println!(
+        "machine  {cores} cores; {} task(s) per executor; median of {} run(s)\n",
+        args.tasks_per_executor, args.repeat
+    );
+    println!(
+        "{:>9} {:>7} {:>9} {:>12}   {:>8} {:>6} {:>10} {:>10} {:>8}",
+        "executors",
+        "slots",
+        "wall s",
+        "rows/s",
+        "executor",
+        "tasks",
+        "file tasks",
+        "MiB read",
+        "busy s"
+    );
+    for &n in &args.executors {
+        let slots = n * args.tasks_per_executor;
+        let cluster = LocalCluster::start(n, args.tasks_per_executor, true).await?;
+        let mut runs = Vec::new();
+        for _ in 0..args.repeat {
+            runs.push(run_once(&cluster, &table, &query, slots, n).await?);
+        }
+        runs.sort_by_key(|(wall, _)| *wall);
+        let Some((wall, shares)) = runs.get(runs.len() / 2).cloned() else {
+            continue;
+        };
+        let rows: u64 = shares.values().map(|s| s.rows).sum();
+        let busy: Duration = shares.values().map(|s| s.busy).sum();
+        let rate = rows as f64 / wall.as_secs_f64().max(1e-9);
+        for (i, (executor, share)) in shares.iter().enumerate() {
+            let (head_n, head_slots, head_wall, head_rate) = if i == 0 {
+                (
+                    n.to_string(),
+                    slots.to_string(),
+                    format!("{:.3}", wall.as_secs_f64()),
+                    format!("{rate:.0}"),
+                )
+            } else {
+                Default::default()
+            };
+            println!(
+                "{head_n:>9} {head_slots:>7} {head_wall:>9} {head_rate:>12}   {:>8} {:>6} {:>10} {:>10.1} {:>8.3}",
+                format!("e{}", executor + 1),
+                share.tasks,
+                share.file_tasks,
+                share.bytes as f64 / (1024.0 * 1024.0),
+                share.busy.as_secs_f64()
+            );
+        }
+        println!(
+            "{:>41}busy over {slots} slot(s): {:.3} s (the wall time with a core per slot){}",
+            "",
+            busy.as_secs_f64() / slots as f64,
+            if slots > cores {
+                format!("; {slots} slots share {cores} cores here")
+            } else {
+                String::new()
+            }
+        );
+        drop(cluster);
+    }
+    Ok(())
+}
+
+/// One run: plans, submits and collects the query; the wall time and each executor's share.
+async fn run_once(
+    cluster: &LocalCluster,
+    table: &DeltaTable,
+    query: &str,
+    slots: usize,
+    executors: usize,
+) -> Result<(Duration, BTreeMap<usize, Share>), DeltaError> {
+    let df = |e: datafusion::error::DataFusionError| invalid(format!("query failed: {e}"));
+    let config = ballista_session_config().with_target_partitions(slots);
+    let ctx = SessionContext::new_with_config(config.clone());
+    register_table(&ctx, "t", table.clone(), ScanOptions::default()).map_err(df)?;
+    let _ = cluster.take_reports();
+    let start = Instant::now();
+    let plan = ctx
+        .sql(query)
+        .await
+        .map_err(df)?
+        .create_physical_plan()
+        .await
+        .map_err(df)?;
+    let stream = execute_on_ballista(&cluster.scheduler.url(), plan, config)
+        .await
+        .map_err(df)?;
+    let _batches: Vec<_> = stream.try_collect().await.map_err(df)?;
+    let wall = start.elapsed();
+    // Reports travel through the executors' output: wait briefly for the last ones.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut shares: BTreeMap<usize, Share> =
+        (0..executors).map(|i| (i, Share::default())).collect();
+    for (executor, r) in cluster.take_reports() {
+        let s = shares.entry(executor).or_default();
+        s.tasks += 1;
+        s.file_tasks += r.delta_file_tasks;
+        s.bytes += r.delta_bytes;
+        s.rows += r.delta_rows;
+        s.busy += Duration::from_micros(r.micros);
+    }
+    Ok((wall, shares))
+}

@@ -1,0 +1,376 @@
+//! Delta scans on a real Ballista cluster on loopback (feature `distributed`): a scheduler
+//! in the test process and executors as `dar cluster executor` processes.
+//!
+//! - `dar sql --scheduler` and `dar sql --executors 2` give the rows `dar sql` gives in one
+//!   process: counts and sums over corpus tables with deletion vectors, column mapping and
+//!   partitions, and a join with a group-by across two Delta tables;
+//! - the work is spread: both executors run tasks of one query;
+//! - an executor killed in the middle of a query: the scheduler runs its tasks again on the
+//!   other one and the result is right, or the query fails with an error; never other rows.
+
+use crate::common;
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use datafusion::prelude::SessionContext;
+use delta_arrow_reader::datafusion::{register_table, ScanOptions};
+use delta_arrow_reader::distributed::ballista::{
+    ballista_session_config, execute_on_ballista, BallistaScheduler,
+};
+use delta_arrow_reader::fixture::TableWriter;
+use delta_arrow_reader::DeltaTableBuilder;
+use futures::TryStreamExt;
+use serde_json::json;
+
+const DV: &str = "golden__dv-partitioned-with-checkpoint";
+const LETTERS: &str = "dat__basic_partitioned";
+const MAPPED: &str = "golden__table-with-columnmapping-mode-name";
+const DV_LOGS: &str = "deltars__table_with_deletion_logs";
+
+/// Executor processes, killed when dropped.
+struct Executors(Vec<Child>);
+
+impl Drop for Executors {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn start_executors(scheduler: SocketAddr, n: usize) -> Executors {
+    Executors(
+        (0..n)
+            .map(|_| {
+                Command::new(env!("CARGO_BIN_EXE_dar"))
+                    .args(["cluster", "executor", "--concurrent-tasks", "2"])
+                    .arg("--scheduler")
+                    .arg(scheduler.to_string())
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("cannot start an executor: {e}"))
+            })
+            .collect(),
+    )
+}
+
+async fn cluster(n: usize) -> (BallistaScheduler, Executors) {
+    let scheduler = BallistaScheduler::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let executors = start_executors(scheduler.address(), n);
+    scheduler
+        .wait_for_executors(n, Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (scheduler, executors)
+}
+
+fn dar(args: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dar"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("dar: {e}"))
+}
+
+/// `dar sql --csv` with `extra` arguments: its sorted lines.
+fn sql_lines(query: &str, tables: &[(&str, &str)], extra: &[String]) -> Vec<String> {
+    let mut args = vec!["sql".to_string(), "--csv".into(), query.into()];
+    for (name, table) in tables {
+        args.push("--table".into());
+        args.push(format!("{name}={}", common::table_dir(table).display()));
+    }
+    args.extend(extra.iter().cloned());
+    let out = dar(&args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+const QUERIES: &[(&str, &[(&str, &str)])] = &[
+    ("SELECT count(*) AS n, sum(col1) AS s FROM d", &[("d", DV)]),
+    (
+        "SELECT part, count(*) AS n, sum(col1) AS s, max(col2) AS m FROM d GROUP BY part",
+        &[("d", DV)],
+    ),
+    (
+        "SELECT count(*) AS n, sum(\"LongType\") AS s, min(\"StringType\") AS m FROM m",
+        &[("m", MAPPED)],
+    ),
+    (
+        "SELECT letter, count(*) AS n, sum(number) AS s FROM l GROUP BY letter",
+        &[("l", LETTERS)],
+    ),
+    ("SELECT count(*) AS n FROM g", &[("g", DV_LOGS)]),
+    (
+        "SELECT l.letter, count(*) AS n, sum(d.col1) AS s \
+         FROM d JOIN l ON d.part = l.number GROUP BY l.letter",
+        &[("d", DV), ("l", LETTERS)],
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_on_two_executors_equal_one_process() {
+    let (scheduler, _executors) = cluster(2).await;
+    let remote = vec!["--scheduler".to_string(), scheduler.address().to_string()];
+    for (query, tables) in QUERIES {
+        let local = sql_lines(query, tables, &[]);
+        assert!(local.len() >= 2, "{query}: {local:?}");
+        let distributed = sql_lines(query, tables, &remote);
+        assert_eq!(distributed, local, "{query}");
+    }
+    // The cluster `dar sql --executors` starts itself gives the same.
+    let (query, tables) = QUERIES[QUERIES.len() - 1];
+    let own = ["--executors".to_string(), "2".into()];
+    assert_eq!(
+        sql_lines(query, tables, &own),
+        sql_lines(query, tables, &[])
+    );
+}
+
+#[test]
+fn bad_cluster_arguments_are_refused() {
+    let table = format!("t={}", common::table_dir(DV).display());
+    for (extra, expected) in [
+        (vec!["--executors", "0"], "at least 1"),
+        (
+            vec!["--executors", "1", "--tasks-per-executor", "0"],
+            "at least 1",
+        ),
+        (
+            vec!["--scheduler", "127.0.0.1:1"],
+            "the Ballista scheduler at http://127.0.0.1:1",
+        ),
+    ] {
+        let mut args: Vec<String> = vec!["sql".into(), "SELECT 1".into(), "--table".into()];
+        args.push(table.clone());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let out = dar(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?}");
+        assert!(err.contains(expected), "{extra:?}: {err}");
+    }
+}
+
+/// A table big enough that a shuffle query takes a while: `files` files of `rows` rows,
+/// `k` with many distinct values.
+fn big_table(files: usize, rows: usize) -> tempfile::TempDir {
+    let schema = json!({"type": "struct", "fields": [
+        {"name": "k", "type": "long", "nullable": true, "metadata": {}},
+        {"name": "v", "type": "long", "nullable": true, "metadata": {}},
+        {"name": "s", "type": "string", "nullable": true, "metadata": {}}]});
+    let arrow = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, true),
+        Field::new("v", DataType::Int64, true),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let mut w = TableWriter::new();
+    let mut actions = TableWriter::create_actions(
+        &schema,
+        &[],
+        json!({}),
+        json!({"minReaderVersion": 1, "minWriterVersion": 2}),
+    );
+    for f in 0..files {
+        let base = (f * rows) as i64;
+        let k: Vec<i64> = (0..rows as i64).map(|i| (base + i) % 50_000).collect();
+        let v: Vec<i64> = (0..rows as i64).map(|i| base + i).collect();
+        let s: Vec<String> = (0..rows).map(|i| format!("row-{}", i % 977)).collect();
+        let batch = RecordBatch::try_new(
+            Arc::clone(&arrow),
+            vec![
+                Arc::new(Int64Array::from(k)),
+                Arc::new(Int64Array::from(v)),
+                Arc::new(StringArray::from(s)),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let add = w
+            .write_data_file(&format!("part-{f:03}.parquet"), &batch, json!({}), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        actions.push(add);
+    }
+    w.commit("WRITE", actions);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    w.write_to_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+async fn planned(
+    table: &std::path::Path,
+    query: &str,
+    partitions: usize,
+) -> (
+    SessionContext,
+    Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) {
+    let config = ballista_session_config().with_target_partitions(partitions);
+    let ctx = SessionContext::new_with_config(config);
+    let t = DeltaTableBuilder::new(table.to_string_lossy())
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    register_table(&ctx, "t", t, ScanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = ctx
+        .sql(query)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .create_physical_plan()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (ctx, plan)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_executor_killed_mid_query_never_gives_other_rows() {
+    let dir = big_table(16, 60_000);
+    let query = "SELECT k % 1000 AS g, count(*) AS n, sum(v) AS s, count(DISTINCT s) AS d \
+                 FROM t GROUP BY k % 1000";
+    // The single-process result.
+    let (ctx, plan) = planned(dir.path(), query, 4).await;
+    let expected = common::sorted_rows(
+        &datafusion::physical_plan::collect(plan, ctx.task_ctx())
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    assert_eq!(expected.len(), 1000);
+    // Executors that report each finished task on stdout: the kill comes right after the
+    // first task of the query ends, while the others still run or wait.
+    let scheduler = BallistaScheduler::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (sender, first_report) = std::sync::mpsc::channel::<usize>();
+    let mut executors = Executors(Vec::new());
+    for index in 0..2 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+            .args([
+                "cluster",
+                "executor",
+                "--concurrent-tasks",
+                "1",
+                "--report-tasks",
+            ])
+            .arg("--scheduler")
+            .arg(scheduler.address().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start an executor: {e}"));
+        let out = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let sender = sender.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if line.starts_with('{') {
+                    let _ = sender.send(index);
+                }
+            }
+        });
+        executors.0.push(child);
+    }
+    scheduler
+        .wait_for_executors(2, Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (_ctx, plan) = planned(dir.path(), query, 8).await;
+    let url = scheduler.url();
+    let config = ballista_session_config().with_target_partitions(8);
+    let run = tokio::spawn(async move {
+        let stream = execute_on_ballista(&url, plan, config).await?;
+        stream.try_collect::<Vec<RecordBatch>>().await
+    });
+    let reporter =
+        tokio::task::spawn_blocking(move || first_report.recv_timeout(Duration::from_secs(60)))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|e| panic!("no task finished within 60 s: {e}"));
+    // The executor that just finished a task holds its shuffle output: the harder loss.
+    let victim = executors.0.remove(reporter);
+    drop(Executors(vec![victim]));
+    assert!(
+        !run.is_finished(),
+        "the query ended before the kill: make it longer"
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .unwrap_or_else(|_| panic!("the query did not end within 120 s of the kill"))
+        .unwrap_or_else(|e| panic!("the query task panicked: {e}"));
+    match outcome {
+        Ok(batches) => assert_eq!(common::sorted_rows(&batches), expected),
+        Err(e) => {
+            // Failing is allowed; the error must say what happened.
+            let text = e.to_string();
+            assert!(!text.is_empty());
+            eprintln!("the query failed after the kill: {text}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_logical_path_plans_on_the_scheduler_at_the_pinned_version() {
+    use ballista_core::extension::SessionStateExt;
+    use datafusion::execution::SessionStateBuilder;
+
+    let (scheduler, _executors) = cluster(2).await;
+    // Pinned to an older version: the scheduler must read that one, not the newest.
+    let table = common::table_dir(DV);
+    let old = DeltaTableBuilder::new(table.to_string_lossy())
+        .with_version(3)
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let newest = DeltaTableBuilder::new(table.to_string_lossy())
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let query = "SELECT count(*) AS n FROM t";
+    let local = |t: delta_arrow_reader::DeltaTable| async move {
+        let ctx = SessionContext::new();
+        register_table(&ctx, "t", t, ScanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let batches = ctx
+            .sql(query)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        common::sorted_rows(&batches)
+    };
+    let (expected, newest_rows) = (local(old.clone()).await, local(newest).await);
+    assert_ne!(
+        expected, newest_rows,
+        "pick versions with different row counts"
+    );
+
+    let state = SessionStateBuilder::new()
+        .with_config(ballista_session_config().with_target_partitions(4))
+        .with_default_features()
+        .build()
+        .upgrade_for_ballista(scheduler.url())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ctx = SessionContext::new_with_state(state);
+    register_table(&ctx, "t", old, ScanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let batches = ctx
+        .sql(query)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(common::sorted_rows(&batches), expected);
+}
