@@ -85,7 +85,11 @@ fn from_df(e: datafusion::error::DataFusionError) -> DeltaError {
 
 /// Registers the tables in `ctx`, plans the query there (refusing anything but queries) and
 /// gives its DataFusion frame.
-async fn plan(ctx: &SessionContext, args: &SqlArgs) -> Result<DataFrame, DeltaError> {
+async fn plan(
+    ctx: &SessionContext,
+    args: &SqlArgs,
+    options: &ScanOptions,
+) -> Result<DataFrame, DeltaError> {
     let storage = super::parse_options(&args.options)?;
     for spec in &args.tables {
         let (name, location) = spec
@@ -96,7 +100,7 @@ async fn plan(ctx: &SessionContext, args: &SqlArgs) -> Result<DataFrame, DeltaEr
             .with_storage_options(storage.clone())
             .load_table_with_eager_scan_metadata()
             .await?;
-        register_table(ctx, name.trim(), table, ScanOptions::default()).map_err(from_df)?;
+        register_table(ctx, name.trim(), table, options.clone()).map_err(from_df)?;
     }
     // A read tool: DDL (CREATE, DROP), DML (INSERT, COPY … TO, which writes files) and
     // other statements (SET, PREPARE) are refused before anything runs.
@@ -116,7 +120,11 @@ async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
         return distributed(args).await;
     }
     let ctx = SessionContext::new();
-    plan(&ctx, args).await?.collect().await.map_err(from_df)
+    plan(&ctx, args, &ScanOptions::default())
+        .await?
+        .collect()
+        .await
+        .map_err(from_df)
 }
 
 /// Runs the query on Ballista: a loopback cluster started for it, or the given scheduler.
@@ -148,7 +156,12 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     }
     let config = ballista_session_config().with_target_partitions(partitions);
     let ctx = SessionContext::new_with_config(config.clone());
-    let physical = plan(&ctx, args)
+    // The scans are split for the cluster's slots, not for this machine's cores.
+    let options = ScanOptions {
+        target_partitions: Some(partitions),
+        ..ScanOptions::default()
+    };
+    let physical = plan(&ctx, args, &options)
         .await?
         .create_physical_plan()
         .await
