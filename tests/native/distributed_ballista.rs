@@ -22,6 +22,7 @@ use delta_arrow_reader::datafusion::{register_table, ScanOptions};
 use delta_arrow_reader::distributed::ballista::{
     ballista_session_config, execute_on_ballista, BallistaScheduler,
 };
+use delta_arrow_reader::distributed::TaskReport;
 use delta_arrow_reader::fixture::TableWriter;
 use delta_arrow_reader::DeltaTableBuilder;
 use futures::TryStreamExt;
@@ -211,6 +212,44 @@ fn big_table(files: usize, rows: usize) -> tempfile::TempDir {
     dir
 }
 
+/// Executors that report each finished task on stdout (`--report-tasks`), one task slot
+/// each; the reports arrive on the channel with the index of their executor.
+fn reporting_executors(
+    scheduler: SocketAddr,
+    n: usize,
+) -> (Executors, std::sync::mpsc::Receiver<(usize, TaskReport)>) {
+    let (sender, reports) = std::sync::mpsc::channel();
+    let mut executors = Executors(Vec::new());
+    for index in 0..n {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+            .args([
+                "cluster",
+                "executor",
+                "--concurrent-tasks",
+                "1",
+                "--report-tasks",
+            ])
+            .arg("--scheduler")
+            .arg(scheduler.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start an executor: {e}"));
+        let out = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let sender = sender.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if let Ok(report) = serde_json::from_str::<TaskReport>(&line) {
+                    let _ = sender.send((index, report));
+                }
+            }
+        });
+        executors.0.push(child);
+    }
+    (executors, reports)
+}
+
 async fn planned(
     table: &std::path::Path,
     query: &str,
@@ -225,7 +264,12 @@ async fn planned(
         .load_table()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    register_table(&ctx, "t", t, ScanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    // Split for the cluster's slots, not this machine's cores.
+    let options = ScanOptions {
+        target_partitions: Some(partitions),
+        ..ScanOptions::default()
+    };
+    register_table(&ctx, "t", t, options).unwrap_or_else(|e| panic!("{e}"));
     let plan = ctx
         .sql(query)
         .await
@@ -254,35 +298,7 @@ async fn an_executor_killed_mid_query_never_gives_other_rows() {
     let scheduler = BallistaScheduler::start(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let (sender, first_report) = std::sync::mpsc::channel::<usize>();
-    let mut executors = Executors(Vec::new());
-    for index in 0..2 {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
-            .args([
-                "cluster",
-                "executor",
-                "--concurrent-tasks",
-                "1",
-                "--report-tasks",
-            ])
-            .arg("--scheduler")
-            .arg(scheduler.address().to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start an executor: {e}"));
-        let out = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let sender = sender.clone();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                if line.starts_with('{') {
-                    let _ = sender.send(index);
-                }
-            }
-        });
-        executors.0.push(child);
-    }
+    let (mut executors, reports) = reporting_executors(scheduler.address(), 2);
     scheduler
         .wait_for_executors(2, Duration::from_secs(60))
         .await
@@ -294,11 +310,11 @@ async fn an_executor_killed_mid_query_never_gives_other_rows() {
         let stream = execute_on_ballista(&url, plan, config).await?;
         stream.try_collect::<Vec<RecordBatch>>().await
     });
-    let reporter =
-        tokio::task::spawn_blocking(move || first_report.recv_timeout(Duration::from_secs(60)))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|e| panic!("no task finished within 60 s: {e}"));
+    let first = tokio::task::spawn_blocking(move || reports.recv_timeout(Duration::from_secs(60)));
+    let (reporter, _) = first
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("no task finished within 60 s: {e}"));
     // The executor that just finished a task holds its shuffle output: the harder loss.
     let victim = executors.0.remove(reporter);
     drop(Executors(vec![victim]));
@@ -373,4 +389,46 @@ async fn the_logical_path_plans_on_the_scheduler_at_the_pinned_version() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(common::sorted_rows(&batches), expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_file_is_read_once_and_the_work_is_spread() {
+    let (files, rows) = (16, 20_000);
+    let dir = big_table(files, rows);
+    let scheduler = BallistaScheduler::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (_executors, reports) = reporting_executors(scheduler.address(), 2);
+    scheduler
+        .wait_for_executors(2, Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let query = "SELECT count(*) AS n, sum(v) AS s FROM t WHERE s <> 'none'";
+    let (_ctx, plan) = planned(dir.path(), query, 8).await;
+    let config = ballista_session_config().with_target_partitions(8);
+    let stream = execute_on_ballista(&scheduler.url(), plan, config)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let batches: Vec<RecordBatch> = stream.try_collect().await.unwrap_or_else(|e| panic!("{e}"));
+    let total = (files * rows) as i64;
+    assert_eq!(
+        common::sorted_rows(&batches),
+        vec![format!("{total}|{}", total * (total - 1) / 2)]
+    );
+    // The reports of every task: each file read once, by both executors between them.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut per_executor = [(0u64, 0u64); 2];
+    while let Ok((index, r)) = reports.try_recv() {
+        assert!(r.succeeded, "{r:?}");
+        per_executor[index].0 += r.delta_file_tasks;
+        per_executor[index].1 += r.delta_rows;
+    }
+    let file_tasks: u64 = per_executor.iter().map(|e| e.0).sum();
+    let rows_read: u64 = per_executor.iter().map(|e| e.1).sum();
+    assert_eq!(file_tasks, files as u64, "{per_executor:?}");
+    assert_eq!(rows_read, total as u64, "{per_executor:?}");
+    assert!(
+        per_executor.iter().all(|e| e.0 > 0),
+        "one executor read nothing: {per_executor:?}"
+    );
 }
