@@ -29,8 +29,9 @@ use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 use tokio::net::TcpListener;
 
-use super::codec::ballista_physical_codec;
+use super::codec::{ballista_physical_codec, ballista_physical_codec_with};
 use super::provider_codec::DeltaLogicalCodec;
+use super::stores::StorageOptions;
 use super::tally::{ReportingEngine, TaskReporter};
 
 /// Seconds between an executor's heartbeats (Ballista's default is 60).
@@ -71,6 +72,15 @@ impl BallistaScheduler {
     /// Starts a scheduler listening on `bind` (port 0: one the system picks), scheduling
     /// tasks round-robin over the executors that pull them.
     pub async fn start(bind: SocketAddr) -> Result<BallistaScheduler> {
+        Self::start_with(bind, StorageOptions::default()).await
+    }
+
+    /// [`start`](Self::start), loading tables of logical plans (see [`DeltaLogicalCodec`])
+    /// with this process's storage `options`.
+    pub async fn start_with(
+        bind: SocketAddr,
+        options: StorageOptions,
+    ) -> Result<BallistaScheduler> {
         let listener = TcpListener::bind(bind)
             .await
             .map_err(|e| ballista(format!("the scheduler cannot listen on {bind}: {e}")))?;
@@ -82,10 +92,10 @@ impl BallistaScheduler {
             Arc::new(default_session_builder),
             config_producer.clone(),
         );
-        let codec = BallistaCodec::new(
-            Arc::new(DeltaLogicalCodec::default()),
-            ballista_physical_codec(),
-        );
+        let logical =
+            Arc::new(DeltaLogicalCodec::default().with_storage_options(Arc::clone(&options)));
+        let physical = ballista_physical_codec_with(Arc::clone(&options));
+        let codec = BallistaCodec::new(logical.clone(), Arc::clone(&physical));
         let config = SchedulerConfig {
             bind_host: address.ip().to_string(),
             external_host: address.ip().to_string(),
@@ -95,8 +105,8 @@ impl BallistaScheduler {
             executor_timeout_seconds: EXECUTOR_TIMEOUT_SECONDS,
             expire_dead_executor_interval_seconds: 1,
             no_executors_grace_period_seconds: EXECUTOR_TIMEOUT_SECONDS,
-            override_physical_codec: Some(ballista_physical_codec()),
-            override_logical_codec: Some(Arc::new(DeltaLogicalCodec::default())),
+            override_physical_codec: Some(physical),
+            override_logical_codec: Some(logical),
             override_config_producer: Some(config_producer),
             ..SchedulerConfig::default()
         };
@@ -194,6 +204,8 @@ pub struct ExecutorOptions {
     pub work_dir: Option<PathBuf>,
     /// Told about every finished task (see [`ReportingEngine`]).
     pub reporter: Option<TaskReporter>,
+    /// Storage options for tables no store registered in the executor's runtime reaches.
+    pub storage_options: StorageOptions,
 }
 
 impl std::fmt::Debug for ExecutorOptions {
@@ -239,8 +251,12 @@ pub async fn run_executor(options: ExecutorOptions) -> Result<()> {
         executor_heartbeat_interval_seconds: EXECUTOR_HEARTBEAT_SECONDS,
         print_thread_info: false,
         special_mod_log_level: "WARN".into(),
-        override_physical_codec: Some(ballista_physical_codec()),
-        override_logical_codec: Some(Arc::new(DeltaLogicalCodec::default())),
+        override_physical_codec: Some(ballista_physical_codec_with(Arc::clone(
+            &options.storage_options,
+        ))),
+        override_logical_codec: Some(Arc::new(
+            DeltaLogicalCodec::default().with_storage_options(Arc::clone(&options.storage_options)),
+        )),
         override_config_producer: Some(Arc::new(ballista_session_config)),
         override_execution_engine: options.reporter.clone().map(|r| {
             let engine: Arc<dyn ballista_executor::execution_engine::ExecutionEngine> =

@@ -20,13 +20,38 @@ use datafusion_proto::physical_plan::{
     ComposedPhysicalExtensionCodec, PhysicalExtensionCodec, PhysicalProtoConverterExtension,
 };
 
-use super::stores::store_from_runtime;
+use super::stores::{store_from_runtime, StorageOptions};
 use super::wire::{decode_scan, encode_scan};
 use crate::datafusion::DeltaScanExec;
 
 /// Encodes and decodes [`DeltaScanExec`] nodes, and nothing else.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct DeltaPhysicalCodec;
+#[derive(Default, Clone)]
+pub struct DeltaPhysicalCodec {
+    /// This process's storage options, for tables no registered store reaches.
+    storage_options: StorageOptions,
+}
+
+impl std::fmt::Debug for DeltaPhysicalCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Option values may be secrets: only their names are shown.
+        let mut names: Vec<&String> = self.storage_options.keys().collect();
+        names.sort();
+        f.debug_struct("DeltaPhysicalCodec")
+            .field("storage_options", &names)
+            .finish()
+    }
+}
+
+impl DeltaPhysicalCodec {
+    /// A codec whose decoded scans reach tables, where no store is registered in the
+    /// runtime, with `options` (see [`store_from_runtime`](super::store_from_runtime)). The options stay in this process:
+    /// nothing encoded carries them.
+    pub fn with_storage_options(options: StorageOptions) -> Self {
+        DeltaPhysicalCodec {
+            storage_options: options,
+        }
+    }
+}
 
 impl PhysicalExtensionCodec for DeltaPhysicalCodec {
     fn try_decode(
@@ -37,7 +62,10 @@ impl PhysicalExtensionCodec for DeltaPhysicalCodec {
         _proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let runtime = ctx.runtime_env();
-        let exec = decode_scan(buf, &|location| store_from_runtime(&runtime, location))?;
+        let options = &self.storage_options;
+        let exec = decode_scan(buf, &|location| {
+            store_from_runtime(&runtime, location, options)
+        })?;
         // The scan always travels with its partition tokens (see `DeltaScanExec`), so an
         // engine that slices a stage's leaves for each task slices them too.
         let tokens = match inputs {
@@ -75,8 +103,14 @@ impl PhysicalExtensionCodec for DeltaPhysicalCodec {
 /// first, Ballista's own codec (its shuffle nodes, then DataFusion's) for every other node.
 /// Install the same codec in the scheduler, every executor and the client.
 pub fn ballista_physical_codec() -> Arc<dyn PhysicalExtensionCodec> {
+    ballista_physical_codec_with(StorageOptions::default())
+}
+
+/// [`ballista_physical_codec`] with this process's storage options (see
+/// [`DeltaPhysicalCodec::with_storage_options`]).
+pub fn ballista_physical_codec_with(options: StorageOptions) -> Arc<dyn PhysicalExtensionCodec> {
     Arc::new(ComposedPhysicalExtensionCodec::new(vec![
-        Arc::new(DeltaPhysicalCodec),
+        Arc::new(DeltaPhysicalCodec::with_storage_options(options)),
         Arc::new(ballista_core::serde::BallistaPhysicalExtensionCodec::default()),
     ]))
 }

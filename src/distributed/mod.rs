@@ -18,10 +18,12 @@ mod tally;
 mod values;
 mod wire;
 
-pub use codec::{ballista_physical_codec, delta_scans, DeltaPhysicalCodec};
+pub use codec::{
+    ballista_physical_codec, ballista_physical_codec_with, delta_scans, DeltaPhysicalCodec,
+};
 pub use provider_codec::{
     DeltaLogicalCodec, PinnedDeltaTableProvider, TABLE_WIRE_FORMAT, TABLE_WIRE_VERSION,
 };
-pub use stores::store_from_runtime;
+pub use stores::{store_from_runtime, StorageOptions};
 pub use tally::{ReportingEngine, TaskReport, TaskReporter};
 pub use wire::{decode_scan, encode_scan, StoreForRoot, SCAN_WIRE_FORMAT, SCAN_WIRE_VERSION};

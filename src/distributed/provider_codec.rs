@@ -27,7 +27,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use serde::{Deserialize, Serialize};
 
-use super::stores::store_from_runtime;
+use super::stores::{store_from_runtime, StorageOptions};
 use super::wire::{
     delta, repartitioning_name, repartitioning_of, to_u64, to_usize, ExecutionWire, OutputTypesWire,
 };
@@ -60,15 +60,35 @@ fn invalid(reason: impl Into<String>) -> DataFusionError {
 }
 
 /// Delta table providers travel as their snapshot; everything else goes to `inner`.
-#[derive(Debug)]
 pub struct DeltaLogicalCodec {
     inner: Arc<dyn LogicalExtensionCodec>,
+    /// This process's storage options, for tables no registered store reaches.
+    storage_options: StorageOptions,
+}
+
+impl std::fmt::Debug for DeltaLogicalCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaLogicalCodec")
+            .field("inner", &self.inner)
+            .field("storage_options", &self.storage_options.len())
+            .finish()
+    }
 }
 
 impl DeltaLogicalCodec {
     /// Hands every node but Delta tables to `inner`.
     pub fn new(inner: Arc<dyn LogicalExtensionCodec>) -> Self {
-        DeltaLogicalCodec { inner }
+        DeltaLogicalCodec {
+            inner,
+            storage_options: StorageOptions::default(),
+        }
+    }
+
+    /// Decoded tables are loaded, where no store is registered in the runtime, with this
+    /// process's `options` (never encoded).
+    pub fn with_storage_options(mut self, options: StorageOptions) -> Self {
+        self.storage_options = options;
+        self
     }
 }
 
@@ -138,6 +158,7 @@ fn decode_provider(buf: &[u8], schema: SchemaRef) -> Result<PinnedDeltaTableProv
         version: wire.snapshot_version,
         options,
         schema,
+        storage_options: StorageOptions::default(),
         loaded: tokio::sync::OnceCell::new(),
     })
 }
@@ -164,7 +185,11 @@ impl LogicalExtensionCodec for DeltaLogicalCodec {
         ctx: &TaskContext,
     ) -> Result<Arc<dyn TableProvider>> {
         if is_ours(buf) {
-            Ok(Arc::new(decode_provider(buf, schema)?))
+            let provider = decode_provider(buf, schema)?;
+            Ok(Arc::new(PinnedDeltaTableProvider {
+                storage_options: Arc::clone(&self.storage_options),
+                ..provider
+            }))
         } else {
             self.inner
                 .try_decode_table_provider(buf, table_ref, schema, ctx)
@@ -232,13 +257,22 @@ impl LogicalExtensionCodec for DeltaLogicalCodec {
 
 /// A Delta table pinned to one snapshot version, loaded when first scanned (see the module
 /// documentation).
-#[derive(Debug)]
 pub struct PinnedDeltaTableProvider {
     location: TableLocation,
     version: u64,
     options: ScanOptions,
     schema: SchemaRef,
+    storage_options: StorageOptions,
     loaded: tokio::sync::OnceCell<DeltaTableProvider>,
+}
+
+impl std::fmt::Debug for PinnedDeltaTableProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinnedDeltaTableProvider")
+            .field("location", &self.location)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PinnedDeltaTableProvider {
@@ -272,7 +306,8 @@ impl PinnedDeltaTableProvider {
     async fn provider(&self, state: &dyn Session) -> Result<&DeltaTableProvider> {
         self.loaded
             .get_or_try_init(|| async {
-                let store = store_from_runtime(state.runtime_env(), &self.location)?;
+                let store =
+                    store_from_runtime(state.runtime_env(), &self.location, &self.storage_options)?;
                 let table = DeltaTableBuilder::new(self.location.to_string())
                     .with_store(store)
                     .with_version(self.version)

@@ -83,10 +83,19 @@ fn dar(args: &[String]) -> Output {
 
 /// `dar sql --csv` with `extra` arguments: its sorted lines.
 fn sql_lines(query: &str, tables: &[(&str, &str)], extra: &[String]) -> Vec<String> {
+    let specs: Vec<String> = tables
+        .iter()
+        .map(|(name, table)| format!("{name}={}", common::table_dir(table).display()))
+        .collect();
+    sql_lines_of(query, &specs, extra)
+}
+
+/// `dar sql --csv` over `--table` specs NAME=TABLE with `extra` arguments: its sorted lines.
+fn sql_lines_of(query: &str, specs: &[String], extra: &[String]) -> Vec<String> {
     let mut args = vec!["sql".to_string(), "--csv".into(), query.into()];
-    for (name, table) in tables {
+    for spec in specs {
         args.push("--table".into());
-        args.push(format!("{name}={}", common::table_dir(table).display()));
+        args.push(spec.clone());
     }
     args.extend(extra.iter().cloned());
     let out = dar(&args);
@@ -250,6 +259,21 @@ fn reporting_executors(
     (executors, reports)
 }
 
+/// The physical plan of `query` in `ctx`.
+async fn physical(
+    ctx: &SessionContext,
+    query: &str,
+) -> Arc<dyn datafusion::physical_plan::ExecutionPlan> {
+    let frame = ctx
+        .sql(query)
+        .await
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    frame
+        .create_physical_plan()
+        .await
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+}
+
 async fn planned(
     table: &std::path::Path,
     query: &str,
@@ -270,13 +294,7 @@ async fn planned(
         ..ScanOptions::default()
     };
     register_table(&ctx, "t", t, options).unwrap_or_else(|e| panic!("{e}"));
-    let plan = ctx
-        .sql(query)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .create_physical_plan()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let plan = physical(&ctx, query).await;
     (ctx, plan)
 }
 
@@ -358,14 +376,9 @@ async fn the_logical_path_plans_on_the_scheduler_at_the_pinned_version() {
     let local = |t: delta_arrow_reader::DeltaTable| async move {
         let ctx = SessionContext::new();
         register_table(&ctx, "t", t, ScanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-        let batches = ctx
-            .sql(query)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .collect()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        common::sorted_rows(&batches)
+        let plan = physical(&ctx, query).await;
+        let batches = datafusion::physical_plan::collect(plan, ctx.task_ctx()).await;
+        common::sorted_rows(&batches.unwrap_or_else(|e| panic!("{e}")))
     };
     let (expected, newest_rows) = (local(old.clone()).await, local(newest).await);
     assert_ne!(
@@ -431,4 +444,54 @@ async fn every_file_is_read_once_and_the_work_is_spread() {
         per_executor.iter().all(|e| e.0 > 0),
         "one executor read nothing: {per_executor:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_tables_are_read_with_the_executors_own_credentials() {
+    use crate::s3_moto::{bucket, options, start_moto, upload, BUCKET};
+
+    let moto = start_moto().await;
+    upload(&bucket(moto.port), &common::table_dir(DV), "dv").await;
+    let url = format!("s3://{BUCKET}/dv");
+    let query = "SELECT part, count(*) AS n, sum(col1) AS s FROM t GROUP BY part";
+    let local = sql_lines(query, &[("t", DV)], &[]);
+    assert!(local.len() > 2, "{local:?}");
+
+    let storage: Vec<String> = options(moto.port)
+        .into_iter()
+        .flat_map(|(k, v)| ["-o".to_string(), format!("{k}={v}")])
+        .collect();
+    // `dar sql --executors` hands its storage options to its executors (in their
+    // environment): the same rows as from disk.
+    let mut own = storage.clone();
+    own.extend(["--executors".to_string(), "2".into()]);
+    assert_eq!(sql_lines_of(query, &[format!("t={url}")], &own), local);
+
+    // The plan the executors got carries none of the credentials: they used their own.
+    let table = DeltaTableBuilder::new(&url)
+        .with_storage_options(options(moto.port))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ctx = SessionContext::new_with_config(ballista_session_config());
+    register_table(&ctx, "t", table, ScanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = physical(&ctx, query).await;
+    let scans = delta_arrow_reader::distributed::delta_scans(&plan);
+    assert!(!scans.is_empty());
+    for scan in scans {
+        let exec = scan
+            .downcast_ref::<delta_arrow_reader::datafusion::DeltaScanExec>()
+            .unwrap_or_else(|| panic!("not a scan"));
+        let wire =
+            delta_arrow_reader::distributed::encode_scan(exec).unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8_lossy(&wire);
+        assert!(text.contains(&url), "{text}");
+        for (key, value) in options(moto.port) {
+            if ["aws_endpoint", "aws_access_key_id", "aws_secret_access_key"]
+                .contains(&key.as_str())
+            {
+                assert!(!text.contains(&value), "{key}'s value is in the wire form");
+            }
+        }
+    }
 }

@@ -141,7 +141,8 @@ async fn every_readable_corpus_table_round_trips() {
             continue;
         };
         // Tables the reader refuses to scan are checked elsewhere (corpus tests).
-        let Ok(trip) = round_trip(&ctx, "SELECT * FROM t", &DeltaPhysicalCodec).await else {
+        let Ok(trip) = round_trip(&ctx, "SELECT * FROM t", &DeltaPhysicalCodec::default()).await
+        else {
             continue;
         };
         assert_eq!(trip.before, trip.after, "{name}");
@@ -180,7 +181,7 @@ async fn filters_projections_limits_aggregates_and_joins_round_trip() {
             "SELECT l.letter, count(*) FROM d JOIN l ON d.part = l.number GROUP BY l.letter",
             "SELECT * FROM (SELECT * FROM d ORDER BY col1 DESC LIMIT 5) ORDER BY col1",
         ] {
-            let trip = round_trip(&ctx, query, &DeltaPhysicalCodec)
+            let trip = round_trip(&ctx, query, &DeltaPhysicalCodec::default())
                 .await
                 .unwrap_or_else(|e| panic!("{query}: {e}"));
             assert!(trip.scans >= 1, "{query}");
@@ -369,7 +370,7 @@ async fn other_nodes_are_refused_without_a_byte_written() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let mut buf = Vec::new();
-    let err = DeltaPhysicalCodec
+    let err = DeltaPhysicalCodec::default()
         .try_encode(plan, &mut buf, &DefaultPhysicalProtoConverter {})
         .err()
         .map(|e| e.to_string())

@@ -12,7 +12,9 @@ use clap::{Args, Subcommand};
 use std::sync::{Arc, Mutex};
 
 use delta_arrow_reader::distributed::ballista::{run_executor, BallistaScheduler, ExecutorOptions};
-use delta_arrow_reader::distributed::{TaskReport, TaskReporter};
+use std::collections::HashMap;
+
+use delta_arrow_reader::distributed::{StorageOptions, TaskReport, TaskReporter};
 use delta_arrow_reader::DeltaError;
 
 /// `dar cluster …`.
@@ -33,6 +35,10 @@ pub struct SchedulerArgs {
     /// Address to listen on (port 0: a free one, printed).
     #[arg(long, default_value = "127.0.0.1:50050")]
     pub bind: SocketAddr,
+    /// Storage option KEY=VALUE for the tables it loads (repeatable; also read from the
+    /// JSON object in $DAR_STORAGE_OPTIONS, which keeps secrets off the command line).
+    #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
 }
 
 /// Arguments of `dar cluster executor`.
@@ -60,6 +66,27 @@ pub struct ExecutorArgs {
     /// scans read.
     #[arg(long)]
     pub report_tasks: bool,
+    /// Storage option KEY=VALUE for the tables it reads (repeatable; also read from the
+    /// JSON object in $DAR_STORAGE_OPTIONS, which keeps secrets off the command line).
+    #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+}
+
+/// The environment variable holding storage options as a JSON object of strings.
+pub const STORAGE_OPTIONS_ENV: &str = "DAR_STORAGE_OPTIONS";
+
+/// Storage options from $DAR_STORAGE_OPTIONS, then `-o` arguments (which win).
+fn storage_options(args: &[String]) -> Result<StorageOptions, DeltaError> {
+    let mut options: HashMap<String, String> = match std::env::var(STORAGE_OPTIONS_ENV) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            failed(format!(
+                "${STORAGE_OPTIONS_ENV} is not a JSON object of strings: {e}"
+            ))
+        })?,
+        Err(_) => HashMap::new(),
+    };
+    options.extend(super::parse_options(args)?);
+    Ok(Arc::new(options))
 }
 
 fn failed(e: impl std::fmt::Display) -> DeltaError {
@@ -76,7 +103,10 @@ fn cores() -> usize {
 pub async fn run_cluster(command: &ClusterCommand) -> Result<(), DeltaError> {
     match command {
         ClusterCommand::Scheduler(args) => {
-            let scheduler = BallistaScheduler::start(args.bind).await.map_err(failed)?;
+            let options = storage_options(&args.options)?;
+            let scheduler = BallistaScheduler::start_with(args.bind, options)
+                .await
+                .map_err(failed)?;
             println!("scheduler listening on {}", scheduler.address());
             // Serves until the process is stopped.
             std::future::pending::<()>().await;
@@ -89,6 +119,7 @@ pub async fn run_cluster(command: &ClusterCommand) -> Result<(), DeltaError> {
             grpc_port: args.grpc_port,
             concurrent_tasks: args.concurrent_tasks.unwrap_or_else(cores),
             work_dir: args.work_dir.clone(),
+            storage_options: storage_options(&args.options)?,
             reporter: args.report_tasks.then(|| {
                 let print: TaskReporter = Arc::new(|report: &TaskReport| {
                     if let Ok(line) = serde_json::to_string(report) {
@@ -116,13 +147,19 @@ pub struct LocalCluster {
 impl LocalCluster {
     /// Starts the scheduler and `executors` executors running `tasks` tasks each, and waits
     /// until every executor has registered.
+    /// The executors get `options` through their environment (not their command line).
     pub async fn start(
         executors: usize,
         tasks: usize,
         report: bool,
+        options: &HashMap<String, String>,
     ) -> Result<LocalCluster, DeltaError> {
         let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
-        let scheduler = BallistaScheduler::start(loopback).await.map_err(failed)?;
+        let shared: StorageOptions = Arc::new(options.clone());
+        let scheduler = BallistaScheduler::start_with(loopback, shared)
+            .await
+            .map_err(failed)?;
+        let options_json = serde_json::to_string(options).map_err(failed)?;
         let program = std::env::current_exe().map_err(failed)?;
         let mut cluster = LocalCluster {
             scheduler,
@@ -135,6 +172,7 @@ impl LocalCluster {
                 .args(["cluster", "executor", "--scheduler"])
                 .arg(cluster.scheduler.address().to_string())
                 .args(["--concurrent-tasks", &tasks.to_string()])
+                .env(STORAGE_OPTIONS_ENV, &options_json)
                 .stdin(Stdio::null())
                 .stdout(if report {
                     Stdio::piped()

@@ -87,8 +87,9 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
             "--tasks-per-executor and --repeat must be at least 1",
         ));
     }
+    let storage = super::parse_options(&args.options)?;
     let table = DeltaTableBuilder::new(&args.table)
-        .with_storage_options(super::parse_options(&args.options)?)
+        .with_storage_options(storage.clone())
         .load_table_with_eager_scan_metadata()
         .await?;
     let query = args.query.clone().unwrap_or_else(|| default_query(&table));
@@ -113,7 +114,7 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
     );
     for &n in &args.executors {
         let slots = n * args.tasks_per_executor;
-        let cluster = LocalCluster::start(n, args.tasks_per_executor, true).await?;
+        let cluster = LocalCluster::start(n, args.tasks_per_executor, true, &storage).await?;
         let mut runs = Vec::new();
         for _ in 0..args.repeat {
             runs.push(run_once(&cluster, &table, &query, slots, n).await?);

@@ -139,8 +139,13 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
             return Err(invalid("--tasks-per-executor must be at least 1".into()))
         }
         (Some(n), _) => {
-            let cluster =
-                super::cluster::LocalCluster::start(n, args.tasks_per_executor, false).await?;
+            let cluster = super::cluster::LocalCluster::start(
+                n,
+                args.tasks_per_executor,
+                false,
+                &super::parse_options(&args.options)?,
+            )
+            .await?;
             let url = cluster.scheduler.url();
             (Some(cluster), url, n * args.tasks_per_executor)
         }
