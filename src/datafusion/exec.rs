@@ -258,55 +258,43 @@ impl DeltaScanExec {
         &self,
         tokens: SendableRecordBatchStream,
     ) -> Result<SendableRecordBatchStream> {
-        let this = self.with_scan(self.scan.clone());
-        // The runs of every partition share one start (see `take_stream`).
-        let this = Arc::new(this);
+        use futures::TryStreamExt;
+        // One run for the tokens of this call: they take their streams from its one start
+        // (see `take_stream`).
+        let this = Arc::new(self.with_scan(self.scan.clone()));
         let schema = Arc::clone(&self.schema);
         let partitions = tokens
-            .map(|batch| {
+            .map(|batch| -> Result<Vec<Result<usize>>> {
                 let batch = batch?;
                 let column = batch
                     .column(0)
                     .as_any()
                     .downcast_ref::<arrow_array::UInt32Array>()
                     .ok_or_else(|| internal_datafusion_err!("a partition token is not UInt32"))?;
-                Ok(futures::stream::iter(
-                    column
-                        .values()
-                        .iter()
-                        .map(|&p| Ok(p as usize))
-                        .collect::<Vec<_>>(),
-                ))
+                Ok(column.values().iter().map(|&p| Ok(p as usize)).collect())
             })
-            .map(|r: Result<_>| match r {
-                Ok(s) => s.left_stream(),
-                Err(e) => futures::stream::iter(vec![Err(e)]).right_stream(),
-            })
-            .flatten();
+            .map_ok(futures::stream::iter)
+            .try_flatten();
         let batches = partitions
             .map(
                 move |p: Result<usize>| -> Result<SendableRecordBatchStream> {
                     let p = p?;
-                    let empty = || -> SendableRecordBatchStream {
-                        Box::pin(RecordBatchStreamAdapter::new(
-                            Arc::clone(&this.schema),
-                            futures::stream::empty(),
-                        ))
-                    };
                     if p >= this.scan.partitions() {
                         return Err(internal_datafusion_err!(
                             "a partition token names scan partition {p} of {}",
                             this.scan.partitions()
                         ));
                     }
-                    Ok(this.take_stream(p)?.map_or_else(empty, |s| this.output(s)))
+                    Ok(match this.take_stream(p)? {
+                        Some(stream) => this.output(stream),
+                        None => Box::pin(RecordBatchStreamAdapter::new(
+                            Arc::clone(&this.schema),
+                            futures::stream::empty(),
+                        )),
+                    })
                 },
             )
-            .map(|r| match r {
-                Ok(s) => s.left_stream(),
-                Err(e) => futures::stream::iter(vec![Err(e)]).right_stream(),
-            })
-            .flatten();
+            .try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
     }
 }

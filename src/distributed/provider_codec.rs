@@ -29,7 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use super::stores::{store_from_runtime, StorageOptions};
 use super::wire::{
-    delta, repartitioning_name, repartitioning_of, to_u64, to_usize, ExecutionWire, OutputTypesWire,
+    delta, parse_versioned, repartitioning_name, repartitioning_of, to_u64, to_usize,
+    ExecutionWire, OutputTypesWire,
 };
 use crate::datafusion::{classify_filter, DeltaTableProvider, ScanOptions};
 use crate::io::TableLocation;
@@ -108,36 +109,35 @@ fn is_ours(buf: &[u8]) -> bool {
 }
 
 fn encode_provider(p: &DeltaTableProvider) -> Result<Vec<u8>> {
-    let options = p.options();
+    let t = p.table();
+    encode_table(t.location(), t.version(), p.options(), p.output_types())
+}
+
+/// The wire form of the snapshot `version` of the table at `location`, scanned with
+/// `options` and `output_types`.
+fn encode_table(
+    location: &TableLocation,
+    version: u64,
+    options: &ScanOptions,
+    output_types: crate::OutputTypes,
+) -> Result<Vec<u8>> {
     let wire = TableProviderWire {
         format: TABLE_WIRE_FORMAT.into(),
         version: TABLE_WIRE_VERSION,
-        root: p.table().location().url().to_string(),
-        snapshot_version: p.table().version(),
+        root: location.url().to_string(),
+        snapshot_version: version,
         execution: ExecutionWire::from_options(&options.execution_options)?,
         execution_target_partitions: options.execution_options.target_partitions.map(to_u64),
         target_partitions: options.target_partitions.map(to_u64),
         intra_file_repartitioning: repartitioning_name(options.intra_file_repartitioning)?,
-        output_types: OutputTypesWire::from_types(p.output_types())?,
+        output_types: OutputTypesWire::from_types(output_types)?,
     };
     serde_json::to_vec(&wire).map_err(|e| DataFusionError::External(Box::new(e)))
 }
 
 fn decode_provider(buf: &[u8], schema: SchemaRef) -> Result<PinnedDeltaTableProvider> {
-    #[derive(Deserialize)]
-    struct Header {
-        version: Option<u32>,
-    }
-    let header: Header = serde_json::from_slice(buf).map_err(|e| invalid(e.to_string()))?;
-    if header.version != Some(TABLE_WIRE_VERSION) {
-        return Err(invalid(format!(
-            "it was encoded with wire version {:?}; this reader reads version \
-             {TABLE_WIRE_VERSION}",
-            header.version
-        )));
-    }
     let wire: TableProviderWire =
-        serde_json::from_slice(buf).map_err(|e| invalid(e.to_string()))?;
+        parse_versioned(buf, "table", TABLE_WIRE_FORMAT, TABLE_WIRE_VERSION)?;
     let location = TableLocation::parse(&wire.root).map_err(delta)?;
     let execution_target = wire
         .execution_target_partitions
@@ -287,20 +287,12 @@ impl PinnedDeltaTableProvider {
     }
 
     fn encode(&self) -> Result<Vec<u8>> {
-        let o = &self.options;
-        let types = o.output_types.unwrap_or(crate::OutputTypes::VIEWS);
-        let wire = TableProviderWire {
-            format: TABLE_WIRE_FORMAT.into(),
-            version: TABLE_WIRE_VERSION,
-            root: self.location.url().to_string(),
-            snapshot_version: self.version,
-            execution: ExecutionWire::from_options(&o.execution_options)?,
-            execution_target_partitions: o.execution_options.target_partitions.map(to_u64),
-            target_partitions: o.target_partitions.map(to_u64),
-            intra_file_repartitioning: repartitioning_name(o.intra_file_repartitioning)?,
-            output_types: OutputTypesWire::from_types(types)?,
-        };
-        serde_json::to_vec(&wire).map_err(|e| DataFusionError::External(Box::new(e)))
+        // Decoded options always name their output types.
+        let types = self
+            .options
+            .output_types
+            .unwrap_or(crate::OutputTypes::VIEWS);
+        encode_table(&self.location, self.version, &self.options, types)
     }
 
     async fn provider(&self, state: &dyn Session) -> Result<&DeltaTableProvider> {

@@ -146,15 +146,6 @@ pub(crate) fn hex_bytes(text: &str) -> Result<Vec<u8>> {
         .collect()
 }
 
-const OPS: [(CompareOp, &str); 6] = [
-    (CompareOp::Eq, "="),
-    (CompareOp::NotEq, "!="),
-    (CompareOp::Lt, "<"),
-    (CompareOp::LtEq, "<="),
-    (CompareOp::Gt, ">"),
-    (CompareOp::GtEq, ">="),
-];
-
 impl ExprWire {
     pub(crate) fn from_expr(e: &Expr) -> ExprWire {
         let boxed = |e: &Expr| Box::new(ExprWire::from_expr(e));
@@ -197,10 +188,9 @@ impl ExprWire {
             ExprWire::Column { path } => Expr::Column(path.clone()),
             ExprWire::Literal { value } => Expr::Literal(value.to_scalar()?),
             ExprWire::Compare { op, left, right } => Expr::Compare {
-                op: OPS
-                    .iter()
-                    .find(|(_, s)| s == op)
-                    .map(|(o, _)| *o)
+                op: CompareOp::ALL
+                    .into_iter()
+                    .find(|c| c.symbol() == op)
                     .ok_or_else(|| bad(format!("'{op}' is not a comparison")))?,
                 left: boxed(left)?,
                 right: boxed(right)?,

@@ -37,7 +37,7 @@ use crate::io::{Store, TableLocation};
 use crate::log::{DeletionVectorDescriptor, Format, Metadata, Protocol};
 use crate::plan::{FileSelection, FileTask, ScanRequest};
 use crate::predicate::TypedPartitionValues;
-use crate::schema::{BinaryType, OutputTypes, StringType};
+use crate::schema::OutputTypes;
 use crate::{DeltaScanExecutionOptions, DeltaTable, ParquetReaderBackend};
 
 /// The `format` of a scan's wire form.
@@ -151,16 +151,6 @@ pub(crate) fn to_usize(n: u64, what: &str) -> Result<usize> {
 }
 
 /// Pairs of (enum value, wire name), for the enums that travel by name.
-const STRINGS: [(StringType, &str); 3] = [
-    (StringType::Utf8, "utf8"),
-    (StringType::LargeUtf8, "largeUtf8"),
-    (StringType::Utf8View, "utf8View"),
-];
-const BINARIES: [(BinaryType, &str); 3] = [
-    (BinaryType::Binary, "binary"),
-    (BinaryType::LargeBinary, "largeBinary"),
-    (BinaryType::BinaryView, "binaryView"),
-];
 const BACKENDS: [(ParquetReaderBackend, &str); 2] = [
     (ParquetReaderBackend::Direct, "direct"),
     (ParquetReaderBackend::DeltaKernel, "deltaKernel"),
@@ -187,17 +177,19 @@ fn value_of<T: Copy>(table: &[(T, &'static str)], name: &str, what: &str) -> Res
 }
 
 impl OutputTypesWire {
+    /// The Arrow type names (`Utf8View`, `LargeBinary`, ...), as the schema module writes
+    /// and parses them.
     pub(crate) fn from_types(t: OutputTypes) -> Result<Self> {
         Ok(OutputTypesWire {
-            strings: name_of(&STRINGS, t.strings)?,
-            binaries: name_of(&BINARIES, t.binaries)?,
+            strings: t.strings.to_string(),
+            binaries: t.binaries.to_string(),
         })
     }
 
     pub(crate) fn to_types(&self) -> Result<OutputTypes> {
         Ok(OutputTypes {
-            strings: value_of(&STRINGS, &self.strings, "string type")?,
-            binaries: value_of(&BINARIES, &self.binaries, "binary type")?,
+            strings: self.strings.parse().map_err(delta)?,
+            binaries: self.binaries.parse().map_err(delta)?,
         })
     }
 }
@@ -455,23 +447,36 @@ pub fn decode_scan(bytes: &[u8], store_for: StoreForRoot<'_>) -> Result<DeltaSca
 }
 
 fn parse_wire(bytes: &[u8]) -> Result<ScanWire> {
+    parse_versioned(bytes, "scan", SCAN_WIRE_FORMAT, SCAN_WIRE_VERSION)
+}
+
+/// A wire form of `what` (`scan`, `table`): its `format` and `version` checked first, so a
+/// document of another kind or version is named as such, then the whole document.
+pub(crate) fn parse_versioned<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    what: &str,
+    format: &str,
+    version: u32,
+) -> Result<T> {
     #[derive(Deserialize)]
     struct Header {
         format: Option<String>,
         version: Option<u32>,
     }
+    let invalid =
+        |reason: String| DataFusionError::Plan(format!("cannot decode a Delta {what}: {reason}"));
     let header: Header = serde_json::from_slice(bytes)
-        .map_err(|e| invalid(format!("the bytes are not a scan's wire form ({e})")))?;
-    if header.format.as_deref() != Some(SCAN_WIRE_FORMAT) {
+        .map_err(|e| invalid(format!("the bytes are not a {what}'s wire form ({e})")))?;
+    if header.format.as_deref() != Some(format) {
         return Err(invalid(format!(
-            "the format is {:?}, not \"{SCAN_WIRE_FORMAT}\"",
+            "the format is {:?}, not \"{format}\"",
             header.format.unwrap_or_default()
         )));
     }
-    if header.version != Some(SCAN_WIRE_VERSION) {
+    if header.version != Some(version) {
         return Err(invalid(format!(
-            "the scan was encoded with wire version {}; this reader reads version \
-             {SCAN_WIRE_VERSION} (run the same reader version on every process)",
+            "the {what} was encoded with wire version {}; this reader reads version \
+             {version} (run the same reader version on every process)",
             header
                 .version
                 .map_or_else(|| "(none)".to_string(), |v| v.to_string())

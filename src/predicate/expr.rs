@@ -30,6 +30,16 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
+    /// Every operator.
+    pub const ALL: [CompareOp; 6] = [
+        CompareOp::Eq,
+        CompareOp::NotEq,
+        CompareOp::Lt,
+        CompareOp::LtEq,
+        CompareOp::Gt,
+        CompareOp::GtEq,
+    ];
+
     /// The operator's symbol in the text syntax.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -400,14 +410,7 @@ mod tests {
 
     #[test]
     fn operators() {
-        for op in [
-            CompareOp::Eq,
-            CompareOp::NotEq,
-            CompareOp::Lt,
-            CompareOp::LtEq,
-            CompareOp::Gt,
-            CompareOp::GtEq,
-        ] {
+        for op in CompareOp::ALL {
             assert_eq!(op.negate().negate(), op);
             assert_eq!(op.flip().flip(), op);
         }

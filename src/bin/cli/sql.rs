@@ -44,8 +44,7 @@ pub struct SqlArgs {
     #[cfg(feature = "distributed")]
     #[arg(long, value_enum, default_value = "ballista")]
     pub engine: Engine,
-    /// Partitions to plan the query for (with --scheduler; default: 2 per executor
-    /// registered).
+    /// Partitions to plan the query for (with --scheduler; default 2).
     #[cfg(feature = "distributed")]
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,
