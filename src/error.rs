@@ -217,6 +217,18 @@ pub enum DeltaError {
         /// Phase in which it was found.
         phase: Phase,
     },
+    /// A path the log names (a data file, a deletion vector, a checkpoint sidecar) resolves
+    /// outside the table root: a `..` segment, or an absolute URI of another location, scheme
+    /// or origin. Nothing was read from it.
+    #[error("path outside the table: {path}: {reason}")]
+    PathOutsideTable {
+        /// The path as the log names it (redacted).
+        path: String,
+        /// Why it is outside, e.g. `a '..' segment`.
+        reason: &'static str,
+        /// Phase in which it was resolved.
+        phase: Phase,
+    },
     /// A bug of this library stopped the work: an invariant of its own that did not hold, or
     /// a panic inside a scan's task (reported rather than ending the stream early). Misuse of
     /// an API by its caller is [`DeltaError::InvalidArgument`] instead.
@@ -255,6 +267,7 @@ impl DeltaError {
             DeltaError::Internal { .. } => "internal",
             DeltaError::Backend { .. } => "backend",
             DeltaError::LimitExceeded { .. } => "limit_exceeded",
+            DeltaError::PathOutsideTable { .. } => "path_outside_table",
         }
     }
 
@@ -268,7 +281,8 @@ impl DeltaError {
             | DeltaError::Backend { phase, .. }
             | DeltaError::Parquet { phase, .. }
             | DeltaError::Arrow { phase, .. }
-            | DeltaError::LimitExceeded { phase, .. } => *phase,
+            | DeltaError::LimitExceeded { phase, .. }
+            | DeltaError::PathOutsideTable { phase, .. } => *phase,
             DeltaError::InvalidArgument { .. } => Phase::Plan,
             _ => Phase::Load,
         }

@@ -1,65 +1,194 @@
-//! Data file paths as the protocol gives them: `add.path` (and an absolute deletion vector
-//! path) is a percent-encoded path relative to the table root, or an absolute URI. Stores
-//! take decoded paths relative to the root. Pure: the root comes in as a URL.
+//! Paths the log names, confined to the table: `add.path` (and an absolute deletion vector
+//! path, and a checkpoint sidecar's path) is a percent-encoded path relative to the table
+//! root, or an absolute URI. Stores take decoded paths relative to the root, so every path
+//! is resolved here, once, and refused with [`DeltaError::PathOutsideTable`] when it would
+//! leave the root: an absolute URI of another location, scheme or origin, or a `..` segment
+//! (a store joining `a/../../x` to an HTTP root would climb out of the table, and a browser
+//! would follow it to any path of the origin). Pure: the root comes in as a URL.
 
 use percent_encoding::percent_decode_str;
 
-use crate::error::{DeltaError, Result};
+use crate::error::{redact, DeltaError, Phase, Result};
 use url::Url;
 
-/// The store path (relative to the table root `root`) of a data file named `path` in the log.
-pub fn data_file_path(root: &Url, path: &str) -> Result<String> {
-    let is_absolute = path.split_once(':').is_some_and(|(scheme, _)| {
+/// The store path (relative to the table root `root`) of a data file named `path` in the
+/// log, resolved in `phase`.
+pub fn data_file_path(root: &Url, path: &str, phase: Phase) -> Result<String> {
+    let relative = if is_absolute_uri(path) {
+        within_root(root, path)
+            .ok_or_else(|| outside(path, "an absolute URI of another location", phase))?
+    } else {
+        path.trim_start_matches('/')
+    };
+    let decoded = decode(path, relative)?;
+    confined(path, decoded, phase)
+}
+
+/// Whether `path` starts with a URI scheme (`s3:`, `file:`, `https:`; one letter is a
+/// Windows drive, not a scheme).
+fn is_absolute_uri(path: &str) -> bool {
+    path.split_once(':').is_some_and(|(scheme, _)| {
         scheme.len() > 1
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
             && scheme
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    });
-    if is_absolute {
-        let root = root.as_str();
-        let root = root.split('?').next().unwrap_or(root);
-        let within = path.strip_prefix(root).or_else(|| {
-            // `file:/x` and `file:///x` name the same place.
-            let alt = root.replacen(":///", ":/", 1);
-            path.strip_prefix(alt.as_str())
-        });
-        return match within {
-            Some(rel) => decode(rel),
-            None => Err(DeltaError::Unsupported {
-                what: format!(
-                    "data file {} lies outside the table location",
-                    crate::error::redact(path)
-                ),
-            }),
-        };
-    }
-    decode(path.trim_start_matches('/'))
+    })
 }
 
-fn decode(path: &str) -> Result<String> {
+/// The part of the absolute URI `path` under `root` (query strings of the root ignored).
+fn within_root<'p>(root: &Url, path: &'p str) -> Option<&'p str> {
+    let root = root.as_str();
+    let root = root.split('?').next().unwrap_or(root);
+    path.strip_prefix(root).or_else(|| {
+        // `file:/x` and `file:///x` name the same place.
+        let alt = root.replacen(":///", ":/", 1);
+        path.strip_prefix(alt.as_str())
+    })
+}
+
+/// `decoded` (a store path relative to the root) if none of its segments climbs out of the
+/// root. Backslashes count as separators: URL parsers treat them as `/` in `http(s)` URLs.
+fn confined(named: &str, decoded: String, phase: Phase) -> Result<String> {
+    if decoded.split(['/', '\\']).any(|segment| segment == "..") {
+        return Err(outside(named, "a '..' segment", phase));
+    }
+    if decoded.contains('\0') {
+        return Err(DeltaError::invalid_log(
+            redact(named),
+            "the path holds a NUL character",
+        ));
+    }
+    Ok(decoded)
+}
+
+fn outside(path: &str, reason: &'static str, phase: Phase) -> DeltaError {
+    DeltaError::PathOutsideTable {
+        path: redact(path),
+        reason,
+        phase,
+    }
+}
+
+fn decode(named: &str, path: &str) -> Result<String> {
     percent_decode_str(path)
         .decode_utf8()
         .map(|p| p.into_owned())
-        .map_err(|_| DeltaError::InvalidLog {
-            path: path.to_string(),
-            reason: "the data file path is not valid percent-encoded UTF-8".into(),
+        .map_err(|_| {
+            DeltaError::invalid_log(
+                redact(named),
+                "the data file path is not valid percent-encoded UTF-8",
+            )
         })
+}
+
+/// The store path of a v2 checkpoint sidecar named `sidecar` in a `sidecar` action of the
+/// table at `root`: a file name (or relative path) under `_delta_log/_sidecars/`, or an
+/// absolute URI inside the table (refused when the root is not known as a URL).
+pub fn sidecar_path(root: Option<&Url>, sidecar: &str) -> Result<String> {
+    if is_absolute_uri(sidecar) {
+        return match root {
+            Some(root) => data_file_path(root, sidecar, Phase::Load),
+            None => Err(outside(
+                sidecar,
+                "an absolute URI of another location",
+                Phase::Load,
+            )),
+        };
+    }
+    let decoded = decode(sidecar, sidecar.trim_start_matches('/'))?;
+    let decoded = confined(sidecar, decoded, Phase::Load)?;
+    Ok(format!("{}_sidecars/{decoded}", super::path::LOG_DIR))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn root() -> Url {
+        Url::parse("file:///t/x/").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn code(r: Result<String>) -> &'static str {
+        r.err().map_or("ok", |e| e.code())
+    }
+
     #[test]
     fn decodes_relative_and_absolute_paths() {
-        let loc = Url::parse("file:///t/x/").unwrap_or_else(|e| panic!("{e}"));
-        let p = |s: &str| data_file_path(&loc, s).ok();
+        let loc = root();
+        let p = |s: &str| data_file_path(&loc, s, Phase::Plan).ok();
         assert_eq!(p("a%20b/c%3D1.parquet").as_deref(), Some("a b/c=1.parquet"));
         assert_eq!(
             p("file:///t/x/part.parquet").as_deref(),
             Some("part.parquet")
         );
         assert_eq!(p("file:/t/x/p%25.parquet").as_deref(), Some("p%.parquet"));
-        assert!(data_file_path(&loc, "s3://other/part.parquet").is_err());
+        // `..` inside a name is a name, not a segment.
+        assert_eq!(p("a..b/..c.parquet").as_deref(), Some("a..b/..c.parquet"));
+    }
+
+    #[test]
+    fn refuses_every_way_out_of_the_root() {
+        let loc = root();
+        for path in [
+            "s3://other/part.parquet",
+            "file:///t/y/part.parquet",
+            "file:///t/x-other/part.parquet",
+            "https://evil.example/t/x/part.parquet",
+            "../part.parquet",
+            "a/../../part.parquet",
+            "a/%2E%2E/%2e%2e/part.parquet",
+            "a%2F..%2F..%2Fpart.parquet",
+            "a\\..\\..\\part.parquet",
+            "a%5C..%5Cpart.parquet",
+            "file:///t/x/../y/part.parquet",
+            "file:///t/x/a/%2e%2e/%2e%2e/y.parquet",
+        ] {
+            let r = data_file_path(&loc, path, Phase::Plan);
+            assert_eq!(code(r), "path_outside_table", "{path}");
+        }
+        let e = data_file_path(&loc, "s3://k:secret@b/p?sig=1", Phase::Read).err();
+        let text = e.map(|e| (e.to_string(), e.phase()));
+        assert_eq!(
+            text,
+            Some((
+                "path outside the table: s3://b/p: an absolute URI of another location".into(),
+                Phase::Read
+            ))
+        );
+        assert_eq!(
+            code(data_file_path(&loc, "a%00.parquet", Phase::Plan)),
+            "invalid_log"
+        );
+        assert_eq!(
+            code(data_file_path(&loc, "a%FF.parquet", Phase::Plan)),
+            "invalid_log"
+        );
+    }
+
+    #[test]
+    fn sidecars_stay_in_the_table() {
+        let loc = root();
+        let s = |p: &str| sidecar_path(Some(&loc), p);
+        assert_eq!(
+            s("a.parquet").ok().as_deref(),
+            Some("_delta_log/_sidecars/a.parquet")
+        );
+        assert_eq!(
+            s("file:///t/x/_delta_log/_sidecars/b.parquet")
+                .ok()
+                .as_deref(),
+            Some("_delta_log/_sidecars/b.parquet")
+        );
+        for bad in [
+            "../../00000000000000000001.json",
+            "%2E%2E/%2E%2E/x.parquet",
+            "s3://other/_delta_log/_sidecars/a.parquet",
+            "file:///etc/passwd",
+        ] {
+            assert_eq!(code(s(bad)), "path_outside_table", "{bad}");
+        }
+        let unknown_root = sidecar_path(None, "file:///t/x/_delta_log/_sidecars/b.parquet");
+        assert_eq!(code(unknown_root), "path_outside_table");
     }
 }

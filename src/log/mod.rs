@@ -42,4 +42,4 @@ pub use replay::Reconciled;
 pub use segment::LogSegment;
 pub use step::Step;
 
-pub(crate) use data_file_path::data_file_path;
+pub(crate) use data_file_path::{data_file_path, sidecar_path};

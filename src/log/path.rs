@@ -150,15 +150,6 @@ pub fn multi_part_checkpoint_path(version: u64, part: u32, parts: u32) -> String
     format!("{LOG_DIR}{version:020}.checkpoint.{part:010}.{parts:010}.parquet")
 }
 
-/// Path of a v2 checkpoint sidecar file named in a `sidecar` action.
-pub fn sidecar_path(sidecar: &str) -> String {
-    if sidecar.contains("://") || sidecar.starts_with('/') {
-        sidecar.to_string()
-    } else {
-        format!("{LOG_DIR}_sidecars/{sidecar}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +208,5 @@ mod tests {
             multi_part_checkpoint_path(3, 1, 2),
             "_delta_log/00000000000000000003.checkpoint.0000000001.0000000002.parquet"
         );
-        assert_eq!(sidecar_path("a.parquet"), "_delta_log/_sidecars/a.parquet");
     }
 }

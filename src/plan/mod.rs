@@ -166,7 +166,7 @@ pub fn plan_tasks(
                  partition_values,
              }| {
                 Ok(FileTask {
-                    path: data_file_path(facts.root, &add.path)?,
+                    path: data_file_path(facts.root, &add.path, crate::error::Phase::Plan)?,
                     size: u64::try_from(add.size).map_err(|_| {
                         DeltaError::invalid_log(
                             crate::error::redact(&add.path),

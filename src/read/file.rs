@@ -112,7 +112,7 @@ pub(crate) async fn load_deletion_vector(
             // An absolute (`p`) deletion vector path must lie under the table root, like an
             // absolute data file path; the store addresses it relative to the root.
             let path = if dv.storage_type == "p" {
-                crate::log::data_file_path(ctx.location.url(), &path)?
+                crate::log::data_file_path(ctx.location.url(), &path, crate::error::Phase::Read)?
             } else {
                 path
             };

@@ -98,10 +98,20 @@ async fn row_indexes_past_the_end_of_the_file_are_ignored() {
 
 #[tokio::test]
 async fn absolute_deletion_vector_outside_the_table_is_a_clear_error() {
-    let w = table("s3://elsewhere/dv/deleted.bin");
-    let err = ids(&w).await.err().unwrap_or_else(|| panic!("must fail"));
-    assert_eq!(err.code(), "unsupported");
-    assert!(err.to_string().contains("outside the table"), "{err}");
+    for outside in [
+        "s3://elsewhere/dv/deleted.bin",
+        "memory://bucket/table-2/dv/deleted.bin",
+        "memory://bucket/table/../other/dv/deleted.bin",
+        "memory://bucket/table/dv/%2e%2e/%2e%2e/x.bin",
+    ] {
+        let w = table(outside);
+        let err = ids(&w)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{outside}: must fail"));
+        assert_eq!(err.code(), "path_outside_table", "{outside}: {err}");
+        assert!(err.to_string().contains("outside the table"), "{err}");
+    }
 }
 
 /// Rows of the many-row-group table.

@@ -26,6 +26,8 @@ mod distributed_codec;
 mod hostile_input;
 mod hostile_limits;
 #[cfg(feature = "serve")]
+mod hostile_paths;
+#[cfg(feature = "serve")]
 mod http_probing;
 #[cfg(feature = "kernel")]
 mod kernel_parity;

@@ -20,10 +20,10 @@ use crate::log::actions::Action;
 use crate::log::checkpoint::{
     json_actions_each, json_actions_scoped, parquet_actions, ActionKinds, ParquetRead,
 };
-use crate::log::path::sidecar_path;
 use crate::log::protocol::validate_reader_protocol;
 use crate::log::replay::Replay;
 use crate::log::segment::LogSegment;
+use crate::log::sidecar_path;
 use crate::log::step::Step;
 
 /// The read of one checkpoint file.
@@ -183,11 +183,16 @@ impl Context {
         let mut named = HashSet::new();
         sidecars.retain(|s| named.insert(s.path.clone()));
         // Removes in a checkpoint are vacuum tombstones: they never hide its adds.
+        let root = url::Url::parse(&self.location).ok();
         let reads = sidecars
             .iter()
             .map(|s| {
                 let size = u64::try_from(s.size_in_bytes).ok().filter(|&n| n > 0);
-                self.start_read(&sidecar_path(&s.path), size, ActionKinds::ADD)
+                self.start_read(
+                    &sidecar_path(root.as_ref(), &s.path)?,
+                    size,
+                    ActionKinds::ADD,
+                )
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Transition::Next(State::FetchSidecars {

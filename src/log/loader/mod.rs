@@ -271,7 +271,8 @@ pub struct SnapshotLoader {
 }
 
 impl SnapshotLoader {
-    /// A loader for the table at `location` (used in messages only).
+    /// A loader for the table at `location`: its URL, used in messages and as the root that
+    /// an absolute sidecar URI must lie under.
     pub fn new(location: impl Into<String>, target: VersionTarget) -> Self {
         SnapshotLoader {
             state: State::Start,
