@@ -187,7 +187,7 @@ pub enum DeltaError {
     },
     /// A Parquet backend other than our own decoder (the `DeltaKernel` one) failed, for a
     /// reason that is not one of ours; its error is kept as the source.
-    #[error("{backend} failed to read {path}: {source}")]
+    #[error("{backend} failed to read {path}: {}", store_message(&source.to_string()))]
     Backend {
         /// The backend, e.g. `delta_kernel`.
         backend: &'static str,
@@ -338,6 +338,9 @@ fn in_path(path: &Option<String>) -> String {
         .map(|p| format!(" in {p}"))
         .unwrap_or_default()
 }
+
+mod store_message;
+pub(crate) use store_message::store_message;
 
 /// Removes what must never appear in an error message: the query string of every URL (signed
 /// URLs carry their signature there) and the user-info part (`user:password@`).

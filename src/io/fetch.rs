@@ -66,7 +66,7 @@ use web_sys::{
 use super::fetch_wait::{AbortOnDrop, SignalFired, Sleep};
 use super::js_text::js_message;
 use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, RangeRead};
-use crate::error::{redact, DeltaError, Result};
+use crate::error::{redact, store_message, DeltaError, Result};
 
 /// Characters left as they are in a path segment: RFC 3986 "unreserved". Everything else,
 /// `%` included, is percent-encoded.
@@ -713,7 +713,7 @@ fn past_end_error(path: &str, range: Option<&Range<u64>>) -> DeltaError {
 fn io_error(path: &str, message: String, transient: bool) -> DeltaError {
     DeltaError::Io {
         path: redact(path),
-        message: redact(&message),
+        message: store_message(&message),
         phase: phase_for(path),
         transient,
     }

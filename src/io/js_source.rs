@@ -37,7 +37,7 @@ use super::fetch_wait::SignalFired;
 use super::js_text::js_message;
 use super::RangeRead;
 use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry};
-use crate::error::{redact, DeltaError, Result};
+use crate::error::{redact, store_message, DeltaError, Result};
 
 /// A table root reached through a JS byte source; see the module docs.
 #[derive(Clone)]
@@ -328,7 +328,7 @@ fn source_error(path: &str, e: &JsValue) -> DeltaError {
 fn io_error(path: &str, message: &str) -> DeltaError {
     DeltaError::Io {
         path: redact(path),
-        message: redact(message),
+        message: store_message(message),
         phase: phase_for(path),
         transient: false,
     }

@@ -26,7 +26,7 @@ use super::{
     check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry, RangeRead,
     TableLocation,
 };
-use crate::error::{redact, DeltaError, Result};
+use crate::error::{redact, store_message, DeltaError, Result};
 
 /// A table root inside an `object_store` store.
 #[derive(Debug, Clone)]
@@ -221,7 +221,7 @@ fn map_error(path: &str, e: object_store::Error) -> DeltaError {
         },
         other => DeltaError::Io {
             path: path.to_string(),
-            message: redact(&other.to_string()),
+            message: store_message(&other.to_string()),
             phase: phase_for(path),
             transient: false,
         },

@@ -27,6 +27,8 @@ mod hostile_input;
 mod hostile_limits;
 #[cfg(feature = "serve")]
 mod hostile_paths;
+#[cfg(feature = "cloud")]
+mod hostile_secrets;
 #[cfg(feature = "serve")]
 mod http_probing;
 #[cfg(feature = "kernel")]
