@@ -12,6 +12,9 @@
 //! | Values of a dictionary page against what its uncompressed bytes can hold | the page's size ÷ the value's width | none: a file's own sizes |
 //! | Nesting of a filter (parentheses and `not`s) | [`MAX_FILTER_DEPTH`] | none |
 //! | Nesting of JSON: commit lines, `schemaString` | [`MAX_JSON_DEPTH`] (`serde_json`'s own) | none |
+//! | Length of one line of a commit or JSON checkpoint | [`MAX_LOG_LINE_BYTES`] (64 MiB) | none |
+//! | Declared size of a deletion vector, against its cardinality | 64 + 40 bytes per deleted row | none: a file's own sizes |
+//! | Declared size of a deletion vector | [`MAX_DELETION_VECTOR_BYTES`] (512 MiB) | none |
 //!
 //! A Delta schema nests through its JSON: a nested struct takes three JSON levels (field,
 //! type, fields list), so [`MAX_JSON_DEPTH`] allows about 40 levels of structs in structs.
@@ -28,6 +31,15 @@ pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
 
 /// Deepest nesting of a text filter: parentheses and `not`s together.
 pub const MAX_FILTER_DEPTH: usize = 128;
+
+/// Longest line of a commit file (or a JSON checkpoint): 64 MiB. One action is one line; the
+/// largest real ones (an `add` with statistics of thousands of columns, a `metaData` with
+/// a wide schema) are a few MiB.
+pub const MAX_LOG_LINE_BYTES: usize = 64 << 20;
+
+/// Largest declared size of one deletion vector: 512 MiB, twice the vector of every row of a
+/// file of 2^31 rows stored as bitmaps.
+pub const MAX_DELETION_VECTOR_BYTES: u64 = 512 << 20;
 
 /// Deepest nesting of JSON arrays and objects in a log line or a schema string: 127, the
 /// recursion limit `serde_json` keeps on (this crate never enables its `unbounded_depth`).

@@ -27,7 +27,7 @@ use super::actions::{
 use super::actions::{AddStats, ParsedStats};
 use super::step::Step;
 use crate::error::{DeltaError, Phase};
-use crate::limits::json_depth;
+use crate::limits::{json_depth, MAX_LOG_LINE_BYTES};
 use crate::Result;
 
 #[path = "checkpoint_columns.rs"]
@@ -117,6 +117,10 @@ pub(crate) fn json_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
     json_actions_scoped(path, data, true)
 }
 
+/// Bytes of the shortest line that holds an `add` or `remove` (path, size, time, data
+/// change): what the first reservation of a file's actions assumes per action at most.
+const MIN_ACTION_LINE_BYTES: usize = 64;
+
 /// [`json_actions`], with `add` and `remove` only `with_files` (without, their objects are
 /// checked to be JSON and skipped, not decoded: a lazy load keeps only protocol, metadata
 /// and commit info).
@@ -126,9 +130,11 @@ pub(crate) fn json_actions_scoped(
     with_files: bool,
 ) -> Result<Vec<Action>> {
     // About one action per line: counting them first spares the growth of a vector of
-    // 240-byte actions (half the time of a large commit went to moving them).
+    // 240-byte actions (half the time of a large commit went to moving them). The count is
+    // capped by what the bytes can hold: a file of blank or `{}` lines must not reserve
+    // 240 bytes for each of its 1- to 3-byte lines.
     let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
-    let mut out = Vec::with_capacity(lines);
+    let mut out = Vec::with_capacity(lines.min(data.len() / MIN_ACTION_LINE_BYTES + 1));
     json_actions_each(path, data, with_files, |a| out.push(a))?;
     Ok(out)
 }
@@ -156,6 +162,15 @@ fn json_lines_each<L: serde::de::DeserializeOwned + IntoActions>(
 ) -> Result<()> {
     let mut line_actions = Vec::new();
     for (n, line) in data.split(|&b| b == b'\n').enumerate() {
+        if line.len() > MAX_LOG_LINE_BYTES {
+            return Err(DeltaError::limit_exceeded(
+                "log line length (bytes)",
+                line.len() as u64,
+                MAX_LOG_LINE_BYTES as u64,
+                Some(path),
+                Phase::Load,
+            ));
+        }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

@@ -744,3 +744,31 @@ fn json_lines_decode_with_line_numbers() {
 fn stats_json(add: &Add) -> Option<String> {
     add.stats.as_ref()?.json().map(|j| j.into_owned())
 }
+
+#[test]
+fn a_log_line_past_the_maximum_is_a_limit_not_an_allocation() {
+    let long = format!(
+        "{{\"commitInfo\":{{\"note\":\"{}\"}}}}\n",
+        "x".repeat(crate::limits::MAX_LOG_LINE_BYTES)
+    );
+    let err = json_actions("_delta_log/00000000000000000001.json", long.as_bytes()).err();
+    assert_eq!(
+        err.as_ref().map(|e| e.code()),
+        Some("limit_exceeded"),
+        "{err:?}"
+    );
+    let text = err.map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        text.contains("log line length") && text.contains("00000000000000000001.json"),
+        "{text}"
+    );
+}
+
+#[test]
+fn blank_lines_reserve_nothing_per_line() {
+    // Ten million newlines: one reservation per line would be 2.4 GB of actions.
+    let blank = vec![b'\n'; 10_000_000];
+    let actions = json_actions("_delta_log/00000000000000000001.json", &blank);
+    let capacity = actions.map(|a| a.capacity()).unwrap_or(usize::MAX);
+    assert!(capacity <= blank.len() / 64 + 1, "{capacity}");
+}

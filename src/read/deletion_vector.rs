@@ -30,6 +30,7 @@ use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::{redact, DeltaError, Result};
+use crate::limits::MAX_DELETION_VECTOR_BYTES;
 use crate::log::DeletionVectorDescriptor;
 
 /// Magic number of the portable serialization of a 64-bit Roaring bitmap, as Delta writes it.
@@ -387,8 +388,11 @@ fn label(descriptor: &DeletionVectorDescriptor) -> String {
 }
 
 /// `sizeInBytes` as a length, refusing negative values.
+///
+/// The size is checked against what its declared cardinality can need and against
+/// [`MAX_DELETION_VECTOR_BYTES`] before anything is fetched or allocated for it.
 fn size_in_bytes(descriptor: &DeletionVectorDescriptor) -> Result<usize> {
-    usize::try_from(descriptor.size_in_bytes).map_err(|_| {
+    let size = u64::try_from(descriptor.size_in_bytes).map_err(|_| {
         DeltaError::invalid_log(
             label(descriptor),
             format!(
@@ -396,7 +400,41 @@ fn size_in_bytes(descriptor: &DeletionVectorDescriptor) -> Result<usize> {
                 descriptor.size_in_bytes
             ),
         )
+    })?;
+    let cardinality = check_cardinality(descriptor)?;
+    let needed = max_serialized_bytes(cardinality).min(MAX_DELETION_VECTOR_BYTES);
+    if size > needed {
+        let limit = if needed == MAX_DELETION_VECTOR_BYTES {
+            "deletion vector size (bytes)"
+        } else {
+            "deletion vector size (bytes) for its cardinality"
+        };
+        return Err(DeltaError::limit_exceeded(
+            limit,
+            size,
+            needed,
+            Some(&label(descriptor)),
+            crate::error::Phase::Read,
+        ));
+    }
+    usize::try_from(size).map_err(|_| {
+        DeltaError::limit_exceeded(
+            "deletion vector size (bytes)",
+            size,
+            usize::MAX as u64,
+            Some(&label(descriptor)),
+            crate::error::Phase::Read,
+        )
     })
+}
+
+/// The most bytes a serialized vector of `cardinality` rows takes, generously: the format's
+/// header, then per row at worst its own 64-bit key, 32-bit container header and run or array
+/// entry (a writer picks bitmaps only where they are smaller than that).
+fn max_serialized_bytes(cardinality: u64) -> u64 {
+    const HEADER: u64 = 64;
+    const PER_ROW: u64 = 40;
+    cardinality.saturating_mul(PER_ROW).saturating_add(HEADER)
 }
 
 /// `cardinality` as a count, refusing negative values.

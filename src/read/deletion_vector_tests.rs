@@ -493,3 +493,41 @@ fn parquet_reads_exactly_the_live_rows() {
     assert_eq!(read(vec![0, 2]), [0, 3, 8]);
     assert_eq!(read(vec![2]), [8]);
 }
+
+#[test]
+fn a_declared_size_past_what_its_rows_need_is_refused_before_any_read() {
+    let limit_of = |d: &DeletionVectorDescriptor| match dv_source(d) {
+        Err(DeltaError::LimitExceeded {
+            limit, found, max, ..
+        }) => Some((limit, found, max)),
+        _ => None,
+    };
+    // One deleted row cannot take a megabyte.
+    let one_row = descriptor("u", "vBn[lx{q8@P<9BNH/isA", Some(1), 1 << 20, 1);
+    assert_eq!(
+        limit_of(&one_row),
+        Some((
+            "deletion vector size (bytes) for its cardinality",
+            1 << 20,
+            104
+        ))
+    );
+    // Nor any vector more than the maximum, whatever its cardinality says.
+    let huge = descriptor("u", "vBn[lx{q8@P<9BNH/isA", Some(1), i32::MAX, i64::MAX);
+    assert_eq!(
+        limit_of(&huge),
+        Some((
+            "deletion vector size (bytes)",
+            i32::MAX as u64,
+            crate::limits::MAX_DELETION_VECTOR_BYTES
+        ))
+    );
+    // A real vector of every row of a 100,000-row file (bitmaps) fits its bound.
+    let every = serialize(&(0..100_000).collect::<Vec<u64>>());
+    let d = file_descriptor(&every, 100_000);
+    assert!(dv_source(&d).is_ok(), "{} bytes", every.len());
+    // And so does a sparse one of single rows far apart (a container per row).
+    let sparse = serialize(&(0..1_000).map(|i| i << 33).collect::<Vec<u64>>());
+    let d = file_descriptor(&sparse, 1_000);
+    assert!(dv_source(&d).is_ok(), "{} bytes", sparse.len());
+}
