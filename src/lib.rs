@@ -36,6 +36,11 @@ pub mod wasm;
 pub mod fixture;
 #[cfg(all(feature = "serve", not(target_arch = "wasm32")))]
 pub mod serve;
+// Entry points of the fuzz targets in fuzz/ (not part of the reader's API); the unit tests
+// replay every saved finding through them.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 
 pub use api::{
     parse_timestamp, BinaryType, DeltaBatchStream, DeltaScan, DeltaScanBuilder,

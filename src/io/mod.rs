@@ -16,6 +16,8 @@
 //! `read::scheduler`); every implementation keeps the contract documented on [`RangeRead`],
 //! which `tests/shared/range_read_contract.rs` checks for each of them.
 
+#[cfg(not(target_arch = "wasm32"))]
+mod client_options;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 #[cfg(target_arch = "wasm32")]

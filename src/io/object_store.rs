@@ -22,6 +22,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use percent_encoding::percent_decode_str;
 
+use super::client_options::client_settings;
 use super::{
     check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry, RangeRead,
     TableLocation,
@@ -36,7 +37,14 @@ pub struct ObjectStoreRange {
     can_list: bool,
     /// For local files: the store that maps object names to file paths, to check them.
     local: Option<Arc<object_store::local::LocalFileSystem>>,
+    /// For HTTP: a server that answers a range request with the whole object (`200`) has
+    /// the range cut out of it, when the object is at most this large (as in the browser,
+    /// see `FetchOptions::max_full_body_for_range`).
+    whole_for_range: Option<u64>,
 }
+
+/// The largest object read whole when an HTTP server ignores `Range` headers.
+const MAX_WHOLE_FOR_RANGE: u64 = 16 * 1024 * 1024;
 
 impl ObjectStoreRange {
     /// Wraps `store`; table paths are resolved under `root`. `can_list` says whether the store
@@ -47,7 +55,38 @@ impl ObjectStoreRange {
             root,
             can_list,
             local: None,
+            whole_for_range: None,
         }
+    }
+
+    /// A range of an object whose server sends only whole objects: the whole object, if it
+    /// is small enough, cut to `range`.
+    async fn range_of_whole(&self, full: &Path, path: &str, range: &Range<u64>) -> Result<Bytes> {
+        let limit = self.whole_for_range.unwrap_or(0);
+        let result = self.store.get(full).await.map_err(|e| map_error(path, e))?;
+        let size = result.meta.size;
+        if size > limit {
+            return Err(DeltaError::Io {
+                path: path.to_string(),
+                message: format!(
+                    "the server ignores Range headers and the object is {size} bytes, more \
+                     than the {limit} bytes read whole in their place; serve the table from a \
+                     host that supports byte ranges"
+                ),
+                phase: phase_for(path),
+                transient: false,
+            });
+        }
+        let whole = result.bytes().await.map_err(|e| map_error(path, e))?;
+        let len = whole.len() as u64;
+        if range.start >= len {
+            return Err(past_end(path, range, Some(len)));
+        }
+        let end = range.end.min(len);
+        // Both ends are within `whole`, whose length fits in usize.
+        let cut = whole.slice(range.start as usize..end as usize);
+        check_range_len(path, range, &cut)?;
+        Ok(cut)
     }
 
     /// For a local store: refuses `full` unless it is a regular file (or does not exist,
@@ -95,15 +134,19 @@ impl ObjectStoreRange {
                 Ok(range)
             }
             "http" | "https" => {
-                refuse_options(options, "HTTP")?;
+                let (settings, rest) = client_settings(options)?;
+                refuse_options(&rest, "HTTP")?;
                 let origin = &url[..url::Position::BeforePath];
-                let client = object_store::ClientOptions::new().with_allow_http(true);
+                let client = settings.client.with_allow_http(true);
                 let store = object_store::http::HttpBuilder::new()
                     .with_url(origin)
                     .with_client_options(client)
+                    .with_retry(settings.retry)
                     .build()
                     .map_err(|e| store_config_error(location, e))?;
-                Ok(Self::new(Arc::new(store), root, false))
+                let mut range = Self::new(Arc::new(store), root, false);
+                range.whole_for_range = Some(MAX_WHOLE_FOR_RANGE);
+                Ok(range)
             }
             #[cfg(feature = "cloud")]
             "s3" | "s3a" => {
@@ -195,8 +238,12 @@ fn s3_store(
             reason: "an s3:// location needs a bucket name".into(),
         });
     }
-    let mut builder = AmazonS3Builder::new().with_bucket_name(bucket);
-    for (key, value) in options {
+    let (settings, rest) = client_settings(options)?;
+    let mut builder = AmazonS3Builder::new()
+        .with_bucket_name(bucket)
+        .with_client_options(settings.client)
+        .with_retry(settings.retry);
+    for (key, value) in &rest {
         let lower = key.to_ascii_lowercase();
         let (name, value) = match lower.as_str() {
             "anonymous" => ("aws_skip_signature", value.as_str()),
@@ -238,11 +285,13 @@ impl RangeRead for ObjectStoreRange {
             if range.start == range.end {
                 return self.empty_range(&full, &path, &range).await;
             }
-            let bytes = self
-                .store
-                .get_range(&full, range.clone())
-                .await
-                .map_err(|e| map_error(&path, e))?;
+            let bytes = match self.store.get_range(&full, range.clone()).await {
+                Ok(bytes) => bytes,
+                Err(object_store::Error::NotSupported { .. }) if self.whole_for_range.is_some() => {
+                    return self.range_of_whole(&full, &path, &range).await;
+                }
+                Err(e) => return Err(map_error(&path, e)),
+            };
             check_range_len(&path, &range, &bytes)?;
             Ok(bytes)
         })

@@ -126,15 +126,15 @@ async fn open(
     let store =
         Arc::new(OneFileStore::open(Arc::clone(&ctx.store), path.clone(), task.size).await?);
     let metadata = read_metadata(store.as_ref(), &path, task.size).await?;
-    let plain = parquet::arrow::parquet_to_arrow_schema(
-        metadata.file_metadata().schema_descr(),
-        metadata.file_metadata().key_value_metadata(),
-    )
-    .map_err(|e| DeltaError::Parquet {
-        path: path.clone(),
-        phase: Phase::Read,
-        source: e,
-    })?;
+    // Without the footer's embedded Arrow schema, as our own decoder reads files (see
+    // `read::decode_types`).
+    let plain =
+        parquet::arrow::parquet_to_arrow_schema(metadata.file_metadata().schema_descr(), None)
+            .map_err(|e| DeltaError::Parquet {
+                path: path.clone(),
+                phase: Phase::Read,
+                source: e,
+            })?;
     let file_schema = int96_as_micros(&metadata, &plain).unwrap_or_else(|| Arc::new(plain));
     let spec = Arc::clone(&ctx.spec);
     let columns = spec.columns.columns.to_vec();

@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder, PushBuffers};
 use parquet::arrow::ProjectionMask;
 use parquet::errors::ParquetError;
@@ -239,14 +240,18 @@ impl ParquetRead {
             self.check_pages(&range, &data)?;
             buffers.push_range(range, data);
         }
-        let decoder = ParquetPushDecoderBuilder::try_new_decoder(Arc::new(metadata))
-            .and_then(|b| {
-                b.with_projection(mask)
-                    .with_batch_size(BATCH_ROWS)
-                    .with_buffers(buffers)
-                    .build()
-            })
-            .map_err(|e| self.parquet_error(e))?;
+        // The footer's embedded Arrow schema is not read: the checkpoint's columns are
+        // checked against the protocol's types, and arrow-ipc panics on malformed ones.
+        let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+        let decoder =
+            ParquetPushDecoderBuilder::try_new_decoder_with_options(Arc::new(metadata), options)
+                .and_then(|b| {
+                    b.with_projection(mask)
+                        .with_batch_size(BATCH_ROWS)
+                        .with_buffers(buffers)
+                        .build()
+                })
+                .map_err(|e| self.parquet_error(e))?;
         Ok((Stage::Columns(Box::new(decoder)), need))
     }
 

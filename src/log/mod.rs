@@ -42,4 +42,8 @@ pub use replay::Reconciled;
 pub use segment::LogSegment;
 pub use step::Step;
 
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use checkpoint::{parquet_actions, ActionKinds};
 pub(crate) use data_file_path::{data_file_path, sidecar_path};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use last_checkpoint::LastCheckpointHint;

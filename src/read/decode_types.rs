@@ -1,4 +1,5 @@
-//! The Arrow schema a data file is decoded as: the Parquet reader's own inference, with
+//! The Arrow schema a data file is decoded as: the Parquet reader's own inference from the
+//! Parquet types (never from a writer's embedded Arrow schema, see [`writer_hint_ignored`]), with
 //! INT96 timestamps as microseconds and BYTE_ARRAY columns in the scan's string and binary
 //! types ([`OutputTypes`]), given to the reader as its schema hint
 //! (`ArrowReaderOptions::with_schema`). So `Utf8View`, say, comes straight out of the
@@ -39,6 +40,15 @@ pub(crate) fn output_types_hint(schema: &Schema, output: OutputTypes) -> Option<
     changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
 }
 
+/// Reader options that leave out the Arrow schema a writer may embed in the footer
+/// (`ARROW:schema`): the Delta schema decides every column's type, and arrow-ipc panics on
+/// some malformed embedded schemas (an integer of bit width 0, an unknown type id), which a
+/// hostile file can carry. The Parquet types and annotations alone give the decoded types;
+/// the transform converts them to the Delta types as it does for any writer.
+pub(crate) fn writer_hint_ignored() -> ArrowReaderOptions {
+    ArrowReaderOptions::new().with_skip_arrow_metadata(true)
+}
+
 /// The reader metadata of a file: its Arrow schema with INT96 as microseconds and strings and
 /// binaries decoded as `output` asks.
 pub(crate) fn reader_metadata(
@@ -51,7 +61,7 @@ pub(crate) fn reader_metadata(
         phase: Phase::Read,
         source,
     };
-    let options = ArrowReaderOptions::new();
+    let options = writer_hint_ignored();
     let plain =
         ArrowReaderMetadata::try_new(Arc::clone(metadata), options.clone()).map_err(error)?;
     let int96 = int96_as_micros(metadata, plain.schema());

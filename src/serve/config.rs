@@ -28,8 +28,20 @@ pub struct ServeConfig {
     pub faults: Faults,
     /// Print one line per request to stderr.
     pub log_requests: bool,
-    /// Keep-alive connections idle this long are closed.
+    /// A connection that moves no byte either way for this long is closed: a keep-alive
+    /// connection between requests, a client sending its request head slowly, a client
+    /// that stops reading its response. Default: 30 s.
     pub idle_timeout: Duration,
+    /// A request head (request line and headers) must arrive within this long of the
+    /// connection's first byte or of the previous response, however steadily it trickles
+    /// in. Default: 10 s.
+    pub header_timeout: Duration,
+    /// Connections served at once; further ones wait in the listen backlog. Default: 4096.
+    pub max_connections: usize,
+    /// Connections one client address may hold open; past it, a new connection is
+    /// answered `503` and closed. Default: 1024 (a native reader loading a large log opens
+    /// a few more than its 512 requests in flight; a browser opens 6).
+    pub max_connections_per_client: usize,
     /// Serve files whose real path (symlinks resolved) lies outside the served
     /// directories. Off by default: a table's symlink to `~/.ssh/id_rsa` is refused (403).
     pub follow_symlinks: bool,
@@ -47,6 +59,9 @@ impl ServeConfig {
             faults: Faults::default(),
             log_requests: false,
             idle_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            max_connections: 4096,
+            max_connections_per_client: 1024,
             follow_symlinks: false,
         }
     }

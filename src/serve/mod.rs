@@ -25,9 +25,11 @@
 //! bodies, `faults`, `stats`, `config`.
 
 mod body;
+mod clients;
 mod config;
 mod faults;
 mod path;
+mod progress;
 mod server;
 mod service;
 mod stats;
@@ -36,6 +38,6 @@ mod stats;
 mod tests;
 
 pub use config::ServeConfig;
-pub use faults::Faults;
+pub use faults::{Faults, SlowBody};
 pub use server::{run_forever, StaticServer};
 pub use stats::{RequestRecord, ServeStats};

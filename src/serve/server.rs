@@ -3,7 +3,10 @@
 //!
 //! Connection tasks live in a `JoinSet` owned by the accept task, so aborting that one
 //! task closes the listener and every open connection. A connection that errors or panics
-//! ends alone; the accept loop goes on.
+//! ends alone; the accept loop goes on. Slow and greedy clients are bounded: a request head
+//! has `header_timeout` to arrive, a connection that moves no byte for `idle_timeout` is
+//! closed (see `progress`), at most `max_connections` are served at once and at most
+//! `max_connections_per_client` per client address (see `clients`).
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdTcpListener};
@@ -16,7 +19,9 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 
+use super::clients::{ClientSlot, Clients};
 use super::config::ServeConfig;
+use super::progress::{LastProgress, Watched};
 use super::service::{handle, Shared};
 use super::stats::ServeStats;
 
@@ -24,13 +29,6 @@ use super::stats::ServeStats;
 const MAX_HEAD: usize = 16 * 1024;
 /// Most headers accepted in one request.
 const MAX_HEADERS: usize = 100;
-
-/// Connections served at once; further ones wait in the listen backlog. Well above what one
-/// client opens: a client keeps idle keep-alive connections in its pool while it opens new
-/// ones for requests in flight, so a log load with 512 requests at once holds a few more
-/// than 512 connections, and a cap at 512 left the extra ones waiting for an idle
-/// connection to time out (30 s).
-const MAX_CONNECTIONS: usize = 4096;
 
 /// A running static file server on 127.0.0.1. Stops when dropped.
 #[derive(Debug)]
@@ -169,12 +167,18 @@ fn prepare(config: ServeConfig) -> io::Result<(StdTcpListener, Arc<Shared>)> {
 /// Accepts connections forever; runs each in the `JoinSet` it owns.
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut conns = JoinSet::new();
+    let clients = Clients::default();
+    let max = shared.config.max_connections.max(1);
+    let per_client = shared.config.max_connections_per_client.max(1);
     loop {
         tokio::select! {
-            accepted = listener.accept(), if conns.len() < MAX_CONNECTIONS => match accepted {
-                Ok((stream, _peer)) => {
-                    conns.spawn(serve_connection(stream, Arc::clone(&shared)));
-                }
+            accepted = listener.accept(), if conns.len() < max => match accepted {
+                Ok((stream, peer)) => match clients.admit(peer.ip(), per_client) {
+                    Some(slot) => {
+                        conns.spawn(serve_connection(stream, Arc::clone(&shared), slot));
+                    }
+                    None => refuse(stream, &shared),
+                },
                 // Out of file descriptors and the like: back off, never give up.
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
             },
@@ -183,17 +187,31 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Serves one connection with hyper until the client closes it, an error occurs, or it
-/// idles for `idle_timeout` (hyper's header read timeout also runs between requests).
-async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
+/// Answers a connection past its client's bound `503` (if the socket takes the bytes at
+/// once) and closes it.
+fn refuse(stream: TcpStream, shared: &Shared) {
+    shared.stats.connection_refused();
+    let busy = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n";
+    let _ = stream.try_write(busy);
+}
+
+/// Serves one connection with hyper until the client closes it, an error occurs, its
+/// request head takes longer than `header_timeout`, or it moves no byte for `idle_timeout`.
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, slot: ClientSlot) {
+    let _open = (slot, shared.stats.connection());
     let _ = stream.set_nodelay(true);
-    let idle = shared.config.idle_timeout;
+    let (idle, head) = (shared.config.idle_timeout, shared.config.header_timeout);
+    let progress = LastProgress::new();
+    let stream = Watched::new(stream, progress.clone());
     let service = hyper::service::service_fn(move |req| handle(Arc::clone(&shared), req));
-    let _ = http1::Builder::new()
+    let conn = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(idle)
+        .header_read_timeout(head.min(idle))
         .max_header_size(MAX_HEAD)
         .max_headers(MAX_HEADERS)
-        .serve_connection(TokioIo::new(stream), service)
-        .await;
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = conn => {}
+        () = progress.stalled(idle) => {}
+    }
 }

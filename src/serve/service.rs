@@ -71,10 +71,12 @@ fn cors() -> CorsLayer {
 }
 
 /// Answers one request (hyper's service).
+///
+/// Fails only for the `reset_first` fault: hyper then closes the connection unanswered.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
-) -> Result<Response<Metered>, Infallible> {
+) -> Result<Response<Metered>, io::Error> {
     if !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
@@ -85,6 +87,15 @@ pub(crate) async fn handle(
         .get(header::RANGE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let decision = shared.faults.decide(method.as_str(), &path);
+    if decision.reset {
+        shared.stats.record(RequestRecord {
+            method: method.to_string(),
+            path,
+            range,
+            status: 0,
+        });
+        return Err(io::Error::other("connection reset (injected fault)"));
+    }
     let inner = {
         let shared = Arc::clone(&shared);
         tower::service_fn(move |req| answer(Arc::clone(&shared), decision, req))
@@ -96,7 +107,8 @@ pub(crate) async fn handle(
     record(&shared, &method, path, range, &resp);
     let cut = resp.status().is_success() && method == Method::GET;
     let truncate = decision.truncate.filter(|_| cut);
-    Ok(resp.map(|body| Metered::new(body, shared.stats.clone(), truncate)))
+    let slow = decision.slow.filter(|_| method == Method::GET);
+    Ok(resp.map(|body| Metered::new(body, shared.stats.clone(), truncate, slow)))
 }
 
 /// The answer to anything but a preflight.
@@ -112,8 +124,9 @@ async fn answer(
         resp.headers_mut().insert(header::ALLOW, allow);
         return Ok(resp);
     }
-    if decision.fail {
-        let mut resp = text(StatusCode::SERVICE_UNAVAILABLE, "injected failure\n");
+    if let Some(status) = decision.fail {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+        let mut resp = text(status, "injected failure\n");
         let zero = HeaderValue::from_static("0");
         resp.headers_mut().insert(header::RETRY_AFTER, zero);
         return Ok(resp);
@@ -134,6 +147,8 @@ async fn answer(
         .is_some_and(|v| !v.contains(',') && http_range_header::parse_range_header(v).is_ok());
     if decision.ignore_range || !usable_range || parts.headers.contains_key(header::IF_RANGE) {
         parts.headers.remove(header::RANGE);
+    } else if decision.shift_range {
+        shift_range(&mut parts.headers);
     }
     let req = Request::from_parts(parts, body);
     let Ok(resp) = ServeFile::new(file).oneshot(req).await;
@@ -151,6 +166,33 @@ async fn answer(
         headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("none"));
     }
     Ok(resp)
+}
+
+/// Moves a `bytes=a-b` range one byte on (`bytes=a+1-b+1`), for the `shift_range` fault;
+/// other forms (`bytes=a-`, `bytes=-n`) move their start only.
+fn shift_range(headers: &mut hyper::HeaderMap) {
+    let Some(spec) = headers
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("bytes="))
+    else {
+        return;
+    };
+    let Some((start, end)) = spec.split_once('-') else {
+        return;
+    };
+    let bump = |n: &str| n.trim().parse::<u64>().ok().map(|n| n.saturating_add(1));
+    let shifted = match (bump(start), end.trim()) {
+        (Some(a), "") => format!("bytes={a}-"),
+        (Some(a), end) => match bump(end) {
+            Some(b) => format!("bytes={a}-{b}"),
+            None => return,
+        },
+        (None, _) => return,
+    };
+    if let Ok(value) = HeaderValue::from_str(&shifted) {
+        headers.insert(header::RANGE, value);
+    }
 }
 
 /// A `206` of no bytes: every satisfiable range holds at least one.

@@ -22,7 +22,8 @@ pub struct RequestRecord {
     pub path: String,
     /// The `Range` header, if the request had one (whether or not it was honoured).
     pub range: Option<String>,
-    /// The status answered.
+    /// The status answered; 0 when the connection was closed unanswered (the
+    /// `reset_first` fault).
     pub status: u16,
 }
 
@@ -30,6 +31,9 @@ pub struct RequestRecord {
 struct Inner {
     requests: AtomicU64,
     bytes_sent: AtomicU64,
+    connections_accepted: AtomicU64,
+    connections_open: AtomicU64,
+    connections_refused: AtomicU64,
     log: Mutex<Log>,
 }
 
@@ -100,6 +104,37 @@ impl ServeStats {
         log.entries.push(record);
     }
 
+    /// Connections accepted so far.
+    pub fn connections_accepted(&self) -> u64 {
+        self.inner.connections_accepted.load(Ordering::SeqCst)
+    }
+
+    /// Connections open now (a gauge: back to 0 once every client has gone).
+    pub fn connections_open(&self) -> u64 {
+        self.inner.connections_open.load(Ordering::SeqCst)
+    }
+
+    /// Connections closed at once because their client already had as many open as a
+    /// client may.
+    pub fn connections_refused(&self) -> u64 {
+        self.inner.connections_refused.load(Ordering::SeqCst)
+    }
+
+    /// Counts a connection open until the guard is dropped.
+    pub(crate) fn connection(&self) -> OpenConnection {
+        self.inner
+            .connections_accepted
+            .fetch_add(1, Ordering::SeqCst);
+        self.inner.connections_open.fetch_add(1, Ordering::SeqCst);
+        OpenConnection(self.clone())
+    }
+
+    pub(crate) fn connection_refused(&self) {
+        self.inner
+            .connections_refused
+            .fetch_add(1, Ordering::SeqCst);
+    }
+
     pub(crate) fn add_bytes(&self, n: u64) {
         self.inner.bytes_sent.fetch_add(n, Ordering::SeqCst);
     }
@@ -110,6 +145,16 @@ impl ServeStats {
             .log
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// One open connection in [`ServeStats::connections_open`]; counted out when dropped.
+#[derive(Debug)]
+pub(crate) struct OpenConnection(ServeStats);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.inner.connections_open.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -23,6 +23,8 @@ mod deletion_vectors_corpus;
 mod distributed_ballista;
 #[cfg(feature = "distributed")]
 mod distributed_codec;
+#[cfg(feature = "serve")]
+mod fault_matrix;
 mod hostile_input;
 mod hostile_limits;
 #[cfg(feature = "serve")]
@@ -35,6 +37,8 @@ mod http_probing;
 mod kernel_parity;
 #[cfg(feature = "kernel")]
 mod kernel_rows;
+#[cfg(feature = "serve")]
+mod load_concurrent;
 #[cfg(feature = "kernel")]
 mod parquet_backends;
 #[cfg(feature = "serve")]

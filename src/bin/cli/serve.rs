@@ -30,6 +30,19 @@ pub struct ServeArgs {
     /// tables, a page staged with `www/stage --link`); refused by default.
     #[arg(long)]
     pub follow_symlinks: bool,
+    /// Close a connection that moves no byte either way for this many seconds (idle
+    /// keep-alive, a client that stops reading).
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub idle_timeout: u64,
+    /// A request head must arrive within this many seconds, however steadily it trickles.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    pub header_timeout: u64,
+    /// Connections served at once; more wait for one to close.
+    #[arg(long, default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Connections one client address may hold; more are answered 503.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections_per_client: usize,
 }
 
 /// Runs the server until the process is stopped.
@@ -39,6 +52,10 @@ pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
         .with_latency(Duration::from_millis(args.latency_ms))
         .with_request_log(args.log)
         .with_follow_symlinks(args.follow_symlinks);
+    config.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
+    config.header_timeout = Duration::from_secs(args.header_timeout.max(1));
+    config.max_connections = args.max_connections.max(1);
+    config.max_connections_per_client = args.max_connections_per_client.max(1);
     let www = args.www.clone().or_else(|| {
         let bundled = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("www");
         bundled.join("index.html").is_file().then_some(bundled)

@@ -1,0 +1,4 @@
+//! Fuzz target `checkpoint_parquet`: see `delta_arrow_reader::fuzzing::checkpoint_parquet`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| delta_arrow_reader::fuzzing::checkpoint_parquet(data));

@@ -1,0 +1,4 @@
+//! Fuzz target `deletion_vector`: see `delta_arrow_reader::fuzzing::deletion_vector`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| delta_arrow_reader::fuzzing::deletion_vector(data));

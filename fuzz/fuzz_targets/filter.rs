@@ -1,0 +1,4 @@
+//! Fuzz target `filter`: see `delta_arrow_reader::fuzzing::filter`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| delta_arrow_reader::fuzzing::filter(data));

@@ -1,0 +1,4 @@
+//! Fuzz target `last_checkpoint`: see `delta_arrow_reader::fuzzing::last_checkpoint`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| delta_arrow_reader::fuzzing::last_checkpoint(data));

@@ -1,0 +1,4 @@
+//! Fuzz target `schema`: see `delta_arrow_reader::fuzzing::schema`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| delta_arrow_reader::fuzzing::schema(data));
