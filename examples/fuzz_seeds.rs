@@ -40,7 +40,7 @@ fn main() -> Result<()> {
     text_seeds(&dir.join("filter"), &filters())?;
     text_seeds(&dir.join("schema"), &schemas())?;
     // Every input runs through its target once (a seed that panics is a finding already).
-    for target in TARGETS {
+    for target in fuzzing::TARGETS {
         let mut n = 0;
         for entry in fs::read_dir(dir.join(target.0))? {
             (target.1)(&fs::read(entry?.path())?);
@@ -50,17 +50,6 @@ fn main() -> Result<()> {
     }
     Ok(())
 }
-
-/// The targets by folder name.
-const TARGETS: [(&str, fn(&[u8])); 7] = [
-    ("parquet_scan", fuzzing::parquet_scan),
-    ("checkpoint_parquet", fuzzing::checkpoint_parquet),
-    ("deletion_vector", fuzzing::deletion_vector),
-    ("commit_json", fuzzing::commit_json),
-    ("last_checkpoint", fuzzing::last_checkpoint),
-    ("filter", fuzzing::filter),
-    ("schema", fuzzing::schema),
-];
 
 /// Writes each input as `NN` in `dir`.
 fn write_all(dir: &Path, inputs: &[Vec<u8>]) -> Result<()> {

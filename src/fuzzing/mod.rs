@@ -18,6 +18,21 @@ pub use scan::{parquet_scan, scan_table, FUZZ_TABLE_SCHEMA};
 use crate::log::{decode_commit_actions, DeletionVectorDescriptor, LoadScope};
 use crate::read::deletion_vector::{decode_file_range, decode_inline};
 
+/// A fuzz target's entry point.
+pub type Target = fn(&[u8]);
+
+/// Every target by name (the name of its binary in `fuzz/` and of its seed and regression
+/// folders).
+pub const TARGETS: [(&str, Target); 7] = [
+    ("commit_json", commit_json),
+    ("last_checkpoint", last_checkpoint),
+    ("checkpoint_parquet", checkpoint_parquet),
+    ("deletion_vector", deletion_vector),
+    ("filter", filter),
+    ("schema", schema),
+    ("parquet_scan", parquet_scan),
+];
+
 /// A commit file: decoded as the loader decodes commits, in both load scopes.
 pub fn commit_json(data: &[u8]) {
     let path = "_delta_log/00000000000000000000.json";

@@ -4,22 +4,11 @@
 
 use std::path::Path;
 
-/// The targets by folder name.
-const TARGETS: [(&str, fn(&[u8])); 7] = [
-    ("commit_json", super::commit_json),
-    ("last_checkpoint", super::last_checkpoint),
-    ("checkpoint_parquet", super::checkpoint_parquet),
-    ("deletion_vector", super::deletion_vector),
-    ("filter", super::filter),
-    ("schema", super::schema),
-    ("parquet_scan", super::parquet_scan),
-];
-
 #[test]
 fn every_saved_finding_replays_without_a_fault() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
     let mut replayed = 0;
-    for (name, target) in TARGETS {
+    for (name, target) in super::TARGETS {
         let Ok(entries) = std::fs::read_dir(root.join(name)) else {
             continue;
         };

@@ -142,6 +142,44 @@ pub(crate) fn check_pages(
     Ok(())
 }
 
+/// Refuses a footer whose column chunks do not lie inside the file's `size` bytes: a
+/// negative offset or length (arrow-rs asserts they are not), or a chunk that runs past the
+/// end. Checked once per footer, before anything computes a range from them.
+pub(crate) fn check_chunk_bounds(
+    metadata: &ParquetMetaData,
+    size: u64,
+    path: &str,
+    phase: Phase,
+) -> Result<()> {
+    for (g, rg) in metadata.row_groups().iter().enumerate() {
+        for (i, c) in rg.columns().iter().enumerate() {
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            let fits = match (
+                u64::try_from(start),
+                u64::try_from(c.data_page_offset()),
+                u64::try_from(c.compressed_size()),
+            ) {
+                (Ok(start), Ok(_), Ok(len)) => {
+                    start.checked_add(len).is_some_and(|end| end <= size)
+                }
+                _ => false,
+            };
+            if !fits {
+                return Err(DeltaError::Parquet {
+                    path: path.to_string(),
+                    phase,
+                    source: parquet::errors::ParquetError::General(format!(
+                        "column chunk {i} of row group {g} (offset {start}, {} bytes) does not \
+                         lie inside the file of {size} bytes",
+                        c.compressed_size()
+                    )),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The column chunks of a file by where they start, to find the one a fetched range is in.
 #[derive(Debug, Default)]
 pub(crate) struct ChunkIndex {

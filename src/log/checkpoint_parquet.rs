@@ -22,7 +22,7 @@ use parquet::DecodeResult;
 
 use super::{check_action_columns, decode_batch, wanted_leaves, ActionKinds, BATCH_ROWS};
 use crate::error::{DeltaError, Phase, Result};
-use crate::limits::pages::{check_pages, ChunkFacts};
+use crate::limits::pages::{check_chunk_bounds, check_pages, ChunkFacts};
 use crate::limits::DEFAULT_MAX_PAGE_BYTES as MAX_PAGE_BYTES;
 use crate::log::actions::Action;
 use crate::log::step::Step;
@@ -210,6 +210,7 @@ impl ParquetRead {
 
     /// The column decoder for the wanted leaves, and the chunks it needs that are not in hand.
     fn plan_columns(&mut self, metadata: ParquetMetaData) -> Result<(Stage, Vec<Range<u64>>)> {
+        check_chunk_bounds(&metadata, self.size, &self.path, Phase::Load)?;
         let schema = metadata.file_metadata().schema_descr();
         check_action_columns(&self.path, schema, self.want)?;
         let leaves = wanted_leaves(schema, self.want);

@@ -95,7 +95,9 @@ fn split_zone(s: &str) -> Option<(&str, i64)> {
     let zone = &zone[1..];
     let (hours, minutes) = match zone.split_once(':') {
         Some((h, m)) => (h, m),
-        None if zone.len() == 4 => zone.split_at(2),
+        // `hhmm`: only ASCII digits split in two (a 4-byte zone may be one multi-byte
+        // character).
+        None if zone.len() == 4 && zone.is_ascii() => zone.split_at(2),
         None => (zone, "0"),
     };
     let hours: i64 = hours.parse().ok().filter(|h| *h <= 18)?;
@@ -211,6 +213,10 @@ mod tests {
         assert_eq!(t("2024-01-01 00:00:00.0000015"), Some((base + 1, true)));
         assert_eq!(t("2024-01-01 25:00:00"), None);
         assert_eq!(t("yesterday"), None);
+        // A zone of one multi-byte character (4 bytes) is refused, not split inside it (a
+        // fuzzing finding: this panicked).
+        assert_eq!(t("2024-01-01 00:00-\u{10348}"), None);
+        assert_eq!(t("2024-01-01 00:00 -\u{73a4}o"), None);
         assert_eq!(
             format_timestamp(base + 1_500_000, true),
             "2024-01-01 00:00:01.500000Z"

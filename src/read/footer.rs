@@ -9,6 +9,7 @@ use parquet::DecodeResult;
 
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::RangeRead;
+use crate::limits::pages::check_chunk_bounds;
 
 /// Bytes read from the end of a file in the first request.
 pub const FOOTER_HINT: u64 = 64 * 1024;
@@ -51,7 +52,10 @@ pub async fn read_metadata(
         .map_err(|e| parquet_error(path, e))?;
     loop {
         match decoder.try_decode().map_err(|e| parquet_error(path, e))? {
-            DecodeResult::Data(metadata) => return Ok(Arc::new(metadata)),
+            DecodeResult::Data(metadata) => {
+                check_chunk_bounds(&metadata, size, path, Phase::Read)?;
+                return Ok(Arc::new(metadata));
+            }
             DecodeResult::NeedsData(ranges) => {
                 // A range that ends inside the tail already read (a page index or footer
                 // that starts before it) fetches only the bytes before the tail.
