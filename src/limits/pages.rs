@@ -144,7 +144,8 @@ pub(crate) fn check_pages(
 
 /// Refuses a footer whose column chunks do not lie inside the file's `size` bytes: a
 /// negative offset or length (arrow-rs asserts they are not), or a chunk that runs past the
-/// end. Checked once per footer, before anything computes a range from them.
+/// end; and a page index whose page locations do not (see [`check_page_locations`]).
+/// Checked once per footer, before anything computes a range from them.
 pub(crate) fn check_chunk_bounds(
     metadata: &ParquetMetaData,
     size: u64,
@@ -165,19 +166,76 @@ pub(crate) fn check_chunk_bounds(
                 _ => false,
             };
             if !fits {
-                return Err(DeltaError::Parquet {
-                    path: path.to_string(),
+                return Err(corrupt(
+                    path,
                     phase,
-                    source: parquet::errors::ParquetError::General(format!(
+                    format!(
                         "column chunk {i} of row group {g} (offset {start}, {} bytes) does not \
                          lie inside the file of {size} bytes",
                         c.compressed_size()
-                    )),
-                });
+                    ),
+                ));
+            }
+        }
+    }
+    check_page_locations(metadata, size, path, phase)
+}
+
+/// Refuses an offset index (the page index's page locations) whose pages do not lie inside
+/// the file, or whose first row indexes do not start at 0 and rise within the row group:
+/// arrow-rs computes page ranges and row counts from them unchecked (an overflow, or in a
+/// release build a wrapped count that selects other rows).
+fn check_page_locations(
+    metadata: &ParquetMetaData,
+    size: u64,
+    path: &str,
+    phase: Phase,
+) -> Result<()> {
+    let Some(index) = metadata.offset_index() else {
+        return Ok(());
+    };
+    for (g, (columns, rg)) in index.iter().zip(metadata.row_groups()).enumerate() {
+        let rows = rg.num_rows();
+        for (i, column) in columns.iter().enumerate() {
+            let mut previous: Option<i64> = None;
+            for (p, page) in column.page_locations().iter().enumerate() {
+                let inside = match (
+                    u64::try_from(page.offset),
+                    u64::try_from(page.compressed_page_size),
+                ) {
+                    (Ok(start), Ok(len)) => start.checked_add(len).is_some_and(|end| end <= size),
+                    _ => false,
+                };
+                let first = page.first_row_index;
+                let rises = match previous {
+                    None => first == 0,
+                    Some(before) => first > before && first < rows,
+                };
+                if !inside || !rises {
+                    return Err(corrupt(
+                        path,
+                        phase,
+                        format!(
+                            "page {p} of column {i} in row group {g} of the page index (offset \
+                             {}, {} bytes, first row {first}) does not lie inside the file of \
+                             {size} bytes and the row group of {rows} rows",
+                            page.offset, page.compressed_page_size
+                        ),
+                    ));
+                }
+                previous = Some(first);
             }
         }
     }
     Ok(())
+}
+
+fn corrupt(path: &str, phase: Phase, reason: String) -> DeltaError {
+    DeltaError::Parquet {
+        path: path.to_string(),
+        phase,
+        source: parquet::errors::ParquetError::General(reason),
+    }
 }
 
 /// The column chunks of a file by where they start, to find the one a fetched range is in.
