@@ -131,6 +131,14 @@ pub(crate) fn check_pages(
             ));
         }
         if let Some(values) = header.dictionary_values {
+            // No values in bytes: arrow-rs divides the bytes by the count (a panic).
+            if values <= 0 && (uncompressed > 0 || compressed > 0) {
+                return Err(corrupt(
+                    path,
+                    phase,
+                    format!("a dictionary page of {values} values holds {uncompressed} bytes"),
+                ));
+            }
             let values = u64::try_from(values).unwrap_or(0);
             let room = uncompressed.saturating_mul(8) / facts.value_eighths;
             if values > room {
