@@ -26,6 +26,9 @@ pub(crate) struct ChunkFacts {
     /// Fewest bytes one PLAIN-encoded value of its type takes, in eighths of a byte (a boolean
     /// takes one bit).
     value_eighths: u64,
+    /// Stored without a codec: its pages' bytes are their data, whatever their headers say
+    /// the uncompressed size is.
+    uncompressed_codec: bool,
 }
 
 impl ChunkFacts {
@@ -43,6 +46,7 @@ impl ChunkFacts {
         ChunkFacts {
             total_uncompressed: u64::try_from(chunk.uncompressed_size()).unwrap_or(0),
             value_eighths: if bytes == 0 { 1 } else { bytes * 8 },
+            uncompressed_codec: chunk.compression() == parquet::basic::Compression::UNCOMPRESSED,
         }
     }
 }
@@ -132,7 +136,14 @@ pub(crate) fn check_pages(
         }
         if let Some(values) = header.dictionary_values {
             // No values in bytes: arrow-rs divides the bytes by the count (a panic).
-            if values <= 0 && (uncompressed > 0 || compressed > 0) {
+            // (A codec frames even no bytes, so only the uncompressed size counts, or the
+            // stored bytes when there is no codec.)
+            let holds = if facts.uncompressed_codec {
+                compressed as u64
+            } else {
+                uncompressed
+            };
+            if values <= 0 && holds > 0 {
                 return Err(corrupt(
                     path,
                     phase,

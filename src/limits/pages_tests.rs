@@ -43,6 +43,7 @@ fn facts(total: u64, value_bytes: u64) -> ChunkFacts {
     ChunkFacts {
         total_uncompressed: total,
         value_eighths: value_bytes * 8,
+        uncompressed_codec: false,
     }
 }
 
@@ -109,6 +110,7 @@ fn a_dictionary_of_more_values_than_its_page_holds_is_refused() {
     let boolean = ChunkFacts {
         total_uncompressed: 4096,
         value_eighths: 1,
+        uncompressed_codec: false,
     };
     assert!(check_pages(&bits, boolean, MIB, "f", Phase::Read).is_ok());
 }
@@ -179,4 +181,38 @@ fn written_files_pass_and_patched_ones_do_not() -> Result<()> {
         assert!(e.contains("part-0.parquet"), "{e}");
     }
     Ok(())
+}
+
+#[test]
+fn a_dictionary_of_no_values_in_some_bytes_is_refused() {
+    // A fuzzing finding: arrow-rs divides the page's bytes by its value count.
+    let check = |h: &[u8], facts: ChunkFacts| code(check_pages(h, facts, MIB, "f", Phase::Read));
+    let framed_empty = header(2, 0, 5, Some(0));
+    assert_eq!(
+        check(&framed_empty, facts(4096, 8)),
+        None,
+        "a codec's frame of no bytes"
+    );
+    let plain = ChunkFacts {
+        uncompressed_codec: true,
+        ..facts(4096, 8)
+    };
+    assert_eq!(
+        check(&framed_empty, plain),
+        Some("parquet"),
+        "5 stored bytes, no codec"
+    );
+    assert_eq!(
+        check(&header(2, 10, 5, Some(0)), facts(4096, 8)),
+        Some("parquet")
+    );
+    assert_eq!(
+        check(&header(2, 10, 5, Some(-3)), facts(4096, 8)),
+        Some("parquet")
+    );
+    assert_eq!(
+        check(&header(2, 0, 0, Some(0)), plain),
+        None,
+        "an empty dictionary"
+    );
 }
