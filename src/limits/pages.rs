@@ -12,6 +12,7 @@
 //! Headers are read with a bounded compact-protocol reader ([`super::thrift`]). A header
 //! that cannot be read is left to the decoder, which fails on it the same way.
 
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
@@ -161,6 +162,25 @@ pub(crate) fn check_pages(
     Ok(())
 }
 
+/// Options for every Parquet decoder of ours (data files and checkpoints): the Arrow
+/// schema a writer may embed in the footer (`ARROW:schema`) is left out. The Delta schema
+/// (or the checkpoint's protocol types) decides every column's type, and arrow-ipc panics on
+/// some malformed embedded schemas (an integer of bit width 0, an unknown type id), which a
+/// hostile file can carry. The Parquet types and annotations alone give the decoded types.
+pub(crate) fn reader_options() -> ArrowReaderOptions {
+    ArrowReaderOptions::new().with_skip_arrow_metadata(true)
+}
+
+/// Where a column chunk starts (its dictionary page, else its first data page) and its
+/// length in bytes, as its metadata declares them; `None` when either is negative.
+fn chunk_span(c: &ColumnChunkMetaData) -> Option<(u64, u64)> {
+    let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+    Some((
+        u64::try_from(start).ok()?,
+        u64::try_from(c.compressed_size()).ok()?,
+    ))
+}
+
 /// Refuses a footer whose column chunks do not lie inside the file's `size` bytes: a
 /// negative offset or length (arrow-rs asserts they are not), or a chunk that runs past the
 /// end; and a page index whose page locations do not (see [`check_page_locations`]).
@@ -174,16 +194,10 @@ pub(crate) fn check_chunk_bounds(
     for (g, rg) in metadata.row_groups().iter().enumerate() {
         for (i, c) in rg.columns().iter().enumerate() {
             let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
-            let fits = match (
-                u64::try_from(start),
-                u64::try_from(c.data_page_offset()),
-                u64::try_from(c.compressed_size()),
-            ) {
-                (Ok(start), Ok(_), Ok(len)) => {
-                    start.checked_add(len).is_some_and(|end| end <= size)
-                }
-                _ => false,
-            };
+            let fits = chunk_span(c).is_some_and(|(start, len)| {
+                u64::try_from(c.data_page_offset()).is_ok()
+                    && start.checked_add(len).is_some_and(|end| end <= size)
+            });
             if !fits {
                 return Err(corrupt(
                     path,
@@ -278,9 +292,7 @@ impl ChunkIndex {
             .flat_map(|rg| rg.columns().iter().enumerate())
             .filter(|&(i, _)| leaf(i))
             .filter_map(|(_, c)| {
-                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
-                let start = u64::try_from(start).ok()?;
-                let len = u64::try_from(c.compressed_size()).ok()?;
+                let (start, len) = chunk_span(c)?;
                 Some((start, start.saturating_add(len), ChunkFacts::of(c)))
             })
             .collect();

@@ -13,7 +13,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder, PushBuffers};
 use parquet::arrow::ProjectionMask;
 use parquet::errors::ParquetError;
@@ -22,7 +21,7 @@ use parquet::DecodeResult;
 
 use super::{check_action_columns, decode_batch, wanted_leaves, ActionKinds, BATCH_ROWS};
 use crate::error::{DeltaError, Phase, Result};
-use crate::limits::pages::{check_chunk_bounds, check_pages, ChunkFacts};
+use crate::limits::pages::{check_chunk_bounds, check_pages, reader_options, ChunkFacts};
 use crate::limits::DEFAULT_MAX_PAGE_BYTES as MAX_PAGE_BYTES;
 use crate::log::actions::Action;
 use crate::log::step::Step;
@@ -241,9 +240,7 @@ impl ParquetRead {
             self.check_pages(&range, &data)?;
             buffers.push_range(range, data);
         }
-        // The footer's embedded Arrow schema is not read: the checkpoint's columns are
-        // checked against the protocol's types, and arrow-ipc panics on malformed ones.
-        let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+        let options = reader_options();
         let decoder =
             ParquetPushDecoderBuilder::try_new_decoder_with_options(Arc::new(metadata), options)
                 .and_then(|b| {

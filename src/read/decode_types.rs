@@ -1,5 +1,5 @@
 //! The Arrow schema a data file is decoded as: the Parquet reader's own inference from the
-//! Parquet types (never from a writer's embedded Arrow schema, see [`writer_hint_ignored`]), with
+//! Parquet types (never from a writer's embedded Arrow schema, see [`reader_options`]), with
 //! INT96 timestamps as microseconds and BYTE_ARRAY columns in the scan's string and binary
 //! types ([`OutputTypes`]), given to the reader as its schema hint
 //! (`ArrowReaderOptions::with_schema`). So `Utf8View`, say, comes straight out of the
@@ -14,11 +14,12 @@
 use std::sync::Arc;
 
 use arrow_schema::{Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::file::int96_as_micros;
 use crate::error::{DeltaError, Phase, Result};
+use crate::limits::pages::reader_options;
 use crate::schema::OutputTypes;
 
 /// `schema` with its string and binary columns in `output`'s types (see
@@ -40,15 +41,6 @@ pub(crate) fn output_types_hint(schema: &Schema, output: OutputTypes) -> Option<
     changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
 }
 
-/// Reader options that leave out the Arrow schema a writer may embed in the footer
-/// (`ARROW:schema`): the Delta schema decides every column's type, and arrow-ipc panics on
-/// some malformed embedded schemas (an integer of bit width 0, an unknown type id), which a
-/// hostile file can carry. The Parquet types and annotations alone give the decoded types;
-/// the transform converts them to the Delta types as it does for any writer.
-pub(crate) fn writer_hint_ignored() -> ArrowReaderOptions {
-    ArrowReaderOptions::new().with_skip_arrow_metadata(true)
-}
-
 /// The reader metadata of a file: its Arrow schema with INT96 as microseconds and strings and
 /// binaries decoded as `output` asks.
 pub(crate) fn reader_metadata(
@@ -61,7 +53,7 @@ pub(crate) fn reader_metadata(
         phase: Phase::Read,
         source,
     };
-    let options = writer_hint_ignored();
+    let options = reader_options();
     let plain =
         ArrowReaderMetadata::try_new(Arc::clone(metadata), options.clone()).map_err(error)?;
     let int96 = int96_as_micros(metadata, plain.schema());
