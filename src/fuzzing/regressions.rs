@@ -7,6 +7,7 @@ use std::path::Path;
 #[test]
 fn every_saved_finding_replays_without_a_fault() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    super::init();
     let mut replayed = 0;
     for (name, target) in super::TARGETS {
         let Ok(entries) = std::fs::read_dir(root.join(name)) else {

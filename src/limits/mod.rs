@@ -21,9 +21,13 @@
 
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
+pub(crate) mod decoder_panics;
 pub(crate) mod json_depth;
+pub(crate) mod page_contents;
 pub(crate) mod pages;
 pub(crate) mod thrift;
+
+pub use decoder_panics::quiet_contained_panics;
 
 /// Default of the largest uncompressed size of one Parquet page: 256 MiB. Writers cut pages
 /// at about 1 MiB; a page holding one huge binary value can be larger.

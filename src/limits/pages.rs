@@ -16,6 +16,7 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
+use super::page_contents::{check_data_page, DataPage, LevelLayout, MaxLevels};
 use super::thrift::{kind, Reader};
 use crate::error::{DeltaError, Phase, Result};
 
@@ -30,6 +31,8 @@ pub(crate) struct ChunkFacts {
     /// Stored without a codec: its pages' bytes are their data, whatever their headers say
     /// the uncompressed size is.
     uncompressed_codec: bool,
+    /// The column's highest levels, to check a data page's level runs.
+    levels: MaxLevels,
 }
 
 impl ChunkFacts {
@@ -48,6 +51,10 @@ impl ChunkFacts {
             total_uncompressed: u64::try_from(chunk.uncompressed_size()).unwrap_or(0),
             value_eighths: if bytes == 0 { 1 } else { bytes * 8 },
             uncompressed_codec: chunk.compression() == parquet::basic::Compression::UNCOMPRESSED,
+            levels: MaxLevels {
+                repetition: descr.max_rep_level(),
+                definition: descr.max_def_level(),
+            },
         }
     }
 }
@@ -59,6 +66,8 @@ struct PageHeader {
     compressed: Option<i32>,
     /// `num_values` of a dictionary page header.
     dictionary_values: Option<i32>,
+    /// What a data page header (V1 or V2) says of the page's contents.
+    data: Option<DataPage>,
 }
 
 /// Reads the page header at the start of `bytes`: its fields and its length, or `None` when
@@ -71,7 +80,9 @@ fn read_header(bytes: &[u8]) -> Option<(PageHeader, usize)> {
         match (id, k) {
             (2, kind::I32) => header.uncompressed = Some(r.i32().ok()?),
             (3, kind::I32) => header.compressed = Some(r.i32().ok()?),
+            (5, kind::STRUCT) => header.data = Some(data_page_v1(&mut r)?),
             (7, kind::STRUCT) => header.dictionary_values = dictionary_values(&mut r)?,
+            (8, kind::STRUCT) => header.data = Some(data_page_v2(&mut r)?),
             _ => r.skip(k).ok()?,
         }
         last = id;
@@ -91,6 +102,59 @@ fn dictionary_values(r: &mut Reader<'_>) -> Option<Option<i32>> {
         last = id;
     }
     Some(values)
+}
+
+/// The fields of a `DataPageHeader` starting at the reader (`None` when one is missing).
+fn data_page_v1(r: &mut Reader<'_>) -> Option<DataPage> {
+    let (mut values, mut enc, mut def, mut rep) = (None, None, None, None);
+    let mut last = 0;
+    while let Some((id, k)) = r.field(last).ok()? {
+        match (id, k) {
+            (1, kind::I32) => values = Some(r.i32().ok()?),
+            (2, kind::I32) => enc = Some(r.i32().ok()?),
+            (3, kind::I32) => def = Some(r.i32().ok()?),
+            (4, kind::I32) => rep = Some(r.i32().ok()?),
+            _ => r.skip(k).ok()?,
+        }
+        last = id;
+    }
+    Some(DataPage {
+        num_values: values?,
+        encoding: enc?,
+        levels: LevelLayout::V1 {
+            repetition: rep?,
+            definition: def?,
+        },
+    })
+}
+
+/// The fields of a `DataPageHeaderV2` starting at the reader (`None` when one is missing;
+/// `is_compressed` is true unless it says otherwise).
+fn data_page_v2(r: &mut Reader<'_>) -> Option<DataPage> {
+    let (mut values, mut enc, mut def, mut rep) = (None, None, None, None);
+    let mut compressed = true;
+    let mut last = 0;
+    while let Some((id, k)) = r.field(last).ok()? {
+        match (id, k) {
+            (1, kind::I32) => values = Some(r.i32().ok()?),
+            (4, kind::I32) => enc = Some(r.i32().ok()?),
+            (5, kind::I32) => def = Some(r.i32().ok()?),
+            (6, kind::I32) => rep = Some(r.i32().ok()?),
+            (7, kind::TRUE) => compressed = true,
+            (7, kind::FALSE) => compressed = false,
+            _ => r.skip(k).ok()?,
+        }
+        last = id;
+    }
+    Some(DataPage {
+        num_values: values?,
+        encoding: enc?,
+        levels: LevelLayout::V2 {
+            repetition_bytes: rep?,
+            definition_bytes: def?,
+            values_compressed: compressed,
+        },
+    })
 }
 
 /// Checks the pages whose headers are in `bytes`, fetched from a column chunk with `facts`
@@ -157,7 +221,14 @@ pub(crate) fn check_pages(
                 return Err(limit("dictionary page num_values", values, room));
             }
         }
-        at = at.saturating_add(len).saturating_add(compressed);
+        let body_start = at.saturating_add(len);
+        let body_end = body_start.saturating_add(compressed);
+        // A page whose body was not fetched whole (the range ends inside it) is not read.
+        if let (Some(page), Some(body)) = (&header.data, bytes.get(body_start..body_end)) {
+            check_data_page(page, body, facts.levels, facts.uncompressed_codec)
+                .map_err(|reason| corrupt(path, phase, format!("a data page holds {reason}")))?;
+        }
+        at = body_end;
     }
     Ok(())
 }

@@ -44,6 +44,7 @@ fn facts(total: u64, value_bytes: u64) -> ChunkFacts {
         total_uncompressed: total,
         value_eighths: value_bytes * 8,
         uncompressed_codec: false,
+        levels: MaxLevels::default(),
     }
 }
 
@@ -111,6 +112,7 @@ fn a_dictionary_of_more_values_than_its_page_holds_is_refused() {
         total_uncompressed: 4096,
         value_eighths: 1,
         uncompressed_codec: false,
+        levels: MaxLevels::default(),
     };
     assert!(check_pages(&bits, boolean, MIB, "f", Phase::Read).is_ok());
 }

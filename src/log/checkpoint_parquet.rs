@@ -21,6 +21,7 @@ use parquet::DecodeResult;
 
 use super::{check_action_columns, decode_batch, wanted_leaves, ActionKinds, BATCH_ROWS};
 use crate::error::{DeltaError, Phase, Result};
+use crate::limits::decoder_panics::contain;
 use crate::limits::pages::{check_chunk_bounds, check_pages, reader_options, ChunkFacts};
 use crate::limits::DEFAULT_MAX_PAGE_BYTES as MAX_PAGE_BYTES;
 use crate::log::actions::Action;
@@ -195,7 +196,7 @@ impl ParquetRead {
         &mut self,
         mut decoder: Box<ParquetMetaDataPushDecoder>,
     ) -> Result<(Stage, Vec<Range<u64>>)> {
-        match decoder.try_decode().map_err(|e| self.parquet_error(e))? {
+        match self.contained(|| decoder.try_decode())? {
             DecodeResult::NeedsData(ranges) => {
                 let need = self.inside(ranges)?;
                 Ok((Stage::Footer(decoder), need))
@@ -241,7 +242,7 @@ impl ParquetRead {
             buffers.push_range(range, data);
         }
         let options = reader_options();
-        let decoder =
+        let decoder = self.contained(|| {
             ParquetPushDecoderBuilder::try_new_decoder_with_options(Arc::new(metadata), options)
                 .and_then(|b| {
                     b.with_projection(mask)
@@ -249,7 +250,7 @@ impl ParquetRead {
                         .with_buffers(buffers)
                         .build()
                 })
-                .map_err(|e| self.parquet_error(e))?;
+        })?;
         Ok((Stage::Columns(Box::new(decoder)), need))
     }
 
@@ -260,7 +261,7 @@ impl ParquetRead {
         mut decoder: Box<ParquetPushDecoder>,
     ) -> Result<(Stage, Vec<Range<u64>>)> {
         loop {
-            match decoder.try_decode().map_err(|e| self.parquet_error(e))? {
+            match self.contained(|| decoder.try_decode())? {
                 DecodeResult::NeedsData(ranges) => {
                     let need = self.inside(ranges)?;
                     return Ok((Stage::Columns(decoder), need));
@@ -341,6 +342,20 @@ impl ParquetRead {
                 ))))
             }
             _ => Ok(()),
+        }
+    }
+
+    /// A call into a decoder: its error, or its panic on the file's contents (see
+    /// [`contain`]), a Parquet error naming the file.
+    fn contained<T>(
+        &self,
+        decode: impl FnOnce() -> std::result::Result<T, ParquetError>,
+    ) -> Result<T> {
+        match contain(decode) {
+            Ok(result) => result.map_err(|e| self.parquet_error(e)),
+            Err(panic) => Err(self.parquet_error(ParquetError::General(format!(
+                "the decoder failed on the file's contents: {panic}"
+            )))),
         }
     }
 

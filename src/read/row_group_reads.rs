@@ -27,6 +27,7 @@ use super::deletion_vector::DeletionVector;
 use super::row_filter::{take_error, ErrorSlot};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, Store};
+use crate::limits::decoder_panics::contain;
 use crate::limits::pages::ChunkIndex;
 
 /// The page headers of every range fetched, checked before the decoder sees them.
@@ -156,6 +157,8 @@ pub(crate) struct RowGroupReads {
     /// Errors of the row filter, reported as they are.
     filter_errors: ErrorSlot,
     pages: PageCheck,
+    /// Set when a decoder panicked on the file's contents: every later call fails the same.
+    failed: Option<String>,
 }
 
 impl RowGroupReads {
@@ -180,7 +183,19 @@ impl RowGroupReads {
             announced: None,
             filter_errors,
             pages,
+            failed: None,
         }
+    }
+
+    /// The error for a decoder's panic on the file's contents (see [`contain`]); the file's
+    /// reads end with it.
+    fn panicked(&mut self, panic: String) -> DeltaError {
+        self.ready.clear();
+        self.pending = None;
+        self.planned_all = true;
+        let reason = format!("the decoder failed on the file's contents: {panic}");
+        self.failed = Some(reason.clone());
+        self.parquet_error(ParquetError::General(reason))
     }
 
     fn parquet_error(&self, source: ParquetError) -> DeltaError {
@@ -200,16 +215,15 @@ impl RowGroupReads {
         {
             // With masked deletes, the file rows of a row group's batches need to know which
             // row group it is: the decoder says so at the boundary, before planning it.
-            if let (Some(masked), None) = (&self.masked, self.announced) {
-                let upcoming = self
-                    .decoder
-                    .peek_next_row_group()
+            if self.masked.is_some() && self.announced.is_none() {
+                let upcoming = contain(|| self.decoder.peek_next_row_group())
+                    .map_err(|panic| self.panicked(panic))?
                     .map_err(|e| self.parquet_error(e))?;
-                self.announced = upcoming.and_then(|i| masked.row_group_starts.get(i).copied());
+                let starts = self.masked.as_ref().map(|m| &m.row_group_starts);
+                self.announced = upcoming.and_then(|i| starts?.get(i).copied());
             }
-            let step = self
-                .decoder
-                .try_next_reader()
+            let step = contain(|| self.decoder.try_next_reader())
+                .map_err(|panic| self.panicked(panic))?
                 .map_err(|e| self.parquet_error(e))?;
             match step {
                 DecodeResult::NeedsData(ranges) => {
@@ -236,6 +250,9 @@ impl RowGroupReads {
     /// The next decoded batch of the file's columns (deleted rows dropped when masked; a batch
     /// may then be empty), or `None` at the end of the file.
     pub(crate) async fn next(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(reason) = &self.failed {
+            return Err(self.parquet_error(ParquetError::General(reason.clone())));
+        }
         loop {
             self.plan()?;
             if let Some(pending) = self.pending.as_mut() {
@@ -254,12 +271,15 @@ impl RowGroupReads {
                     &self.path,
                     Phase::Read,
                 )?;
-                self.decoder
-                    .push_ranges(ranges, data)
+                contain(|| self.decoder.push_ranges(ranges, data))
+                    .map_err(|panic| self.panicked(panic))?
                     .map_err(|e| self.parquet_error(e))?;
                 continue;
             };
-            let decoded = row_group.reader.next();
+            let decoded = match contain(|| row_group.reader.next()) {
+                Ok(decoded) => decoded,
+                Err(panic) => return Err(self.panicked(panic)),
+            };
             let first_row = row_group.next_row;
             match decoded {
                 Some(Ok(batch)) => {

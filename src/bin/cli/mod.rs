@@ -78,6 +78,8 @@ pub struct TableArgs {
 /// Entry point: runs the command and turns errors into a one-line message and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A decoder's panic on a corrupt file is reported as the file's error, not printed.
+    delta_arrow_reader::limits::quiet_contained_panics();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,0 +1,232 @@
+use std::sync::Arc;
+
+use arrow_array::builder::{Int32Builder, ListBuilder, StringDictionaryBuilder};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field, Fields, Schema};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::properties::{WriterProperties, WriterVersion};
+
+use super::*;
+use crate::limits::pages::check_file;
+
+const NULLABLE: MaxLevels = MaxLevels {
+    repetition: 0,
+    definition: 1,
+};
+
+fn v1(encoding: i32) -> DataPage {
+    DataPage {
+        num_values: 8,
+        encoding,
+        levels: LevelLayout::V1 {
+            repetition: encoding::RLE,
+            definition: encoding::RLE,
+        },
+    }
+}
+
+/// A V1 body: the definition levels (`runs`, prefixed with their length) then `values`.
+fn v1_body(runs: &[u8], values: &[u8]) -> Vec<u8> {
+    let mut body = u32::try_from(runs.len()).unwrap().to_le_bytes().to_vec();
+    body.extend(runs);
+    body.extend(values);
+    body
+}
+
+#[test]
+fn level_runs_that_fit_pass() {
+    // An RLE run of 5 ones, then one bit-packed group (1 byte at width 1).
+    let body = v1_body(&[0x0a, 0x01, 0x03, 0b1010_1010], &[0; 4]);
+    assert_eq!(check_data_page(&v1(0), &body, NULLABLE, true), Ok(()));
+}
+
+#[test]
+fn a_bit_packed_run_past_its_levels_is_refused() {
+    // 3 groups declared (3 bytes at width 1), 1 byte follows in the section; the values after
+    // the section must not count.
+    let body = v1_body(&[0x07, 0xff], &[0; 16]);
+    let err = check_data_page(&v1(0), &body, NULLABLE, true).unwrap_err();
+    assert!(err.contains("bit-packed run of 3 groups"), "{err}");
+}
+
+#[test]
+fn an_rle_level_above_the_columns_highest_is_refused() {
+    let body = v1_body(&[0x10, 0x02], &[]);
+    let err = check_data_page(&v1(0), &body, NULLABLE, true).unwrap_err();
+    assert!(err.contains("level 2"), "{err}");
+    // At width 2 (highest level 3), level 2 is one the column has.
+    let nested = MaxLevels {
+        repetition: 0,
+        definition: 3,
+    };
+    assert_eq!(check_data_page(&v1(0), &body, nested, true), Ok(()));
+}
+
+#[test]
+fn a_level_section_longer_than_its_page_is_refused() {
+    let mut body = 100u32.to_le_bytes().to_vec();
+    body.extend([0x02, 0x01]);
+    let err = check_data_page(&v1(0), &body, NULLABLE, true).unwrap_err();
+    assert!(err.contains("100 bytes"), "{err}");
+    let short = check_data_page(&v1(0), &[1, 0], NULLABLE, true).unwrap_err();
+    assert!(short.contains("length"), "{short}");
+}
+
+#[test]
+fn a_malformed_run_header_is_refused() {
+    let body = v1_body(&[0xff; 11], &[]);
+    assert!(check_data_page(&v1(0), &body, NULLABLE, true).is_err());
+}
+
+#[test]
+fn dictionary_index_widths_over_32_are_refused() {
+    let levels = [0x10, 0x01];
+    for (encoding, bits, ok) in [
+        (encoding::RLE_DICTIONARY, 32, true),
+        (encoding::RLE_DICTIONARY, 33, false),
+        (encoding::PLAIN_DICTIONARY, 200, false),
+        // Plain values start with anything.
+        (0, 200, true),
+    ] {
+        let body = v1_body(&levels, &[bits, 0, 0]);
+        let found = check_data_page(&v1(encoding), &body, NULLABLE, true);
+        assert_eq!(
+            found.is_ok(),
+            ok,
+            "encoding {encoding}, width {bits}: {found:?}"
+        );
+    }
+    // A required column has no level sections: the width comes first.
+    let required = MaxLevels::default();
+    assert!(check_data_page(&v1(encoding::RLE_DICTIONARY), &[40], required, true).is_err());
+    // All nulls: no values, no width.
+    let empty = v1_body(&levels, &[]);
+    assert_eq!(
+        check_data_page(&v1(encoding::RLE_DICTIONARY), &empty, NULLABLE, true),
+        Ok(())
+    );
+}
+
+#[test]
+fn compressed_v1_contents_are_left_to_the_decoder() {
+    let body = v1_body(&[0x07, 0xff], &[]);
+    assert_eq!(check_data_page(&v1(0), &body, NULLABLE, false), Ok(()));
+}
+
+#[test]
+fn v2_levels_are_checked_even_with_compressed_values() {
+    let v2 = |rep: i32, def: i32, compressed: bool| DataPage {
+        num_values: 8,
+        encoding: encoding::RLE_DICTIONARY,
+        levels: LevelLayout::V2 {
+            repetition_bytes: rep,
+            definition_bytes: def,
+            values_compressed: compressed,
+        },
+    };
+    // Definition levels: a bit-packed run of 2 groups in 1 byte.
+    let bad_levels = [0x05, 0xff, 99];
+    assert!(check_data_page(&v2(0, 2, true), &bad_levels, NULLABLE, false).is_err());
+    // Fitting levels, then a width of 99: refused only when the values are plain.
+    let width = [0x10, 0x01, 99];
+    assert_eq!(
+        check_data_page(&v2(0, 2, true), &width, NULLABLE, false),
+        Ok(())
+    );
+    assert!(check_data_page(&v2(0, 2, false), &width, NULLABLE, false).is_err());
+    assert!(check_data_page(&v2(0, 2, true), &width, NULLABLE, true).is_err());
+    // Section lengths that do not fit the page, or are negative.
+    assert!(check_data_page(&v2(2, 2, true), &width, NULLABLE, false).is_err());
+    assert!(check_data_page(&v2(-1, 2, true), &width, NULLABLE, false).is_err());
+}
+
+/// Batches of nullable, nested, repeated and dictionary columns, 3000 rows.
+fn shapes() -> RecordBatch {
+    let n = 3000;
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter(
+        (0..n).map(|i| (i % 7 != 0).then_some(i as i64)),
+    ));
+    let names: ArrayRef = Arc::new(StringArray::from_iter(
+        (0..n).map(|i| (i % 3 != 0).then(|| format!("name {}", i % 40))),
+    ));
+    let mut dict = StringDictionaryBuilder::<Int32Type>::new();
+    for i in 0..n {
+        match i % 11 {
+            0 => dict.append_null(),
+            k => dict.append_value(format!("k{k}")),
+        }
+    }
+    let dict: ArrayRef = Arc::new(dict.finish());
+    let mut lists = ListBuilder::new(Int32Builder::new());
+    for i in 0..n {
+        if i % 5 == 0 {
+            lists.append_null();
+            continue;
+        }
+        for j in 0..(i % 4) {
+            lists.values().append_option((j != 2).then_some(j));
+        }
+        lists.append(true);
+    }
+    let lists: ArrayRef = Arc::new(lists.finish());
+    let inner = Fields::from(vec![Field::new("n", DataType::Utf8, true)]);
+    let nested: ArrayRef = Arc::new(StructArray::new(
+        inner.clone(),
+        vec![names.clone()],
+        Some((0..n).map(|i| i % 13 != 0).collect()),
+    ));
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+        Field::new(
+            "dict",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        ),
+        Field::new("list", lists.data_type().clone(), true),
+        Field::new("nested", DataType::Struct(inner), true),
+    ]);
+    RecordBatch::try_new(Arc::new(schema), vec![ids, names, dict, lists, nested]).unwrap()
+}
+
+#[test]
+fn files_of_every_shape_and_page_version_pass_and_decode() {
+    let batch = shapes();
+    for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
+        for compression in [Compression::UNCOMPRESSED, Compression::SNAPPY] {
+            for dictionary in [true, false] {
+                let props = WriterProperties::builder()
+                    .set_writer_version(version)
+                    .set_compression(compression)
+                    .set_dictionary_enabled(dictionary)
+                    .set_data_page_row_count_limit(500)
+                    .set_write_batch_size(100)
+                    .build();
+                let mut out = Vec::new();
+                let mut writer =
+                    ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+                writer.write(&batch).unwrap();
+                writer.close().unwrap();
+                let data = Bytes::from(out);
+                let metadata = ParquetMetaDataReader::new()
+                    .parse_and_finish(&data)
+                    .unwrap();
+                let case = format!("{version:?} {compression:?} dictionary {dictionary}");
+                check_file(&data, &metadata, None, 1 << 30, "f")
+                    .unwrap_or_else(|e| panic!("{case}: {e}"));
+                let rows: usize = ParquetRecordBatchReaderBuilder::try_new(data)
+                    .unwrap()
+                    .build()
+                    .unwrap()
+                    .map(|b| b.unwrap().num_rows())
+                    .sum();
+                assert_eq!(rows, batch.num_rows(), "{case}");
+            }
+        }
+    }
+}
