@@ -45,8 +45,8 @@ fn message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Installs (once per process) a panic hook that prints nothing for a panic [`contain`]
-/// turns into an error, and hands every other panic to the hook installed before it.
+/// Installs (once per process) a panic hook that prints nothing for a decoder panic the readers
+/// contain as an error, and hands every other panic to the hook installed before it.
 pub fn quiet_contained_panics() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
