@@ -487,6 +487,79 @@ impl DeltaScan {
         self
     }
 
+    /// Regroups whole-file tasks into at most `target` partitions (largest file first into
+    /// the lightest partition, see `plan::group_whole_files`); a scan with byte-range tasks,
+    /// or with no more files than partitions already, is returned as it is.
+    pub fn regroup_whole_files(mut self, target: usize) -> Self {
+        if self.tasks.iter().any(|t| t.range.is_some()) || self.tasks.len() <= self.partitions.len()
+        {
+            return self;
+        }
+        let sizes: Vec<Option<u64>> = self.tasks.iter().map(|t| Some(t.size)).collect();
+        self.partitions = group_whole_files(&sizes, target.max(1));
+        self.metrics.set_partitions_planned(self.partitions.len());
+        self
+    }
+
+    /// The scan cut into `tasks` scans (at least 1) over disjoint sets of its partitions, for
+    /// an engine that sends one plan to each of its tasks: the partitions go, heaviest first
+    /// (by the bytes their file tasks read), to the lightest task (see
+    /// `plan::group_whole_files`), and each scan keeps them in this scan's order. Every scan
+    /// has the same number of partitions, the most any task got (at least 1), the others
+    /// padded with empty ones, so the engine sees one partition count. Reading every scan
+    /// reads every file task of this one exactly once. Each has fresh metrics and keeps the
+    /// admit check, the limit (applied per scan: the engine limits the union) and the rest.
+    pub fn split_among_tasks(&self, tasks: usize) -> Vec<DeltaScan> {
+        let tasks = tasks.max(1);
+        let weight = |p: &Vec<usize>| -> u64 {
+            p.iter()
+                .filter_map(|&i| self.tasks.get(i))
+                .map(|t| t.range.as_ref().map_or(t.size, |r| r.end - r.start))
+                .fold(0u64, u64::saturating_add)
+        };
+        // Empty partitions carry nothing; every other one goes to exactly one task.
+        let filled: Vec<usize> = (0..self.partitions.len())
+            .filter(|&p| self.partitions.get(p).is_some_and(|t| !t.is_empty()))
+            .collect();
+        let weights: Vec<Option<u64>> = filled
+            .iter()
+            .map(|&p| self.partitions.get(p).map(weight))
+            .collect();
+        let mut groups = group_whole_files(&weights, tasks);
+        groups.resize(tasks, Vec::new());
+        let width = groups.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        groups
+            .into_iter()
+            .map(|group| {
+                let mut part_tasks = Vec::new();
+                let mut partitions = Vec::with_capacity(width);
+                for g in group {
+                    let Some(source) = filled.get(g).and_then(|&p| self.partitions.get(p)) else {
+                        continue;
+                    };
+                    let mut indexes = Vec::with_capacity(source.len());
+                    for task in source.iter().filter_map(|&i| self.tasks.get(i)) {
+                        indexes.push(part_tasks.len());
+                        part_tasks.push(task.clone());
+                    }
+                    partitions.push(indexes);
+                }
+                partitions.resize(width, Vec::new());
+                let metrics = Arc::new(DeltaScanMetrics::new(self.table.io_counters()));
+                metrics.start_io();
+                metrics.record_plan(width, part_tasks.len(), &self.selection, 0);
+                DeltaScan {
+                    tasks: part_tasks,
+                    files: Arc::new(Vec::new()),
+                    partitions,
+                    target: width,
+                    metrics,
+                    ..self.clone()
+                }
+            })
+            .collect()
+    }
+
     /// Starts reading: all partitions, read at once, merged into one stream.
     ///
     /// Natively, when called inside a Tokio runtime, each partition runs as its own task on

@@ -191,6 +191,44 @@ impl DeltaScanExec {
         &self.filters
     }
 
+    /// This plan cut into `tasks` plans over disjoint file tasks (at least 1), for an engine
+    /// that sends one plan to each of its tasks: each gets this plan's partition count of
+    /// partitions (at least 1). To have enough partitions to spread, the whole files are
+    /// regrouped into `tasks × partitions` groups when there are that many files; else, with
+    /// `repartition_file_scans` on and only whole-file tasks, the files are cut into that
+    /// many byte ranges (whatever their size: the engine asked for the tasks). The plans'
+    /// statistics are inexact (each reads a part), and they keep the pushed filters.
+    pub fn split_for_tasks(&self, tasks: usize, config: &ConfigOptions) -> Vec<DeltaScanExec> {
+        let tasks = tasks.max(1);
+        let per_task = self.scan.partitions().max(1);
+        let wanted = tasks.saturating_mul(per_task);
+        let scan = self.scan.clone();
+        let whole = scan.tasks().iter().all(|t| t.range.is_none());
+        let scan = if scan.partitions() >= wanted || tasks == 1 {
+            scan
+        } else if whole && scan.tasks().len() >= wanted {
+            scan.regroup_whole_files(wanted)
+        } else if whole && config.optimizer.repartition_file_scans {
+            scan.split_into_byte_ranges(wanted)
+        } else {
+            scan
+        };
+        let statistics = self.statistics.as_ref().clone().to_inexact();
+        scan.split_among_tasks(tasks)
+            .into_iter()
+            .map(|part| {
+                let mut exec = DeltaScanExec::new(
+                    part,
+                    Arc::clone(&self.schema),
+                    statistics.clone(),
+                    self.repartitioning,
+                );
+                exec.filters = self.filters.clone();
+                exec
+            })
+            .collect()
+    }
+
     fn with_scan(&self, scan: DeltaScan) -> Self {
         let mut exec = DeltaScanExec::new(
             scan,

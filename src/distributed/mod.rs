@@ -8,7 +8,8 @@
 //! [`ballista_physical_codec`] composes it with Ballista's for a Ballista cluster. For
 //! engines that ship logical plans (Ballista's `SessionContext::remote`), [`DeltaLogicalCodec`]
 //! carries a table provider as its snapshot (root and version), loaded again where the plan
-//! is planned.
+//! is planned. [`workers`] runs the same codec on datafusion-distributed: a worker, and a
+//! coordinator whose planner cuts each Delta scan into one plan per task.
 
 pub mod ballista;
 mod codec;
@@ -17,6 +18,8 @@ mod stores;
 mod tally;
 mod values;
 mod wire;
+mod worker_tally;
+pub mod workers;
 
 pub use codec::{
     ballista_physical_codec, ballista_physical_codec_with, delta_scans, DeltaPhysicalCodec,

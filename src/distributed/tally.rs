@@ -154,16 +154,22 @@ impl QueryStageExecutor for ReportingStage {
 impl ReportingStage {
     /// File tasks started, bytes received and rows emitted by the plan's Delta scans so far.
     fn totals(&self) -> (u64, u64, u64) {
-        self.scans
-            .iter()
-            .filter_map(|s| s.downcast_ref::<DeltaScanExec>())
-            .map(|s| s.scan_metrics().snapshot())
-            .fold((0, 0, 0), |(f, b, r), m| {
-                (
-                    f + m.file_tasks_started,
-                    b + m.bytes_received,
-                    r + m.rows_emitted,
-                )
-            })
+        scan_totals(&self.scans)
     }
+}
+
+/// File tasks started, bytes received and rows emitted so far by the Delta scans among
+/// `scans` (other plans count nothing).
+pub(crate) fn scan_totals(scans: &[Arc<dyn ExecutionPlan>]) -> (u64, u64, u64) {
+    scans
+        .iter()
+        .filter_map(|s| s.downcast_ref::<DeltaScanExec>())
+        .map(|s| s.scan_metrics().snapshot())
+        .fold((0, 0, 0), |(f, b, r), m| {
+            (
+                f + m.file_tasks_started,
+                b + m.bytes_received,
+                r + m.rows_emitted,
+            )
+        })
 }

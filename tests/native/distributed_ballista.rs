@@ -28,10 +28,10 @@ use delta_arrow_reader::DeltaTableBuilder;
 use futures::TryStreamExt;
 use serde_json::json;
 
-const DV: &str = "golden__dv-partitioned-with-checkpoint";
-const LETTERS: &str = "dat__basic_partitioned";
-const MAPPED: &str = "golden__table-with-columnmapping-mode-name";
-const DV_LOGS: &str = "deltars__table_with_deletion_logs";
+pub(crate) const DV: &str = "golden__dv-partitioned-with-checkpoint";
+pub(crate) const LETTERS: &str = "dat__basic_partitioned";
+pub(crate) const MAPPED: &str = "golden__table-with-columnmapping-mode-name";
+pub(crate) const DV_LOGS: &str = "deltars__table_with_deletion_logs";
 
 /// Executor processes, killed when dropped.
 struct Executors(Vec<Child>);
@@ -74,7 +74,7 @@ async fn cluster(n: usize) -> (BallistaScheduler, Executors) {
     (scheduler, executors)
 }
 
-fn dar(args: &[String]) -> Output {
+pub(crate) fn dar(args: &[String]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dar"))
         .args(args)
         .output()
@@ -82,7 +82,7 @@ fn dar(args: &[String]) -> Output {
 }
 
 /// `dar sql --csv` with `extra` arguments: its sorted lines.
-fn sql_lines(query: &str, tables: &[(&str, &str)], extra: &[String]) -> Vec<String> {
+pub(crate) fn sql_lines(query: &str, tables: &[(&str, &str)], extra: &[String]) -> Vec<String> {
     let specs: Vec<String> = tables
         .iter()
         .map(|(name, table)| format!("{name}={}", common::table_dir(table).display()))
@@ -91,7 +91,7 @@ fn sql_lines(query: &str, tables: &[(&str, &str)], extra: &[String]) -> Vec<Stri
 }
 
 /// `dar sql --csv` over `--table` specs NAME=TABLE with `extra` arguments: its sorted lines.
-fn sql_lines_of(query: &str, specs: &[String], extra: &[String]) -> Vec<String> {
+pub(crate) fn sql_lines_of(query: &str, specs: &[String], extra: &[String]) -> Vec<String> {
     let mut args = vec!["sql".to_string(), "--csv".into(), query.into()];
     for spec in specs {
         args.push("--table".into());
@@ -112,7 +112,7 @@ fn sql_lines_of(query: &str, specs: &[String], extra: &[String]) -> Vec<String> 
     lines
 }
 
-const QUERIES: &[(&str, &[(&str, &str)])] = &[
+pub(crate) const QUERIES: &[(&str, &[(&str, &str)])] = &[
     ("SELECT count(*) AS n, sum(col1) AS s FROM d", &[("d", DV)]),
     (
         "SELECT part, count(*) AS n, sum(col1) AS s, max(col2) AS m FROM d GROUP BY part",
@@ -167,19 +167,23 @@ fn bad_cluster_arguments_are_refused() {
             "the Ballista scheduler at http://127.0.0.1:1",
         ),
     ] {
-        let mut args: Vec<String> = vec!["sql".into(), "SELECT 1".into(), "--table".into()];
-        args.push(table.clone());
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let out = dar(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{extra:?}");
-        assert!(err.contains(expected), "{extra:?}: {err}");
+        assert_sql_refused("SELECT 1", &table, &extra, expected);
     }
+}
+
+/// `dar sql QUERY --table TABLE EXTRA…` fails, saying `expected` on stderr.
+pub(crate) fn assert_sql_refused(query: &str, table: &str, extra: &[&str], expected: &str) {
+    let mut args: Vec<String> = vec!["sql".into(), query.into(), "--table".into(), table.into()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = dar(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{extra:?}");
+    assert!(err.contains(expected), "{extra:?}: {err}");
 }
 
 /// A table big enough that a shuffle query takes a while: `files` files of `rows` rows,
 /// `k` with many distinct values.
-fn big_table(files: usize, rows: usize) -> tempfile::TempDir {
+pub(crate) fn big_table(files: usize, rows: usize) -> tempfile::TempDir {
     let schema = json!({"type": "struct", "fields": [
         {"name": "k", "type": "long", "nullable": true, "metadata": {}},
         {"name": "v", "type": "long", "nullable": true, "metadata": {}},
@@ -260,7 +264,7 @@ fn reporting_executors(
 }
 
 /// The physical plan of `query` in `ctx`.
-async fn physical(
+pub(crate) async fn physical(
     ctx: &SessionContext,
     query: &str,
 ) -> Arc<dyn datafusion::physical_plan::ExecutionPlan> {
@@ -284,18 +288,24 @@ async fn planned(
 ) {
     let config = ballista_session_config().with_target_partitions(partitions);
     let ctx = SessionContext::new_with_config(config);
-    let t = DeltaTableBuilder::new(table.to_string_lossy())
+    // Split for the cluster's slots, not this machine's cores.
+    register_t(&ctx, &table.to_string_lossy(), partitions).await;
+    let plan = physical(&ctx, query).await;
+    (ctx, plan)
+}
+
+/// The table at `location` (path or URL) registered in `ctx` as `t`, its scans planned for
+/// `partitions` partitions.
+pub(crate) async fn register_t(ctx: &SessionContext, location: &str, partitions: usize) {
+    let t = DeltaTableBuilder::new(location)
         .load_table()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    // Split for the cluster's slots, not this machine's cores.
     let options = ScanOptions {
         target_partitions: Some(partitions),
         ..ScanOptions::default()
     };
-    register_table(&ctx, "t", t, options).unwrap_or_else(|e| panic!("{e}"));
-    let plan = physical(&ctx, query).await;
-    (ctx, plan)
+    register_table(ctx, "t", t, options).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,6 +350,15 @@ async fn an_executor_killed_mid_query_never_gives_other_rows() {
         !run.is_finished(),
         "the query ended before the kill: make it longer"
     );
+    outcome_after_kill(run, &expected).await;
+}
+
+/// Waits (at most 120 s) for a query whose cluster lost a process: it must give `expected`
+/// or fail with an error that says something; never other rows, never a hang.
+pub(crate) async fn outcome_after_kill<E: std::fmt::Display>(
+    run: tokio::task::JoinHandle<Result<Vec<RecordBatch>, E>>,
+    expected: &[String],
+) {
     let outcome = tokio::time::timeout(Duration::from_secs(120), run)
         .await
         .unwrap_or_else(|_| panic!("the query did not end within 120 s of the kill"))

@@ -23,6 +23,8 @@ mod deletion_vectors_corpus;
 mod distributed_ballista;
 #[cfg(feature = "distributed")]
 mod distributed_codec;
+#[cfg(feature = "distributed")]
+mod distributed_workers;
 #[cfg(feature = "serve")]
 mod fault_matrix;
 mod hostile_input;

@@ -1,6 +1,7 @@
 //! `dar cluster scheduler` and `dar cluster executor`: a Ballista scheduler and executor with
-//! the Delta codec installed (feature `distributed`), and the loopback cluster `dar sql
-//! --executors N` starts from them: the scheduler on its own runtime, each executor a child
+//! the Delta codec installed (feature `distributed`; `dar cluster worker` is
+//! datafusion-distributed's, in `workers`), and the loopback cluster `dar sql --executors N`
+//! starts from them: the scheduler on its own runtime, each executor a child
 //! process of this same program.
 
 use std::net::SocketAddr;
@@ -24,6 +25,9 @@ pub enum ClusterCommand {
     Scheduler(SchedulerArgs),
     /// Run a Ballista executor that can read Delta tables, registered with a scheduler.
     Executor(ExecutorArgs),
+    /// Run a datafusion-distributed worker that can read Delta tables (`dar sql --engine
+    /// distributed --worker URL` sends it work).
+    Worker(super::workers::WorkerArgs),
     /// Rows per second of a query on loopback clusters of 1, 2, 4 … executors, with each
     /// executor's share of the work.
     Bench(super::cluster_bench::BenchArgs),
@@ -72,11 +76,20 @@ pub struct ExecutorArgs {
     pub options: Vec<String>,
 }
 
+/// A reporter printing each task report as a JSON line on stdout.
+pub(super) fn print_reports() -> TaskReporter {
+    Arc::new(|report: &TaskReport| {
+        if let Ok(line) = serde_json::to_string(report) {
+            println!("{line}");
+        }
+    })
+}
+
 /// The environment variable holding storage options as a JSON object of strings.
 pub const STORAGE_OPTIONS_ENV: &str = "DAR_STORAGE_OPTIONS";
 
 /// Storage options from $DAR_STORAGE_OPTIONS, then `-o` arguments (which win).
-fn storage_options(args: &[String]) -> Result<StorageOptions, DeltaError> {
+pub(super) fn storage_options(args: &[String]) -> Result<StorageOptions, DeltaError> {
     let mut options: HashMap<String, String> = match std::env::var(STORAGE_OPTIONS_ENV) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| {
             failed(format!(
@@ -89,7 +102,7 @@ fn storage_options(args: &[String]) -> Result<StorageOptions, DeltaError> {
     Ok(Arc::new(options))
 }
 
-fn failed(e: impl std::fmt::Display) -> DeltaError {
+pub(super) fn failed(e: impl std::fmt::Display) -> DeltaError {
     DeltaError::InvalidArgument {
         reason: e.to_string(),
     }
@@ -120,17 +133,11 @@ pub async fn run_cluster(command: &ClusterCommand) -> Result<(), DeltaError> {
             concurrent_tasks: args.concurrent_tasks.unwrap_or_else(cores),
             work_dir: args.work_dir.clone(),
             storage_options: storage_options(&args.options)?,
-            reporter: args.report_tasks.then(|| {
-                let print: TaskReporter = Arc::new(|report: &TaskReport| {
-                    if let Ok(line) = serde_json::to_string(report) {
-                        println!("{line}");
-                    }
-                });
-                print
-            }),
+            reporter: args.report_tasks.then(print_reports),
         })
         .await
         .map_err(failed),
+        ClusterCommand::Worker(args) => super::workers::run_worker(args).await,
         ClusterCommand::Bench(args) => super::cluster_bench::run_bench(args).await,
     }
 }
@@ -188,7 +195,11 @@ impl LocalCluster {
                 .map_err(|e| failed(format!("cannot start an executor: {e}")))?;
             if let Some(out) = child.stdout.take() {
                 let reports = Arc::clone(&cluster.reports);
-                std::thread::spawn(move || collect_reports(index, out, &reports));
+                std::thread::spawn(move || {
+                    use std::io::BufRead;
+                    let lines = std::io::BufReader::new(out).lines().map_while(Result::ok);
+                    collect_reports(index, lines, &reports);
+                });
             }
             cluster.children.push(child);
         }
@@ -235,15 +246,13 @@ impl Drop for LocalCluster {
     }
 }
 
-/// Reads an executor's report lines until its output ends.
-fn collect_reports(
+/// Reads an executor's (or a worker's) report lines until its output ends.
+pub(super) fn collect_reports(
     index: usize,
-    out: std::process::ChildStdout,
+    lines: impl Iterator<Item = String>,
     reports: &Mutex<Vec<(usize, TaskReport)>>,
 ) {
-    use std::io::BufRead;
-    for line in std::io::BufReader::new(out).lines() {
-        let Ok(line) = line else { break };
+    for line in lines {
         if let Ok(report) = serde_json::from_str::<TaskReport>(&line) {
             if let Ok(mut all) = reports.lock() {
                 all.push((index, report));

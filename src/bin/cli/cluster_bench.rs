@@ -1,14 +1,18 @@
-//! `dar cluster bench`: how a query scales over loopback Ballista clusters of 1, 2, 4 …
-//! executors (feature `distributed`).
+//! `dar cluster bench`: how a query scales over loopback clusters of 1, 2, 4 … executors,
+//! Ballista's or (`--engine distributed`) datafusion-distributed's workers (feature
+//! `distributed`).
 //!
 //! For each cluster size the query is planned on this process (the log is read once, before
 //! any timing) and run `--repeat` times; the table shows the median wall time, the rows the
 //! Delta scans read per second, and per executor the tasks it ran, the Delta file tasks, the
-//! bytes read and the busy time its tasks reported (see `ReportingEngine`). On a machine with
+//! bytes read and the busy time its tasks reported (see `ReportingEngine`, and
+//! `reporting_rewrite` for the workers). datafusion-distributed runs a stage of one task on
+//! the coordinator, so with one worker the table shows no worker's share. On a machine with
 //! fewer cores than task slots the processes share the cores, so the wall time stops falling
 //! there; the busy time over the slots says what a machine with a core per slot would take.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -19,6 +23,9 @@ use delta_arrow_reader::{DeltaError, DeltaTable, DeltaTableBuilder};
 use futures::TryStreamExt;
 
 use super::cluster::LocalCluster;
+use super::sql::Engine;
+use super::workers::LocalWorkers;
+use delta_arrow_reader::distributed::TaskReport;
 
 /// Arguments of `dar cluster bench`.
 #[derive(Debug, Args)]
@@ -41,6 +48,38 @@ pub struct BenchArgs {
     /// Storage option KEY=VALUE (repeatable).
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    /// The engine: Ballista, or datafusion-distributed workers.
+    #[arg(long, value_enum, default_value = "ballista")]
+    pub engine: Engine,
+}
+
+/// A loopback cluster of either engine.
+enum Cluster {
+    Ballista(LocalCluster),
+    Distributed(LocalWorkers),
+}
+
+impl Cluster {
+    async fn start(
+        engine: Engine,
+        n: usize,
+        tasks: usize,
+        options: &std::collections::HashMap<String, String>,
+    ) -> Result<Cluster, DeltaError> {
+        Ok(match engine {
+            Engine::Ballista => {
+                Cluster::Ballista(LocalCluster::start(n, tasks, true, options).await?)
+            }
+            Engine::Distributed => Cluster::Distributed(LocalWorkers::start(n, true, options)?),
+        })
+    }
+
+    fn take_reports(&self) -> Vec<(usize, TaskReport)> {
+        match self {
+            Cluster::Ballista(c) => c.take_reports(),
+            Cluster::Distributed(w) => w.take_reports(),
+        }
+    }
 }
 
 fn invalid(reason: impl Into<String>) -> DeltaError {
@@ -94,6 +133,7 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
         .await?;
     let query = args.query.clone().unwrap_or_else(|| default_query(&table));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("engine   {:?}", args.engine);
     println!("table    {}", table.location());
     println!("query    {query}");
     println!(
@@ -114,10 +154,10 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
     );
     for &n in &args.executors {
         let slots = n * args.tasks_per_executor;
-        let cluster = LocalCluster::start(n, args.tasks_per_executor, true, &storage).await?;
+        let cluster = Cluster::start(args.engine, n, args.tasks_per_executor, &storage).await?;
         let mut runs = Vec::new();
         for _ in 0..args.repeat {
-            runs.push(run_once(&cluster, &table, &query, slots, n).await?);
+            runs.push(run_once(&cluster, &table, &query, args.tasks_per_executor, n).await?);
         }
         runs.sort_by_key(|(wall, _)| *wall);
         let Some((wall, shares)) = runs.get(runs.len() / 2).cloned() else {
@@ -139,7 +179,11 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
             };
             println!(
                 "{head_n:>9} {head_slots:>7} {head_wall:>9} {head_rate:>12}   {:>8} {:>6} {:>10} {:>10.1} {:>8.3}",
-                format!("e{}", executor + 1),
+                if *executor == COORDINATOR {
+                    "coord".to_string()
+                } else {
+                    format!("e{}", executor + 1)
+                },
                 share.tasks,
                 share.file_tasks,
                 share.bytes as f64 / (1024.0 * 1024.0),
@@ -163,34 +207,43 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
 
 /// One run: plans, submits and collects the query; the wall time and each executor's share.
 async fn run_once(
-    cluster: &LocalCluster,
+    cluster: &Cluster,
     table: &DeltaTable,
     query: &str,
-    slots: usize,
+    tasks_per_executor: usize,
     executors: usize,
 ) -> Result<(Duration, BTreeMap<usize, Share>), DeltaError> {
     let df = |e: datafusion::error::DataFusionError| invalid(format!("query failed: {e}"));
-    let config = ballista_session_config().with_target_partitions(slots);
-    let ctx = SessionContext::new_with_config(config.clone());
-    // The scan is split for the cluster's slots, not for this machine's cores.
-    let options = ScanOptions {
-        target_partitions: Some(slots),
-        ..ScanOptions::default()
-    };
-    register_table(&ctx, "t", table.clone(), options).map_err(df)?;
     let _ = cluster.take_reports();
+    let mut coordinator = None;
     let start = Instant::now();
-    let plan = ctx
-        .sql(query)
-        .await
-        .map_err(df)?
-        .create_physical_plan()
-        .await
-        .map_err(df)?;
-    let stream = execute_on_ballista(&cluster.scheduler.url(), plan, config)
-        .await
-        .map_err(df)?;
-    let _batches: Vec<_> = stream.try_collect().await.map_err(df)?;
+    match cluster {
+        Cluster::Ballista(cluster) => {
+            let slots = executors * tasks_per_executor;
+            let config = ballista_session_config().with_target_partitions(slots);
+            let ctx = SessionContext::new_with_config(config.clone());
+            // The scan is split for the cluster's slots, not for this machine's cores.
+            let plan = physical_plan(&ctx, table, slots, query).await.map_err(df)?;
+            let stream = execute_on_ballista(&cluster.scheduler.url(), plan, config)
+                .await
+                .map_err(df)?;
+            let _batches: Vec<_> = stream.try_collect().await.map_err(df)?;
+        }
+        Cluster::Distributed(workers) => {
+            use delta_arrow_reader::distributed::workers::{spread_session_state, WorkerUrls};
+            // One task per worker for every scan, as `dar sql --engine distributed` does.
+            let urls = WorkerUrls(workers.urls().to_vec());
+            let state = spread_session_state(urls, tasks_per_executor).map_err(df)?;
+            let ctx = SessionContext::new_with_state(state);
+            let plan = physical_plan(&ctx, table, tasks_per_executor, query)
+                .await
+                .map_err(df)?;
+            let _batches = datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx())
+                .await
+                .map_err(df)?;
+            coordinator = Some(coordinator_share(&plan, start.elapsed()));
+        }
+    }
     let wall = start.elapsed();
     // Reports travel through the executors' output: wait briefly for the last ones.
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -204,5 +257,49 @@ async fn run_once(
         s.rows += r.delta_rows;
         s.busy += Duration::from_micros(r.micros);
     }
+    if let Some(share) = coordinator.filter(|s| s.file_tasks > 0) {
+        shares.insert(COORDINATOR, share);
+    }
     Ok((wall, shares))
+}
+
+/// `table` registered in `ctx` as `t`, its scans planned for `partitions` partitions, and
+/// the physical plan of `query`.
+async fn physical_plan(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    partitions: usize,
+    query: &str,
+) -> datafusion::error::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+    let options = ScanOptions {
+        target_partitions: Some(partitions),
+        ..ScanOptions::default()
+    };
+    register_table(ctx, "t", table.clone(), options)?;
+    ctx.sql(query).await?.create_physical_plan().await
+}
+
+/// The key of the coordinator's own share in a run's table.
+const COORDINATOR: usize = usize::MAX;
+
+/// What the coordinator's own plan read (the stages datafusion-distributed ran there): its
+/// Delta scans outside the plans sent to workers.
+fn coordinator_share(
+    plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    busy: Duration,
+) -> Share {
+    let mut share = Share {
+        busy,
+        ..Share::default()
+    };
+    for scan in delta_arrow_reader::distributed::delta_scans(plan) {
+        if let Some(exec) = scan.downcast_ref::<delta_arrow_reader::datafusion::DeltaScanExec>() {
+            let m = exec.scan_metrics().snapshot();
+            share.tasks = 1;
+            share.file_tasks += m.file_tasks_started;
+            share.bytes += m.bytes_received;
+            share.rows += m.rows_emitted;
+        }
+    }
+    share
 }

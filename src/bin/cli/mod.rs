@@ -14,6 +14,8 @@ mod serve;
 mod sql;
 mod stats;
 mod terminal;
+#[cfg(feature = "distributed")]
+mod workers;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -49,7 +51,8 @@ enum Command {
     /// Run a SQL query over tables registered by name (DataFusion).
     #[cfg(feature = "datafusion")]
     Sql(sql::SqlArgs),
-    /// A Ballista scheduler or executor that reads Delta tables.
+    /// A Ballista scheduler or executor, or a datafusion-distributed worker, that reads
+    /// Delta tables.
     #[cfg(feature = "distributed")]
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),

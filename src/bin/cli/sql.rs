@@ -8,6 +8,8 @@ use datafusion::execution::context::SQLOptions;
 use datafusion::prelude::{DataFrame, SessionContext};
 use delta_arrow_reader::datafusion::{register_table, ScanOptions};
 use delta_arrow_reader::{DeltaError, DeltaTableBuilder, Phase};
+#[cfg(feature = "distributed")]
+use url::Url;
 
 /// Arguments of `dar sql`.
 #[derive(Debug, Args)]
@@ -26,25 +28,33 @@ pub struct SqlArgs {
     /// Print CSV with a header row instead of a grid.
     #[arg(long)]
     pub csv: bool,
-    /// Run the query on a Ballista cluster of N executors started on loopback for it (the
-    /// scheduler in this process, each executor a child process).
+    /// Run the query on a cluster of N executors started on loopback for it: Ballista's (the
+    /// scheduler in this process, each executor a child process) or, with `--engine
+    /// distributed`, N datafusion-distributed workers (each a child process; this process
+    /// coordinates).
     #[cfg(feature = "distributed")]
     #[arg(long, value_name = "N")]
     pub executors: Option<usize>,
-    /// Tasks each executor runs at once (with --executors).
+    /// Tasks each executor runs at once (with --executors; with `--engine distributed`, the
+    /// partitions each task of a stage runs).
     #[cfg(feature = "distributed")]
     #[arg(long, value_name = "K", default_value_t = 2, requires = "executors")]
     pub tasks_per_executor: usize,
     /// Run the query on the Ballista scheduler at HOST:PORT, whose executors have the Delta
     /// codec (`dar cluster executor`).
     #[cfg(feature = "distributed")]
-    #[arg(long, value_name = "HOST:PORT", conflicts_with = "executors")]
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["executors", "workers"])]
     pub scheduler: Option<std::net::SocketAddr>,
-    /// The distributed engine (with --executors or --scheduler).
+    /// Run the query on the datafusion-distributed worker at URL (`dar cluster worker`;
+    /// repeatable; implies `--engine distributed`).
+    #[cfg(feature = "distributed")]
+    #[arg(long = "worker", value_name = "URL", conflicts_with = "executors")]
+    pub workers: Vec<url::Url>,
+    /// The distributed engine (with --executors).
     #[cfg(feature = "distributed")]
     #[arg(long, value_enum, default_value = "ballista")]
     pub engine: Engine,
-    /// Partitions to plan the query for (with --scheduler; default 2).
+    /// Partitions to plan the query for (with --scheduler or --worker; default 2).
     #[cfg(feature = "distributed")]
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,
@@ -56,6 +66,8 @@ pub struct SqlArgs {
 pub enum Engine {
     /// Apache DataFusion Ballista.
     Ballista,
+    /// datafusion-distributed.
+    Distributed,
 }
 
 fn invalid(reason: String) -> DeltaError {
@@ -115,8 +127,13 @@ async fn plan(
 /// Runs the query here, or on a cluster when asked to.
 async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     #[cfg(feature = "distributed")]
-    if args.executors.is_some() || args.scheduler.is_some() {
-        return distributed(args).await;
+    {
+        if !args.workers.is_empty() || args.engine == Engine::Distributed {
+            return on_workers(args).await;
+        }
+        if args.executors.is_some() || args.scheduler.is_some() {
+            return distributed(args).await;
+        }
     }
     let ctx = SessionContext::new();
     plan(&ctx, args, &ScanOptions::default())
@@ -131,7 +148,6 @@ async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
 async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     use delta_arrow_reader::distributed::ballista::{ballista_session_config, execute_on_ballista};
     use futures::TryStreamExt;
-    let Engine::Ballista = args.engine;
     let (cluster, url, partitions) = match (args.executors, args.scheduler) {
         (Some(0), _) => return Err(invalid("--executors must be at least 1".into())),
         (_, _) if args.tasks_per_executor == 0 => {
@@ -179,6 +195,70 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
         })?;
     let batches = stream.try_collect().await.map_err(from_df)?;
     drop(cluster);
+    Ok(batches)
+}
+
+/// Runs the query on datafusion-distributed: workers started on loopback for it, or the
+/// given ones; this process plans and coordinates.
+#[cfg(feature = "distributed")]
+async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
+    use delta_arrow_reader::distributed::workers::{spread_session_state, WorkerUrls};
+    let per_task = match args.executors {
+        Some(_) => args.tasks_per_executor,
+        None => args.partitions.unwrap_or(2),
+    };
+    if per_task == 0 {
+        return Err(invalid(
+            "--tasks-per-executor and --partitions must be at least 1".into(),
+        ));
+    }
+    let (local, urls) = match args.executors {
+        Some(0) => return Err(invalid("--executors must be at least 1".into())),
+        Some(n) => {
+            let workers = super::workers::LocalWorkers::start(
+                n,
+                false,
+                &super::parse_options(&args.options)?,
+            )?;
+            let urls = workers.urls().to_vec();
+            (Some(workers), urls)
+        }
+        None if !args.workers.is_empty() => (None, args.workers.clone()),
+        None => {
+            return Err(invalid(
+                "--engine distributed runs on --executors N or on --worker URL".into(),
+            ))
+        }
+    };
+    // Every scan is spread over every worker, whatever the size of the table.
+    let state = spread_session_state(WorkerUrls(urls.clone()), per_task).map_err(from_df)?;
+    let ctx = SessionContext::new_with_state(state);
+    let options = ScanOptions {
+        target_partitions: Some(per_task),
+        ..ScanOptions::default()
+    };
+    let listed = urls.iter().map(Url::as_str).collect::<Vec<_>>().join(", ");
+    let batches = plan(&ctx, args, &options)
+        .await?
+        .collect()
+        .await
+        .map_err(|e| match e.find_root() {
+            // A reader error of this process (planning, the coordinator's own stages).
+            datafusion::error::DataFusionError::External(inner)
+                if inner.downcast_ref::<DeltaError>().is_some() =>
+            {
+                from_df(e)
+            }
+            // A worker's error, or a worker that could not be reached or went away: they
+            // come back through gRPC as text.
+            _ => DeltaError::Io {
+                path: listed.clone(),
+                message: format!("the query failed on the datafusion-distributed workers: {e}"),
+                phase: Phase::Read,
+                transient: false,
+            },
+        })?;
+    drop(local);
     Ok(batches)
 }
 
