@@ -77,10 +77,15 @@ pub fn distributed_session_state(config: SessionConfig, workers: WorkerUrls) -> 
 /// least 2 partitions: with 1 it puts no exchange above a scan, and a stage without one runs
 /// as a single task on the coordinator.
 pub fn spread_session_state(workers: WorkerUrls, per_task: usize) -> Result<SessionState> {
-    let config = SessionConfig::new().with_target_partitions(per_task.max(2));
+    let config = SessionConfig::new().with_target_partitions(partitions_per_task(per_task));
     let mut state = distributed_session_state(config, workers);
     state.set_distributed_file_scan_config_bytes_per_partition(1)?;
     Ok(state)
+}
+
+/// The partitions each task runs in a [`spread_session_state`] asked for `per_task`.
+pub fn partitions_per_task(per_task: usize) -> usize {
+    per_task.max(2)
 }
 
 /// How many tasks the stage of a Delta scan asks for (see the module documentation); `None`

@@ -25,6 +25,7 @@ use futures::TryStreamExt;
 use super::cluster::LocalCluster;
 use super::sql::Engine;
 use super::workers::LocalWorkers;
+use delta_arrow_reader::distributed::workers::partitions_per_task;
 use delta_arrow_reader::distributed::TaskReport;
 
 /// Arguments of `dar cluster bench`.
@@ -136,10 +137,25 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
     println!("engine   {:?}", args.engine);
     println!("table    {}", table.location());
     println!("query    {query}");
-    println!(
-        "machine  {cores} cores; {} task(s) per executor; median of {} run(s)\n",
-        args.tasks_per_executor, args.repeat
-    );
+    // A slot: a task of Ballista's; a partition of a worker's task on datafusion-distributed.
+    let per_executor = match args.engine {
+        Engine::Ballista => {
+            println!(
+                "machine  {cores} cores; {} task(s) per executor; median of {} run(s)\n",
+                args.tasks_per_executor, args.repeat
+            );
+            args.tasks_per_executor
+        }
+        Engine::Distributed => {
+            let partitions = partitions_per_task(args.tasks_per_executor);
+            println!(
+                "machine  {cores} cores; 1 task per worker per stage, {partitions} partitions \
+                 each (a slot: a partition); median of {} run(s)\n",
+                args.repeat
+            );
+            partitions
+        }
+    };
     println!(
         "{:>9} {:>7} {:>9} {:>12}   {:>8} {:>6} {:>10} {:>10} {:>8}",
         "executors",
@@ -153,7 +169,7 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
         "busy s"
     );
     for &n in &args.executors {
-        let slots = n * args.tasks_per_executor;
+        let slots = n * per_executor;
         let cluster = Cluster::start(args.engine, n, args.tasks_per_executor, &storage).await?;
         let mut runs = Vec::new();
         for _ in 0..args.repeat {
@@ -190,10 +206,16 @@ pub async fn run_bench(args: &BenchArgs) -> Result<(), DeltaError> {
                 share.busy.as_secs_f64()
             );
         }
+        // A Ballista task runs on one slot; a worker's task runs its partitions at once, so
+        // its busy time is already the wall time with a core per partition.
+        let (units, per) = match args.engine {
+            Engine::Ballista => (slots, "a core per slot".to_string()),
+            Engine::Distributed => (n, format!("{per_executor} cores per task")),
+        };
         println!(
-            "{:>41}busy over {slots} slot(s): {:.3} s (the wall time with a core per slot){}",
+            "{:>41}busy over {units} task slot(s): {:.3} s (the wall time with {per}){}",
             "",
-            busy.as_secs_f64() / slots as f64,
+            busy.as_secs_f64() / units as f64,
             if slots > cores {
                 format!("; {slots} slots share {cores} cores here")
             } else {
