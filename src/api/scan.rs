@@ -511,19 +511,17 @@ impl DeltaScan {
     /// admit check, the limit (applied per scan: the engine limits the union) and the rest.
     pub fn split_among_tasks(&self, tasks: usize) -> Vec<DeltaScan> {
         let tasks = tasks.max(1);
-        let weight = |p: &Vec<usize>| -> u64 {
-            p.iter()
-                .filter_map(|&i| self.tasks.get(i))
-                .map(|t| t.range.as_ref().map_or(t.size, |r| r.end - r.start))
-                .fold(0u64, u64::saturating_add)
-        };
         // Empty partitions carry nothing; every other one goes to exactly one task.
-        let filled: Vec<usize> = (0..self.partitions.len())
-            .filter(|&p| self.partitions.get(p).is_some_and(|t| !t.is_empty()))
-            .collect();
+        let filled: Vec<&Vec<usize>> = self.partitions.iter().filter(|p| !p.is_empty()).collect();
         let weights: Vec<Option<u64>> = filled
             .iter()
-            .map(|&p| self.partitions.get(p).map(weight))
+            .map(|p| {
+                let bytes = p
+                    .iter()
+                    .filter_map(|&i| self.tasks.get(i))
+                    .map(FileTask::bytes);
+                Some(bytes.fold(0u64, u64::saturating_add))
+            })
             .collect();
         let mut groups = group_whole_files(&weights, tasks);
         groups.resize(tasks, Vec::new());
@@ -534,7 +532,7 @@ impl DeltaScan {
                 let mut part_tasks = Vec::new();
                 let mut partitions = Vec::with_capacity(width);
                 for g in group {
-                    let Some(source) = filled.get(g).and_then(|&p| self.partitions.get(p)) else {
+                    let Some(source) = filled.get(g) else {
                         continue;
                     };
                     let mut indexes = Vec::with_capacity(source.len());
@@ -586,11 +584,7 @@ impl DeltaScan {
                 .min(o.prefetch_files_per_partition.saturating_add(1));
             let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
             if self.partitions.len() > safe {
-                let sizes: Vec<Option<u64>> = self
-                    .tasks
-                    .iter()
-                    .map(|t| Some(t.range.as_ref().map_or(t.size, |r| r.end - r.start)))
-                    .collect();
+                let sizes: Vec<Option<u64>> = self.tasks.iter().map(|t| Some(t.bytes())).collect();
                 self.partitions = group_whole_files(&sizes, safe);
                 metrics.set_partitions_planned(self.partitions.len());
             }

@@ -204,7 +204,7 @@ impl DeltaScanExec {
         let wanted = tasks.saturating_mul(per_task);
         let scan = self.scan.clone();
         let whole = scan.tasks().iter().all(|t| t.range.is_none());
-        let scan = if scan.partitions() >= wanted || tasks == 1 {
+        let scan = if scan.partitions() >= wanted {
             scan
         } else if whole && scan.tasks().len() >= wanted {
             scan.regroup_whole_files(wanted)

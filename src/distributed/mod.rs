@@ -28,5 +28,5 @@ pub use provider_codec::{
     DeltaLogicalCodec, PinnedDeltaTableProvider, TABLE_WIRE_FORMAT, TABLE_WIRE_VERSION,
 };
 pub use stores::{store_from_runtime, StorageOptions};
-pub use tally::{ReportingEngine, TaskReport, TaskReporter};
+pub use tally::{scan_totals, ReportingEngine, TaskReport, TaskReporter};
 pub use wire::{decode_scan, encode_scan, StoreForRoot, SCAN_WIRE_FORMAT, SCAN_WIRE_VERSION};

@@ -160,7 +160,7 @@ impl ReportingStage {
 
 /// File tasks started, bytes received and rows emitted so far by the Delta scans among
 /// `scans` (other plans count nothing).
-pub(crate) fn scan_totals(scans: &[Arc<dyn ExecutionPlan>]) -> (u64, u64, u64) {
+pub fn scan_totals(scans: &[Arc<dyn ExecutionPlan>]) -> (u64, u64, u64) {
     scans
         .iter()
         .filter_map(|s| s.downcast_ref::<DeltaScanExec>())

@@ -41,8 +41,10 @@ pub fn reporting_rewrite(
     }
 }
 
-/// The progress of one task.
+/// One task: what it reports, where to, and its progress, shared by its partition streams.
 struct Watch {
+    scans: Vec<Arc<dyn ExecutionPlan>>,
+    reporter: TaskReporter,
     /// Partition streams not yet ended or dropped.
     remaining: AtomicUsize,
     failed: AtomicBool,
@@ -53,51 +55,42 @@ struct Watch {
 /// A task's plan, reporting the task when all its partition streams are done.
 struct ReportingExec {
     inner: Arc<dyn ExecutionPlan>,
-    scans: Vec<Arc<dyn ExecutionPlan>>,
-    reporter: TaskReporter,
     watch: Arc<Watch>,
 }
 
 impl ReportingExec {
     fn new(inner: Arc<dyn ExecutionPlan>, reporter: TaskReporter) -> Self {
         let partitions = inner.properties().partitioning.partition_count();
-        ReportingExec {
+        let watch = Arc::new(Watch {
             scans: delta_scans(&inner),
-            inner,
             reporter,
-            watch: Arc::new(Watch {
-                remaining: AtomicUsize::new(partitions),
-                failed: AtomicBool::new(false),
-                started: Mutex::new(None),
-                task: AtomicUsize::new(0),
-            }),
-        }
+            remaining: AtomicUsize::new(partitions),
+            failed: AtomicBool::new(false),
+            started: Mutex::new(None),
+            task: AtomicUsize::new(0),
+        });
+        ReportingExec { inner, watch }
     }
+}
 
+impl Watch {
     /// Called once per partition stream, when it is dropped: the last one reports.
     fn stream_done(&self) {
         let last = self
-            .watch
             .remaining
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
             == Ok(1);
         if !last {
             return;
         }
-        let micros = self
-            .watch
-            .started
-            .lock()
-            .ok()
-            .and_then(|s| *s)
-            .map_or(0, |s| {
-                u64::try_from(s.elapsed().as_micros()).unwrap_or(u64::MAX)
-            });
+        let micros = self.started.lock().ok().and_then(|s| *s).map_or(0, |s| {
+            u64::try_from(s.elapsed().as_micros()).unwrap_or(u64::MAX)
+        });
         let (files, bytes, rows) = scan_totals(&self.scans);
         (self.reporter)(&TaskReport {
             stage: 0,
-            task: self.watch.task.load(Ordering::Acquire),
-            succeeded: !self.watch.failed.load(Ordering::Acquire),
+            task: self.task.load(Ordering::Acquire),
+            succeeded: !self.failed.load(Ordering::Acquire),
             micros,
             delta_file_tasks: files,
             delta_bytes: bytes,
@@ -120,8 +113,8 @@ impl DisplayAs for ReportingExec {
     }
 }
 
-/// Drops into [`ReportingExec::stream_done`].
-struct StreamGuard(Arc<ReportingExec>);
+/// Drops into [`Watch::stream_done`].
+struct StreamGuard(Arc<Watch>);
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
@@ -158,7 +151,7 @@ impl ExecutionPlan for ReportingExec {
         })?;
         Ok(Arc::new(ReportingExec::new(
             inner,
-            Arc::clone(&self.reporter),
+            Arc::clone(&self.watch.reporter),
         )))
     }
 
@@ -172,24 +165,18 @@ impl ExecutionPlan for ReportingExec {
         }
         let task = DistributedTaskContext::from_ctx(&context).task_index;
         self.watch.task.store(task, Ordering::Release);
-        let this = Arc::new(ReportingExec {
-            inner: Arc::clone(&self.inner),
-            scans: self.scans.clone(),
-            reporter: Arc::clone(&self.reporter),
-            watch: Arc::clone(&self.watch),
-        });
-        let guard = StreamGuard(this);
+        let guard = StreamGuard(Arc::clone(&self.watch));
         let stream = match self.inner.execute(partition, context) {
             Ok(stream) => stream,
             Err(e) => {
-                guard.0.watch.failed.store(true, Ordering::Release);
+                guard.0.failed.store(true, Ordering::Release);
                 return Err(e);
             }
         };
         let schema = stream.schema();
         let watched = stream.map(move |item| {
             if item.is_err() {
-                guard.0.watch.failed.store(true, Ordering::Release);
+                guard.0.failed.store(true, Ordering::Release);
             }
             item
         });

@@ -99,11 +99,7 @@ pub fn desired_task_count(
         Err(e) => return Some(Err(e)),
     };
     let scan = exec.scan();
-    let bytes: u64 = scan
-        .tasks()
-        .iter()
-        .map(|t| t.range.as_ref().map_or(t.size, |r| r.end - r.start))
-        .sum();
+    let bytes: u64 = scan.tasks().iter().map(crate::plan::FileTask::bytes).sum();
     let partitions = ev.session_config.target_partitions().max(1);
     let wanted = usize::try_from(bytes)
         .unwrap_or(usize::MAX)

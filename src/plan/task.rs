@@ -40,6 +40,11 @@ pub struct FileTask {
 }
 
 impl FileTask {
+    /// The bytes the task reads: its byte range's length, else the whole file's size.
+    pub fn bytes(&self) -> u64 {
+        self.range.as_ref().map_or(self.size, |r| r.end - r.start)
+    }
+
     /// For each of `columns`: its value in this file as a length-1 array of the column's
     /// Arrow type, for partition columns (`None` for data columns).
     pub fn partition_arrays(&self, columns: &[ReadColumn]) -> Result<Vec<Option<ArrayRef>>> {

@@ -310,18 +310,13 @@ fn coordinator_share(
     plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
     busy: Duration,
 ) -> Share {
-    let mut share = Share {
+    use delta_arrow_reader::distributed::{delta_scans, scan_totals};
+    let (file_tasks, bytes, rows) = scan_totals(&delta_scans(plan));
+    Share {
+        tasks: 1,
+        file_tasks,
+        bytes,
+        rows,
         busy,
-        ..Share::default()
-    };
-    for scan in delta_arrow_reader::distributed::delta_scans(plan) {
-        if let Some(exec) = scan.downcast_ref::<delta_arrow_reader::datafusion::DeltaScanExec>() {
-            let m = exec.scan_metrics().snapshot();
-            share.tasks = 1;
-            share.file_tasks += m.file_tasks_started;
-            share.bytes += m.bytes_received;
-            share.rows += m.rows_emitted;
-        }
     }
-    share
 }
