@@ -17,6 +17,10 @@
 //! on stdout is `urls MAIN_URL [FAULTY_URL TRUNCATING_URL]`, so a script that passes `0` reads
 //! the addresses from there instead of racing other processes for a port it chose earlier.
 //!
+//! With the fault ports, the browser's fault matrix (`tests/wasm/fault_matrix.rs`) is served
+//! too: one server per fault of [`matrix`], each on a port of its own, printed on the second
+//! line as `matrix NAME=URL NAME=URL …`.
+//!
 //! It runs until killed.
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -78,8 +82,20 @@ fn main() -> std::process::ExitCode {
             servers.push(StaticServer::start(config).await?);
         }
         let urls: Vec<String> = servers.iter().map(|s| format!("{}/", s.url())).collect();
+        let mut named = Vec::new();
+        if fault_ports.is_some() {
+            for (name, faults) in matrix() {
+                let server =
+                    StaticServer::start(ServeConfig::new(&dir).with_faults(faults)).await?;
+                named.push(format!("{name}={}/", server.url()));
+                servers.push(server);
+            }
+        }
         let mut out = std::io::stdout().lock();
         writeln!(out, "urls {}", urls.join(" "))?;
+        if !named.is_empty() {
+            writeln!(out, "matrix {}", named.join(" "))?;
+        }
         out.flush()?;
         drop(out);
         // The servers run as tasks on this runtime; they are kept alive until the process is
@@ -95,6 +111,148 @@ fn main() -> std::process::ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The faults of the browser's fault matrix, one server each, by the name
+/// `tests/wasm/fault_matrix.rs` expects an outcome for: the classes of the native matrix
+/// (`tests/native/fault_matrix.rs`) that the fetch store meets (it has no request timeout of
+/// its own: the browser's and the caller's signal bound a request).
+#[cfg(not(target_arch = "wasm32"))]
+fn matrix() -> Vec<(&'static str, delta_arrow_reader::serve::Faults)> {
+    use std::time::Duration;
+
+    use delta_arrow_reader::serve::{Faults, SlowBody};
+
+    let always = u64::MAX;
+    let on = |filter: &str, faults: Faults| Faults {
+        path_filter: Some(filter.into()),
+        ..faults
+    };
+    vec![
+        (
+            "503-first-3",
+            Faults {
+                fail_first: 3,
+                ..Faults::default()
+            },
+        ),
+        (
+            "429-bursts",
+            Faults {
+                fail_first: 2,
+                fail_status: Some(429),
+                repeat_every: Some(7),
+                ..Faults::default()
+            },
+        ),
+        (
+            "500-1-of-3-data",
+            on(
+                ".parquet",
+                Faults {
+                    fail_first: 1,
+                    fail_status: Some(500),
+                    repeat_every: Some(3),
+                    ..Faults::default()
+                },
+            ),
+        ),
+        (
+            "502-always",
+            Faults {
+                fail_first: always,
+                fail_status: Some(502),
+                ..Faults::default()
+            },
+        ),
+        (
+            "reset-1-of-4",
+            Faults {
+                reset_first: 1,
+                repeat_every: Some(4),
+                ..Faults::default()
+            },
+        ),
+        (
+            "reset-every-data",
+            on(
+                ".parquet",
+                Faults {
+                    reset_first: always,
+                    ..Faults::default()
+                },
+            ),
+        ),
+        (
+            "slow-bodies",
+            Faults {
+                slow_body: Some(SlowBody {
+                    chunk: 512,
+                    pause: Duration::from_millis(2),
+                }),
+                ..Faults::default()
+            },
+        ),
+        (
+            "cut-1-of-3-data",
+            on(
+                ".parquet",
+                Faults {
+                    truncate_body: Some(100),
+                    truncate_first: Some(1),
+                    repeat_every: Some(3),
+                    ..Faults::default()
+                },
+            ),
+        ),
+        (
+            "cut-every-data",
+            on(
+                ".parquet",
+                Faults {
+                    truncate_body: Some(100),
+                    ..Faults::default()
+                },
+            ),
+        ),
+        (
+            "cut-every-log",
+            on(
+                "_delta_log",
+                Faults {
+                    truncate_body: Some(50),
+                    ..Faults::default()
+                },
+            ),
+        ),
+        (
+            "whole-body-for-ranges",
+            Faults {
+                ignore_range: true,
+                ..Faults::default()
+            },
+        ),
+        (
+            "shifted-dv-ranges",
+            on(
+                "deletion_vector_",
+                Faults {
+                    shift_range: true,
+                    ..Faults::default()
+                },
+            ),
+        ),
+        (
+            "fallback-page",
+            Faults {
+                missing_file_fallback: Some(
+                    "/golden__dv-partitioned-with-checkpoint/_delta_log/00000000000000000000.json"
+                        .into(),
+                ),
+                ..Faults::default()
+            },
+        ),
+    ]
 }
 
 #[cfg(target_arch = "wasm32")]

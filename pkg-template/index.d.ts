@@ -46,6 +46,10 @@ export interface OpenOptions {
   /** Retries of a request after a network error, 408, 429 or 5xx (default 3). http(s)
    * tables only. */
   retries?: number;
+  /** Refuse a log of more than this many commits after its checkpoint (default 100000): the
+   * open rejects with code `limit_exceeded` before reading them, also when a server answers
+   * every path it is asked for. */
+  maxCommits?: number;
 }
 
 /** An object listed by a {@link ByteSource}. */

@@ -7,6 +7,7 @@ use super::load::{load_log, DEFAULT_LOG_CONCURRENCY};
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{MeteredStore, Store, TableLocation};
+use crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD;
 use crate::log::{LoadScope, VersionTarget};
 
 /// Opens a Delta table: `DeltaTableBuilder::new(location).with_version(3).load_table().await`.
@@ -17,6 +18,7 @@ pub struct DeltaTableBuilder {
     target: VersionTarget,
     store: Option<Store>,
     log_concurrency: usize,
+    max_commits: u64,
 }
 
 impl DeltaTableBuilder {
@@ -29,6 +31,7 @@ impl DeltaTableBuilder {
             target: VersionTarget::Latest,
             store: None,
             log_concurrency: DEFAULT_LOG_CONCURRENCY,
+            max_commits: DEFAULT_MAX_COMMITS_PER_LOAD,
         }
     }
 
@@ -81,6 +84,15 @@ impl DeltaTableBuilder {
         self
     }
 
+    /// Replays at most `max` commits after the checkpoint (default
+    /// [`DEFAULT_MAX_COMMITS_PER_LOAD`]): a log of more is refused with
+    /// [`DeltaError::LimitExceeded`] before they are read, as is a store that answers every
+    /// commit path probed. 0 is taken as 1.
+    pub fn with_max_commits(mut self, max: u64) -> Self {
+        self.max_commits = max.max(1);
+        self
+    }
+
     /// Loads the snapshot lazily: protocol, metadata and the list of log files; each scan
     /// build replays those log files (or checkpoint) again before applying its predicate, so
     /// the table holds no per-file metadata between scans.
@@ -118,6 +130,7 @@ impl DeltaTableBuilder {
             self.target,
             scope,
             self.log_concurrency,
+            self.max_commits,
         )
         .await?;
         DeltaTable::from_log(location, store, counters, log, eager, self.log_concurrency)

@@ -156,6 +156,7 @@ mod tests {
             VersionTarget::Latest,
             LoadScope::ActiveFiles,
             16,
+            crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD,
         )
         .await
         .map(|l| paths(&l.reconciled.files));

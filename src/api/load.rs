@@ -62,16 +62,20 @@ async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
 }
 
 /// Loads the log of the table in `store` at `target`, keeping what `scope` says, with at
-/// most `concurrency` requests in flight (0 is taken as 1). A store that cannot list
-/// (`RangeRead::can_list`) is probed from the first round on.
+/// most `concurrency` requests in flight (0 is taken as 1) and at most `max_commits` commits
+/// replayed. A store that cannot list (`RangeRead::can_list`) is probed from the first round
+/// on.
 pub async fn load_log(
     store: &dyn RangeRead,
     location: &str,
     target: VersionTarget,
     scope: LoadScope,
     concurrency: usize,
+    max_commits: u64,
 ) -> Result<LoadedLog> {
-    let mut loader = SnapshotLoader::new(location, target).with_scope(scope);
+    let mut loader = SnapshotLoader::new(location, target)
+        .with_scope(scope)
+        .with_max_commits(max_commits);
     if !store.can_list() {
         loader = loader.without_listing();
     }

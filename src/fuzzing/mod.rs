@@ -18,12 +18,16 @@ pub use scan::{parquet_scan, scan_table, FUZZ_TABLE_SCHEMA};
 use crate::log::{decode_commit_actions, DeletionVectorDescriptor, LoadScope};
 use crate::read::deletion_vector::{decode_file_range, decode_inline};
 
-/// Run once in each fuzzing process, before the first input. A decoder's panic that the
-/// readers contain ([`crate::limits::quiet_contained_panics`]) is then the typed error a
-/// user gets, not a finding; with `DAR_FUZZ_STRICT` set it stays a finding (the wasm32
-/// build aborts on panic and cannot contain it, so a check before the decoder is wanted).
+/// Run once in each fuzzing process, on the thread that runs the inputs, before the first
+/// one. A decoder's panic that the readers contain
+/// ([`crate::limits::quiet_contained_panics`]) is then the typed error a user gets, not a
+/// finding. With `DAR_FUZZ_STRICT` set the thread behaves as the wasm32 build, which aborts
+/// on panic ([`crate::limits::behave_as_aborting`]): page contents are checked decompressed,
+/// and a decoder's panic that gets past the checks is a finding.
 pub fn init() {
-    if std::env::var_os("DAR_FUZZ_STRICT").is_none() {
+    if std::env::var_os("DAR_FUZZ_STRICT").is_some() {
+        crate::limits::behave_as_aborting(true);
+    } else {
         crate::limits::quiet_contained_panics();
     }
 }

@@ -6,8 +6,22 @@ use std::path::Path;
 
 #[test]
 fn every_saved_finding_replays_without_a_fault() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
     super::init();
+    replay_all();
+}
+
+/// As in a build that aborts on panic (wasm32): no decoder panic is contained, so each finding
+/// must be refused by a check before a decoder sees it.
+#[test]
+fn every_saved_finding_is_refused_before_a_decoder_where_panics_abort() {
+    crate::limits::behave_as_aborting(true);
+    replay_all();
+    crate::limits::behave_as_aborting(false);
+}
+
+/// Replays every saved finding through its target, on this thread.
+fn replay_all() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
     let mut replayed = 0;
     for (name, target) in super::TARGETS {
         let Ok(entries) = std::fs::read_dir(root.join(name)) else {

@@ -35,11 +35,13 @@ use futures::SinkExt;
 use super::one_file_store::OneFileStore;
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream};
+use crate::limits::decoder_panics::contain;
+use crate::limits::pages::ChunkIndex;
 use crate::plan::FileTask;
 use crate::read::metrics::DeltaScanMetrics;
 use crate::read::{
     int96_as_micros, load_deletion_vector, owned_row_groups, projected_file_schema, read_metadata,
-    row_group_rows, BatchFinish, DeletionVector, FileDecoder, FileOutput, FileTransform,
+    row_group_rows, BatchFinish, DeletionVector, FileDecoder, FileOutput, FileTransform, PageCheck,
     ReadContext, RowLimit,
 };
 
@@ -126,6 +128,13 @@ async fn open(
     let store =
         Arc::new(OneFileStore::open(Arc::clone(&ctx.store), path.clone(), task.size).await?);
     let metadata = read_metadata(store.as_ref(), &path, task.size).await?;
+    // The kernel's decoder runs where nothing contains its panics: page contents are checked
+    // decompressed too.
+    store.check_pages(PageCheck {
+        chunks: ChunkIndex::new(&metadata).with_decompressed_checks(),
+        max_page_bytes: ctx.spec.max_page_bytes,
+    });
+    let file_rows = u64::try_from(metadata.file_metadata().num_rows()).unwrap_or(0);
     // Without the footer's embedded Arrow schema, as our own decoder reads files (see
     // `read::decode_types`).
     let plain =
@@ -182,7 +191,13 @@ async fn open(
     }
     let kernel_schema = delta_kernel::schema::StructType::try_from_arrow(&projected)
         .map_err(|e| backend_error(&path, e))?;
-    let batches = spawn_reader(store, Arc::new(kernel_schema), task.size, path.clone())?;
+    let file = KernelFile {
+        store,
+        size: task.size,
+        rows: file_rows,
+        path: path.clone(),
+    };
+    let batches = spawn_reader(file, Arc::new(kernel_schema))?;
 
     let mut limit = RowLimit::new(task.limit);
     let mut first_row = 0u64;
@@ -236,48 +251,96 @@ fn keep_mask(
     Some(keep)
 }
 
-/// Starts the thread that walks the kernel's iterator over the file and hands its batches
-/// over one slot.
-fn spawn_reader(
+/// The file the kernel reads: its store view, size, row count (from the footer) and path.
+struct KernelFile {
     store: Arc<OneFileStore>,
-    schema: delta_kernel::schema::SchemaRef,
     size: u64,
+    rows: u64,
     path: String,
+}
+
+/// Starts the thread that walks the kernel's iterator over the file and hands its batches
+/// over one slot. The kernel reads every row of the file: an iterator that ends early (a
+/// decoder that failed without an error) or a panic on the thread is the file's error, never
+/// fewer rows.
+fn spawn_reader(
+    file: KernelFile,
+    schema: delta_kernel::schema::SchemaRef,
 ) -> Result<mpsc::Receiver<Result<RecordBatch>>> {
-    let location = url::Url::parse(FILE_URL).map_err(|e| backend_error(&path, e))?;
+    let location = url::Url::parse(FILE_URL).map_err(|e| backend_error(&file.path, e))?;
     let (mut tx, rx) = mpsc::channel::<Result<RecordBatch>>(0);
-    let thread_path = path.clone();
+    let path = file.path.clone();
     std::thread::Builder::new()
         .name("dar-kernel-read".into())
         .spawn(move || {
-            let path = thread_path;
-            let reader: Arc<dyn object_store::ObjectStore> = Arc::clone(&store) as _;
-            let handler = DefaultParquetHandler::new(reader, executor());
-            let file = FileMeta {
-                location,
-                last_modified: 0,
-                size,
+            let read = contain(|| send_batches(&file, location, schema, &mut tx));
+            let failure = match read {
+                Ok(Sent::All(rows)) if rows == file.rows => return,
+                Ok(Sent::All(rows)) => format!(
+                    "the kernel's reader returned {rows} of the file's {} rows",
+                    file.rows
+                ),
+                Ok(Sent::Stopped) => return,
+                Err(panic) => format!("the kernel's reader panicked: {panic}"),
             };
-            let items = match handler.read_parquet_files(&[file], schema, None) {
-                Ok(items) => items,
-                Err(e) => {
-                    let _ =
-                        futures::executor::block_on(tx.send(Err(kernel_error(&path, &store, e))));
-                    return;
-                }
-            };
-            for item in items {
-                let batch = item
-                    .and_then(ArrowEngineData::try_from_engine_data)
-                    .map(|data| RecordBatch::from(*data))
-                    .map_err(|e| kernel_error(&path, &store, e));
-                let failed = batch.is_err();
-                // The consumer went away: stop reading.
-                if futures::executor::block_on(tx.send(batch)).is_err() || failed {
-                    return;
-                }
-            }
+            let e = file
+                .store
+                .take_failure()
+                .unwrap_or_else(|| DeltaError::Parquet {
+                    path: file.path.clone(),
+                    phase: Phase::Read,
+                    source: parquet::errors::ParquetError::General(failure),
+                });
+            let _ = futures::executor::block_on(tx.send(Err(e)));
         })
         .map_err(|e| backend_error(&path, e))?;
     Ok(rx)
+}
+
+/// How a walk of the kernel's iterator ended.
+enum Sent {
+    /// Every batch was sent: this many rows.
+    All(u64),
+    /// An error was sent, or the consumer went away.
+    Stopped,
+}
+
+/// Walks the kernel's iterator over `file`, sending each batch (or its error) over `tx`.
+fn send_batches(
+    file: &KernelFile,
+    location: url::Url,
+    schema: delta_kernel::schema::SchemaRef,
+    tx: &mut mpsc::Sender<Result<RecordBatch>>,
+) -> Sent {
+    let (store, path) = (&file.store, &file.path);
+    let reader: Arc<dyn object_store::ObjectStore> = Arc::clone(store) as _;
+    let handler = DefaultParquetHandler::new(reader, executor());
+    let meta = FileMeta {
+        location,
+        last_modified: 0,
+        size: file.size,
+    };
+    let items = match handler.read_parquet_files(&[meta], schema, None) {
+        Ok(items) => items,
+        Err(e) => {
+            let _ = futures::executor::block_on(tx.send(Err(kernel_error(path, store, e))));
+            return Sent::Stopped;
+        }
+    };
+    let mut rows = 0u64;
+    for item in items {
+        let batch = item
+            .and_then(ArrowEngineData::try_from_engine_data)
+            .map(|data| RecordBatch::from(*data))
+            .map_err(|e| kernel_error(path, store, e));
+        let failed = batch.is_err();
+        if let Ok(b) = &batch {
+            rows = rows.saturating_add(b.num_rows() as u64);
+        }
+        // The consumer went away: stop reading.
+        if futures::executor::block_on(tx.send(batch)).is_err() || failed {
+            return Sent::Stopped;
+        }
+    }
+    Sent::All(rows)
 }

@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -16,9 +16,9 @@ use object_store::{
     ObjectMeta, ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 
-use crate::error::{DeltaError, Result};
+use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, RangeRead, Store};
-use crate::read::{FOOTER_HINT, MIN_PARQUET_SIZE};
+use crate::read::{PageCheck, FOOTER_HINT, MIN_PARQUET_SIZE};
 
 /// An `object_store` view of one file of a [`Store`]: every location reads that file. Read
 /// only; listing and writing are not implemented. The file's last [`FOOTER_HINT`] bytes are
@@ -32,6 +32,8 @@ pub(crate) struct OneFileStore {
     tail: Bytes,
     /// The first of our errors handed to the kernel.
     failure: Mutex<Option<DeltaError>>,
+    /// The page checks of every range the kernel reads, once the footer is known.
+    pages: OnceLock<PageCheck>,
 }
 
 impl fmt::Debug for OneFileStore {
@@ -72,7 +74,16 @@ impl OneFileStore {
             tail_start,
             tail,
             failure: Mutex::new(None),
+            pages: OnceLock::new(),
         })
+    }
+
+    /// Checks the pages of every range read from now on (see [`crate::limits::pages`])
+    /// before the kernel's decoder gets them; a range that fails is the kernel's read error,
+    /// and ours in [`OneFileStore::take_failure`].
+    pub(crate) fn check_pages(&self, pages: PageCheck) {
+        // Set once, when the file is opened.
+        let _ = self.pages.set(pages);
     }
 
     /// `e` as the kernel gets it; the first one is kept for [`OneFileStore::take_failure`].
@@ -167,9 +178,22 @@ impl ObjectStore for OneFileStore {
         let data = if options.head || range.is_empty() {
             Bytes::new()
         } else {
-            self.read(range.clone())
+            let data = self
+                .read(range.clone())
                 .await
-                .map_err(|e| self.store_error(e))?
+                .map_err(|e| self.store_error(e))?;
+            if let Some(pages) = self.pages.get() {
+                pages
+                    .chunks
+                    .check_ranges(
+                        [(range.start, &data[..])],
+                        pages.max_page_bytes,
+                        &self.path,
+                        Phase::Read,
+                    )
+                    .map_err(|e| self.store_error(e))?;
+            }
+            data
         };
         let payload = futures::stream::once(async move { Ok(data) }).boxed();
         Ok(GetResult {

@@ -8,8 +8,12 @@
 //! runs each call into a Parquet decoder so that such a panic comes back as an error naming
 //! the file, instead of unwinding through the reader.
 //!
-//! Containing needs unwinding: in a build that aborts on panic (the wasm32 build) a decoder's
-//! panic still ends the instance. The standard panic hook prints a contained panic's message;
+//! Containing needs unwinding. A build that aborts on panic (the wasm32 build) cannot contain
+//! a decoder's panic, so there [`contained`] is false and the page checks decompress a
+//! compressed page's contents to check them too, at the cost of a second decompression of
+//! each data page read. [`behave_as_aborting`] makes a thread of an unwinding build do the
+//! same (the fuzzers' strict mode and the tests of that path): its panics are no longer
+//! caught. The standard panic hook prints a contained panic's message;
 //! [`quiet_contained_panics`] installs a hook that stays quiet for them (the `dar` binary
 //! does; a program embedding the library chooses for itself).
 
@@ -21,11 +25,29 @@ use std::sync::Once;
 thread_local! {
     /// How many contained calls this thread is inside.
     static CONTAINED: Cell<u32> = const { Cell::new(0) };
+    /// This thread behaves as a build that aborts on panic (see [`behave_as_aborting`]).
+    static ABORTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a decoder's panic on this thread comes back as an error: the build unwinds on
+/// panic and the thread was not told to behave as aborting.
+pub(crate) fn contained() -> bool {
+    cfg!(panic = "unwind") && !ABORTING.with(Cell::get)
+}
+
+/// Makes this thread behave as a build that aborts on panic: [`contain`] no longer catches a
+/// decoder's panic, and the page checks decompress page contents to look inside them, as they
+/// do on wasm32. For the fuzzers' strict mode and the tests of that path.
+pub fn behave_as_aborting(aborting: bool) {
+    ABORTING.with(|a| a.set(aborting));
 }
 
 /// Runs `decode`, a call into a decoder over bytes from a file; a panic in it comes back as
-/// `Err` with the panic's message.
+/// `Err` with the panic's message (where panics can be [`contained`]; elsewhere it goes on).
 pub(crate) fn contain<T>(decode: impl FnOnce() -> T) -> Result<T, String> {
+    if !contained() {
+        return Ok(decode());
+    }
     CONTAINED.with(|c| c.set(c.get().saturating_add(1)));
     // The decoder's state is dropped with the error: nothing observes it after a panic.
     let result = panic::catch_unwind(AssertUnwindSafe(decode));

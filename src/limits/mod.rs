@@ -15,6 +15,8 @@
 //! | Length of one line of a commit or JSON checkpoint | [`MAX_LOG_LINE_BYTES`] (64 MiB) | none |
 //! | Declared size of a deletion vector, against its cardinality | 64 + 40 bytes per deleted row | none: a file's own sizes |
 //! | Declared size of a deletion vector | [`MAX_DELETION_VECTOR_BYTES`] (512 MiB) | none |
+//! | Commits one load replays after its checkpoint | [`DEFAULT_MAX_COMMITS_PER_LOAD`] (100,000) | `DeltaTableBuilder::with_max_commits` |
+//! | A data page's values (a flat column) and a V2 page's rows, against its row group's rows | the row group's rows | none: a file's own sizes |
 //!
 //! A Delta schema nests through its JSON: a nested struct takes three JSON levels (field,
 //! type, fields list), so [`MAX_JSON_DEPTH`] allows about 40 levels of structs in structs.
@@ -27,7 +29,7 @@ pub(crate) mod page_contents;
 pub(crate) mod pages;
 pub(crate) mod thrift;
 
-pub use decoder_panics::quiet_contained_panics;
+pub use decoder_panics::{behave_as_aborting, quiet_contained_panics};
 
 /// Default of the largest uncompressed size of one Parquet page: 256 MiB. Writers cut pages
 /// at about 1 MiB; a page holding one huge binary value can be larger.
@@ -44,6 +46,13 @@ pub const MAX_LOG_LINE_BYTES: usize = 64 << 20;
 /// Largest declared size of one deletion vector: 512 MiB, twice the vector of every row of a
 /// file of 2^31 rows stored as bitmaps.
 pub const MAX_DELETION_VECTOR_BYTES: u64 = 512 << 20;
+
+/// Default of the most commits one load replays after its checkpoint (or from version 0):
+/// 100,000. Writers checkpoint every 10 to 100 commits; a log of more commits without one
+/// takes minutes to replay over a network, and a store that answers every path (a web server
+/// with a fallback page) would otherwise be probed without end. Raise it with
+/// `DeltaTableBuilder::with_max_commits` (`--max-commits N` in `dar`).
+pub const DEFAULT_MAX_COMMITS_PER_LOAD: u64 = 100_000;
 
 /// Deepest nesting of JSON arrays and objects in a log line or a schema string: 127, the
 /// recursion limit `serde_json` keeps on (this crate never enables its `unbounded_depth`).

@@ -10,9 +10,10 @@
 //!
 //! Levels and values are plain bytes in a column chunk stored without a codec; in a V2
 //! page the levels always are, and the values are when the page says it is not compressed.
-//! Compressed contents are not decompressed here (that would double the cost of a scan);
-//! the native readers contain a decoder's panic on them instead
-//! ([`super::decoder_panics`]).
+//! Compressed contents are checked here only once decompressed, which [`super::pages`] does
+//! where a decoder's panic cannot be contained (wasm32): elsewhere a second decompression
+//! would double the cost of a scan, and the native readers contain a decoder's panic on them
+//! instead ([`super::decoder_panics`]).
 
 /// `Encoding` values of the Parquet format this check reads.
 mod encoding {
@@ -44,6 +45,8 @@ pub(crate) enum LevelLayout {
         repetition_bytes: i32,
         definition_bytes: i32,
         values_compressed: bool,
+        /// The rows the page holds.
+        num_rows: i32,
     },
 }
 
@@ -107,6 +110,7 @@ pub(crate) fn check_data_page(
             repetition_bytes,
             definition_bytes,
             values_compressed,
+            ..
         } => {
             let lengths = (
                 usize::try_from(repetition_bytes),

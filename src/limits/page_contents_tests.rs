@@ -127,6 +127,7 @@ fn v2_levels_are_checked_even_with_compressed_values() {
             repetition_bytes: rep,
             definition_bytes: def,
             values_compressed: compressed,
+            num_rows: 8,
         },
     };
     // Definition levels: a bit-packed run of 2 groups in 1 byte.
@@ -219,6 +220,11 @@ fn files_of_every_shape_and_page_version_pass_and_decode() {
                 let case = format!("{version:?} {compression:?} dictionary {dictionary}");
                 check_file(&data, &metadata, None, 1 << 30, "f")
                     .unwrap_or_else(|e| panic!("{case}: {e}"));
+                // Checked decompressed, as where a decoder's panic cannot be contained.
+                crate::limits::behave_as_aborting(true);
+                check_file(&data, &metadata, None, 1 << 30, "f")
+                    .unwrap_or_else(|e| panic!("{case}, decompressed: {e}"));
+                crate::limits::behave_as_aborting(false);
                 let rows: usize = ParquetRecordBatchReaderBuilder::try_new(data)
                     .unwrap()
                     .build()

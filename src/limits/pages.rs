@@ -13,7 +13,8 @@
 //! that cannot be read is left to the decoder, which fails on it the same way.
 
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
-use parquet::basic::Type as PhysicalType;
+use parquet::basic::{Compression, Type as PhysicalType};
+use parquet::compression::{create_codec, Codec, CodecOptions};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::page_contents::{check_data_page, DataPage, LevelLayout, MaxLevels};
@@ -33,10 +34,19 @@ pub(crate) struct ChunkFacts {
     uncompressed_codec: bool,
     /// The column's highest levels, to check a data page's level runs.
     levels: MaxLevels,
+    /// Its codec, to decompress page contents where they are checked decompressed.
+    codec: Compression,
+    /// Rows of its row group: a page of a column that does not repeat has at most one
+    /// value per row, and a V2 page states its rows.
+    rows: u64,
+    /// Compressed page contents are decompressed to be checked: a decoder's panic cannot be
+    /// contained on this thread ([`super::decoder_panics::contained`]).
+    decompress: bool,
 }
 
 impl ChunkFacts {
-    pub(crate) fn of(chunk: &ColumnChunkMetaData) -> ChunkFacts {
+    /// The facts of `chunk`, a column chunk of a row group of `rows` rows.
+    pub(crate) fn of(chunk: &ColumnChunkMetaData, rows: i64) -> ChunkFacts {
         let descr = chunk.column_descr();
         let bytes = match descr.physical_type() {
             PhysicalType::BOOLEAN => 0,
@@ -50,11 +60,14 @@ impl ChunkFacts {
         ChunkFacts {
             total_uncompressed: u64::try_from(chunk.uncompressed_size()).unwrap_or(0),
             value_eighths: if bytes == 0 { 1 } else { bytes * 8 },
-            uncompressed_codec: chunk.compression() == parquet::basic::Compression::UNCOMPRESSED,
+            uncompressed_codec: chunk.compression() == Compression::UNCOMPRESSED,
             levels: MaxLevels {
                 repetition: descr.max_rep_level(),
                 definition: descr.max_def_level(),
             },
+            codec: chunk.compression(),
+            rows: u64::try_from(rows).unwrap_or(0),
+            decompress: !super::decoder_panics::contained(),
         }
     }
 }
@@ -131,12 +144,13 @@ fn data_page_v1(r: &mut Reader<'_>) -> Option<DataPage> {
 /// The fields of a `DataPageHeaderV2` starting at the reader (`None` when one is missing;
 /// `is_compressed` is true unless it says otherwise).
 fn data_page_v2(r: &mut Reader<'_>) -> Option<DataPage> {
-    let (mut values, mut enc, mut def, mut rep) = (None, None, None, None);
+    let (mut values, mut rows, mut enc, mut def, mut rep) = (None, None, None, None, None);
     let mut compressed = true;
     let mut last = 0;
     while let Some((id, k)) = r.field(last).ok()? {
         match (id, k) {
             (1, kind::I32) => values = Some(r.i32().ok()?),
+            (3, kind::I32) => rows = Some(r.i32().ok()?),
             (4, kind::I32) => enc = Some(r.i32().ok()?),
             (5, kind::I32) => def = Some(r.i32().ok()?),
             (6, kind::I32) => rep = Some(r.i32().ok()?),
@@ -153,6 +167,7 @@ fn data_page_v2(r: &mut Reader<'_>) -> Option<DataPage> {
             repetition_bytes: rep?,
             definition_bytes: def?,
             values_compressed: compressed,
+            num_rows: rows?,
         },
     })
 }
@@ -170,6 +185,9 @@ pub(crate) fn check_pages(
     phase: Phase,
 ) -> Result<()> {
     let mut at = 0usize;
+    // Values of the data pages so far, and the codec once a page needed it.
+    let mut values_seen = 0u64;
+    let mut codec: Option<Box<dyn Codec>> = None;
     while at < bytes.len() {
         let Some((header, len)) = bytes.get(at..).and_then(read_header) else {
             return Ok(());
@@ -221,16 +239,110 @@ pub(crate) fn check_pages(
                 return Err(limit("dictionary page num_values", values, room));
             }
         }
+        if let Some(page) = &header.data {
+            values_seen = values_seen.saturating_add(check_page_rows(page, facts, path, phase)?);
+            if facts.levels.repetition == 0 && values_seen > facts.rows {
+                return Err(corrupt(
+                    path,
+                    phase,
+                    format!(
+                        "data pages of {values_seen} values in a column of a row group of {} \
+                         rows",
+                        facts.rows
+                    ),
+                ));
+            }
+        }
         let body_start = at.saturating_add(len);
         let body_end = body_start.saturating_add(compressed);
         // A page whose body was not fetched whole (the range ends inside it) is not read.
         if let (Some(page), Some(body)) = (&header.data, bytes.get(body_start..body_end)) {
-            check_data_page(page, body, facts.levels, facts.uncompressed_codec)
+            let decompressed = if facts.decompress && !facts.uncompressed_codec {
+                decompressed_body(page, body, uncompressed, facts.codec, &mut codec)
+            } else {
+                None
+            };
+            let (body, plain) = match &decompressed {
+                Some(d) => (d.as_slice(), true),
+                None => (body, facts.uncompressed_codec),
+            };
+            check_data_page(page, body, facts.levels, plain)
                 .map_err(|reason| corrupt(path, phase, format!("a data page holds {reason}")))?;
         }
         at = body_end;
     }
     Ok(())
+}
+
+/// The values of a data page, checked against its row group's rows: a V2 page's `num_rows`
+/// at most the rows, as is a page's `num_values` in a column that does not repeat (one
+/// value, or null, per row). Levels are run-length encoded, so a few bytes can declare
+/// billions of values; a decoder would produce rows the row group does not have.
+fn check_page_rows(page: &DataPage, facts: ChunkFacts, path: &str, phase: Phase) -> Result<u64> {
+    let values = u64::try_from(page.num_values).map_err(|_| {
+        corrupt(
+            path,
+            phase,
+            format!("a data page of {} values", page.num_values),
+        )
+    })?;
+    let rows = match page.levels {
+        LevelLayout::V2 { num_rows, .. } => Some(num_rows),
+        LevelLayout::V1 { .. } => None,
+    };
+    if let Some(rows) = rows {
+        if u64::try_from(rows).map_or(true, |r| r > facts.rows) {
+            return Err(corrupt(
+                path,
+                phase,
+                format!(
+                    "a data page of {rows} rows in a row group of {}",
+                    facts.rows
+                ),
+            ));
+        }
+    }
+    Ok(values)
+}
+
+/// A data page's body with its compressed contents decompressed (a V2 page's level sections
+/// are never compressed and are kept as they are), for the checks of its contents; `None`
+/// when nothing in it is compressed, or it does not decompress to its declared size (the
+/// decoder then fails on it the same way). `codec` is made on first use.
+fn decompressed_body(
+    page: &DataPage,
+    body: &[u8],
+    uncompressed: u64,
+    compression: Compression,
+    codec: &mut Option<Box<dyn Codec>>,
+) -> Option<Vec<u8>> {
+    let plain_prefix = match page.levels {
+        LevelLayout::V1 { .. } => 0,
+        LevelLayout::V2 {
+            values_compressed: false,
+            ..
+        } => return None,
+        LevelLayout::V2 {
+            repetition_bytes,
+            definition_bytes,
+            ..
+        } => usize::try_from(repetition_bytes.checked_add(definition_bytes)?).ok()?,
+    };
+    // At most the page limit, checked before this is called.
+    let uncompressed = usize::try_from(uncompressed).ok()?;
+    let values_size = uncompressed.checked_sub(plain_prefix)?;
+    let mut out = Vec::with_capacity(uncompressed);
+    out.extend_from_slice(body.get(..plain_prefix)?);
+    if values_size > 0 {
+        if codec.is_none() {
+            *codec = create_codec(compression, &CodecOptions::default()).ok()?;
+        }
+        codec
+            .as_mut()?
+            .decompress(body.get(plain_prefix..)?, &mut out, Some(values_size))
+            .ok()?;
+    }
+    (out.len() == uncompressed).then_some(out)
 }
 
 /// Options for every Parquet decoder of ours (data files and checkpoints): the Arrow
@@ -355,33 +467,40 @@ impl ChunkIndex {
         Self::of_leaves(metadata, |_| true)
     }
 
+    /// The same chunks, their compressed page contents checked decompressed: for a decoder
+    /// whose panics nothing here contains (another engine's).
+    pub(crate) fn with_decompressed_checks(mut self) -> ChunkIndex {
+        for (_, _, facts) in &mut self.chunks {
+            facts.decompress = true;
+        }
+        self
+    }
+
     /// The column chunks of the leaf columns `leaf` accepts (by index) in every row group.
     fn of_leaves(metadata: &ParquetMetaData, leaf: impl Fn(usize) -> bool) -> ChunkIndex {
         let mut chunks: Vec<(u64, u64, ChunkFacts)> = metadata
             .row_groups()
             .iter()
-            .flat_map(|rg| rg.columns().iter().enumerate())
-            .filter(|&(i, _)| leaf(i))
-            .filter_map(|(_, c)| {
+            .flat_map(|rg| {
+                let rows = rg.num_rows();
+                rg.columns()
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, c)| (i, c, rows))
+            })
+            .filter(|&(i, _, _)| leaf(i))
+            .filter_map(|(_, c, rows)| {
                 let (start, len) = chunk_span(c)?;
-                Some((start, start.saturating_add(len), ChunkFacts::of(c)))
+                Some((start, start.saturating_add(len), ChunkFacts::of(c, rows)))
             })
             .collect();
         chunks.sort_unstable_by_key(|&(start, _, _)| start);
         ChunkIndex { chunks }
     }
 
-    /// The facts of the column chunk holding byte `offset`, if any.
-    pub(crate) fn chunk_at(&self, offset: u64) -> Option<ChunkFacts> {
-        let after = self
-            .chunks
-            .partition_point(|&(start, _, _)| start <= offset);
-        let &(_, end, facts) = self.chunks.get(after.checked_sub(1)?)?;
-        (offset < end).then_some(facts)
-    }
-
-    /// Checks the pages of each fetched range (`ranges[i]` holds `data[i]`) that starts in a
-    /// column chunk.
+    /// Checks the pages of each fetched range (`ranges[i]` holds `data[i]`) in the column
+    /// chunks it covers; a range starts at a page boundary (a chunk's start, or a page the
+    /// offset index names).
     pub(crate) fn check_ranges<'a>(
         &self,
         ranges: impl IntoIterator<Item = (u64, &'a [u8])>,
@@ -390,8 +509,29 @@ impl ChunkIndex {
         phase: Phase,
     ) -> Result<()> {
         for (start, bytes) in ranges {
-            if let Some(facts) = self.chunk_at(start) {
-                check_pages(bytes, facts, max_page_bytes, path, phase)?;
+            let end = start.saturating_add(bytes.len() as u64);
+            // The chunk holding `start`, then each chunk starting inside the range (ranges
+            // are coalesced across chunks): each part is checked with its own chunk's facts
+            // and only up to that chunk's end.
+            let first = self
+                .chunks
+                .partition_point(|&(s, _, _)| s <= start)
+                .saturating_sub(1);
+            for &(chunk_start, chunk_end, facts) in self.chunks.get(first..).unwrap_or_default() {
+                if chunk_start >= end {
+                    break;
+                }
+                if chunk_end <= start {
+                    continue;
+                }
+                let from = chunk_start.max(start) - start;
+                let to = chunk_end.min(end) - start;
+                let (Ok(from), Ok(to)) = (usize::try_from(from), usize::try_from(to)) else {
+                    continue;
+                };
+                if let Some(part) = bytes.get(from..to) {
+                    check_pages(part, facts, max_page_bytes, path, phase)?;
+                }
             }
         }
         Ok(())

@@ -45,7 +45,134 @@ fn facts(total: u64, value_bytes: u64) -> ChunkFacts {
         value_eighths: value_bytes * 8,
         uncompressed_codec: false,
         levels: MaxLevels::default(),
+        codec: Compression::SNAPPY,
+        rows: 1 << 20,
+        decompress: false,
     }
+}
+
+/// A compact-protocol header of a V1 data page of `values` values, its definition levels
+/// RLE-encoded.
+fn data_page_header(values: i32, uncompressed: i32, compressed: i32) -> Vec<u8> {
+    let mut out = header(0, uncompressed, compressed, None);
+    out.pop();
+    // Field 5 (delta 2 from field 3): struct { 1: num_values, 2: encoding PLAIN,
+    // 3: definition RLE, 4: repetition RLE }.
+    out.push(0x2c);
+    for v in [values, 0, 3, 3] {
+        out.push(0x15);
+        out.extend(zigzag(v));
+    }
+    out.extend([0, 0]);
+    out
+}
+
+fn zigzag(v: i32) -> Vec<u8> {
+    let mut v = ((i64::from(v) << 1) ^ (i64::from(v) >> 63)) as u64;
+    let mut out = Vec::new();
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+    out
+}
+
+/// Facts of a nullable, flat column of `rows` rows compressed with snappy.
+fn nullable(rows: u64, decompress: bool) -> ChunkFacts {
+    ChunkFacts {
+        levels: MaxLevels {
+            repetition: 0,
+            definition: 1,
+        },
+        rows,
+        decompress,
+        ..facts(1 << 20, 8)
+    }
+}
+
+/// A V1 data page of `values` values whose definition levels are `levels`, snappy-compressed.
+fn snappy_page(values: i32, levels: &[u8], plain_values: &[u8]) -> Vec<u8> {
+    let mut plain = u32::try_from(levels.len())
+        .unwrap_or(0)
+        .to_le_bytes()
+        .to_vec();
+    plain.extend(levels);
+    plain.extend(plain_values);
+    let mut codec = create_codec(Compression::SNAPPY, &CodecOptions::default())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("snappy"));
+    let mut body = Vec::new();
+    codec
+        .compress(&plain, &mut body)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let len = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+    let mut page = data_page_header(values, len(plain.len()), len(body.len()));
+    page.extend(body);
+    page
+}
+
+#[test]
+fn compressed_contents_are_checked_decompressed_where_panics_abort() {
+    // Definition levels: a bit-packed run of 3 groups (3 bytes at width 1) in 1 byte.
+    let bad = snappy_page(8, &[0x07, 0xff], &[0; 8]);
+    let check = |bytes: &[u8], decompress| {
+        check_pages(bytes, nullable(100, decompress), MIB, "f", Phase::Read)
+    };
+    assert!(check(&bad, false).is_ok(), "left to the contained decoder");
+    let e = check(&bad, true)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("bit-packed run of 3 groups"), "{e}");
+    // Levels that fit (an RLE run of 8 ones) pass both ways, as does a body that does not
+    // decompress (the decoder's own error).
+    let good = snappy_page(8, &[0x10, 0x01], &[0; 64]);
+    assert!(check(&good, false).is_ok() && check(&good, true).is_ok());
+    let mut garbled = data_page_header(8, 100, 6);
+    garbled.extend([0xff; 6]);
+    assert!(check(&garbled, true).is_ok());
+}
+
+#[test]
+fn page_values_past_the_row_groups_rows_are_refused() {
+    let page = |values| snappy_page(values, &[0x10, 0x01], &[0; 64]);
+    let check = |bytes: &[u8], facts| check_pages(bytes, facts, MIB, "f", Phase::Read);
+    assert!(check(&page(8), nullable(8, false)).is_ok());
+    let e = check(&page(9), nullable(8, false))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("9 values") && e.contains("of 8 rows"), "{e}");
+    // Two pages of 5 in a row group of 8 rows; the values of a repeated column are not rows.
+    let two = [page(5), page(5)].concat();
+    assert!(check(&two, nullable(8, false)).is_err());
+    let repeated = ChunkFacts {
+        levels: MaxLevels {
+            repetition: 1,
+            definition: 1,
+        },
+        ..nullable(8, false)
+    };
+    assert!(check(&two, repeated).is_ok());
+    assert!(check(&page(-1), nullable(8, false)).is_err());
+}
+
+#[test]
+fn written_files_pass_where_page_contents_are_checked_decompressed() -> Result<()> {
+    crate::limits::behave_as_aborting(true);
+    for codec in [
+        Compression::SNAPPY,
+        Compression::LZ4_RAW,
+        Compression::GZIP(Default::default()),
+        Compression::BROTLI(Default::default()),
+        Compression::ZSTD(Default::default()),
+    ] {
+        check(&parquet_file(codec))?;
+    }
+    crate::limits::behave_as_aborting(false);
+    Ok(())
 }
 
 fn code(r: Result<()>) -> Option<&'static str> {
@@ -109,10 +236,8 @@ fn a_dictionary_of_more_values_than_its_page_holds_is_refused() {
     assert!(check_pages(&over, facts(4096, 8), MIB, "f", Phase::Read).is_err());
     let bits = header(2, 100, 10, Some(800));
     let boolean = ChunkFacts {
-        total_uncompressed: 4096,
         value_eighths: 1,
-        uncompressed_codec: false,
-        levels: MaxLevels::default(),
+        ..facts(4096, 8)
     };
     assert!(check_pages(&bits, boolean, MIB, "f", Phase::Read).is_ok());
 }

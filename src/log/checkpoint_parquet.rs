@@ -227,10 +227,15 @@ impl ParquetRead {
         self.unchecked = metadata
             .row_groups()
             .iter()
-            .flat_map(|rg| leaves.iter().filter_map(|&i| rg.columns().get(i)))
-            .map(|c| {
+            .flat_map(|rg| {
+                let rows = rg.num_rows();
+                leaves
+                    .iter()
+                    .filter_map(move |&i| Some((rg.columns().get(i)?, rows)))
+            })
+            .map(|(c, rows)| {
                 let (start, len) = c.byte_range();
-                (start..start.saturating_add(len), ChunkFacts::of(c))
+                (start..start.saturating_add(len), ChunkFacts::of(c, rows))
             })
             .collect();
         let chunks: Vec<Range<u64>> = self.unchecked.iter().map(|(r, _)| r.clone()).collect();

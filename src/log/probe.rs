@@ -24,7 +24,22 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 use super::step::Step;
-use crate::error::{DeltaError, Result};
+use crate::error::{DeltaError, Phase, Result};
+
+/// `Err` ([`DeltaError::LimitExceeded`]) when `commits` are more than `max_commits`, the
+/// most one load replays.
+pub(crate) fn within_max_commits(commits: u64, max_commits: u64) -> Result<()> {
+    if commits > max_commits {
+        return Err(DeltaError::limit_exceeded(
+            "commits replayed in one load after the checkpoint (option max_commits)",
+            commits,
+            max_commits,
+            None,
+            Phase::Load,
+        ));
+    }
+    Ok(())
+}
 
 /// The consecutive commits the first round asks for.
 pub const FIRST_PROBE_BATCH: u64 = 8;
@@ -54,6 +69,8 @@ pub struct CommitProbe {
     target: Option<u64>,
     /// Versions of the last [`Step::Need`] not yet answered.
     asked: Vec<u64>,
+    /// The most commits a log may have from `start` on (see [`CommitProbe::with_max_commits`]).
+    max_commits: u64,
 }
 
 /// What a probe needs next: commit versions to ask for, or, when discovery is over, the
@@ -78,7 +95,22 @@ impl CommitProbe {
             seen: BTreeMap::new(),
             target,
             asked: Vec::new(),
+            max_commits: crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD,
         }
+    }
+
+    /// Refuses, with [`DeltaError::LimitExceeded`], a log of more than `max` commits from the
+    /// start: found (a store answering every path would otherwise be probed without end) or
+    /// implied by the target version (every commit up to it would be asked for).
+    pub fn with_max_commits(mut self, max: u64) -> Self {
+        self.max_commits = max;
+        self
+    }
+
+    /// `Err` when versions `start..=last` are more commits than allowed.
+    fn within_max(&self, last: u64) -> Result<()> {
+        let commits = last.saturating_add(1).saturating_sub(self.start);
+        within_max_commits(commits, self.max_commits)
     }
 
     /// The first version probed.
@@ -155,15 +187,20 @@ impl CommitProbe {
                 }
                 return Ok(self.fetch(first));
             }
+            self.within_max(t)?;
             let wanted = (b.contiguous_end..=t).filter(|v| !self.seen.contains_key(v));
             return Ok(self.fetch(wanted.collect()));
         }
         if b.oldest_missing == Some(b.contiguous_end) {
             let last = b.contiguous_end.checked_sub(1).filter(|&l| l >= self.start);
+            if let Some(last) = last {
+                self.within_max(last)?;
+            }
             return Ok(Step::Ready(last));
         }
         // Everything up to the newest commit found must exist: ask for what is not known yet.
         let newest = b.newest_found.unwrap_or(self.start);
+        self.within_max(newest)?;
         let mut wanted: Vec<u64> = (b.contiguous_end..=newest)
             .filter(|v| !self.seen.contains_key(v))
             .collect();
@@ -221,7 +258,17 @@ mod tests {
     }
 
     fn probe(exists: impl Fn(u64) -> bool, start: u64, target: Option<u64>) -> Run {
-        let mut p = CommitProbe::new(start, target);
+        probe_within(exists, start, target, u64::MAX)
+    }
+
+    /// [`probe`] with at most `max` commits allowed.
+    fn probe_within(
+        exists: impl Fn(u64) -> bool,
+        start: u64,
+        target: Option<u64>,
+        max: u64,
+    ) -> Run {
+        let mut p = CommitProbe::new(start, target).with_max_commits(max);
         let mut asked = HashSet::new();
         let (mut rounds, mut misses) = (0, 0);
         loop {
@@ -261,6 +308,44 @@ mod tests {
     fn run(existing: &[u64], start: u64, target: Option<u64>) -> (Result<Option<u64>>, usize) {
         let r = probe(|v| existing.contains(&v), start, target);
         (r.last, r.rounds)
+    }
+
+    #[test]
+    fn a_store_answering_every_version_stops_at_the_commit_limit() {
+        // A web server with a fallback page answers every path: without a bound the probe
+        // would ask for 2^38 versions in its fourth round.
+        let r = probe_within(|_| true, 0, None, 100_000);
+        let e = r.last.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("commits replayed in one load"), "{e}");
+        assert!(e.contains("100000"), "{e}");
+        assert!(r.rounds <= 3 && r.requests < 200, "{} rounds", r.rounds);
+        // The default bound is the same.
+        let mut p = CommitProbe::new(0, None);
+        for v in 0..64 {
+            p.push(v, Some(Bytes::from_static(b"{}")));
+        }
+        p.push(1 << 22, Some(Bytes::from_static(b"{}")));
+        assert!(matches!(p.poll(), Err(DeltaError::LimitExceeded { .. })));
+    }
+
+    #[test]
+    fn a_log_of_exactly_the_commit_limit_loads_and_one_more_is_refused() {
+        for start in [0, 5] {
+            let r = probe_within(|v| v >= start && v < start + 500, start, None, 500);
+            assert_eq!(r.last.ok(), Some(Some(start + 499)));
+            let r = probe_within(|v| v >= start && v < start + 501, start, None, 500);
+            assert!(matches!(
+                r.last,
+                Err(DeltaError::LimitExceeded { found: 501, .. })
+            ));
+            // A target version: refused before every commit up to it is asked for.
+            let r = probe_within(|v| v >= start, start, Some(start + 2000), 500);
+            assert!(matches!(r.last, Err(DeltaError::LimitExceeded { .. })));
+            assert!(r.requests <= 2, "{} requests", r.requests);
+            // A far target that does not exist is still reported as not found.
+            let r = probe_within(|v| v < start + 10, start, Some(start + 5000), 500);
+            assert!(matches!(r.last, Err(DeltaError::VersionNotFound { .. })));
+        }
     }
 
     #[test]

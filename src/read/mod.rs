@@ -31,5 +31,6 @@ pub(crate) use {
     file_plan::{row_group_rows, FileOutput},
     footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE},
     ranges::owned_row_groups,
+    row_group_reads::PageCheck,
     transform::{projected_file_schema, FileTransform},
 };

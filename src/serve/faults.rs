@@ -32,6 +32,9 @@ pub struct Faults {
     /// Send a correct `Content-Length` but at most this many body bytes, then close the
     /// connection: a body cut short.
     pub truncate_body: Option<u64>,
+    /// Cut only the first this many faultable requests (of each burst) with
+    /// [`truncate_body`](Self::truncate_body); `None`: every one.
+    pub truncate_first: Option<u64>,
     /// Send bodies slowly: at most this many bytes at a time, with a pause before each
     /// piece after the first.
     pub slow_body: Option<SlowBody>,
@@ -41,6 +44,10 @@ pub struct Faults {
     /// If set, only requests whose raw path contains this text are faulted (for example
     /// `".parquet"` to fault data files and leave the log alone).
     pub path_filter: Option<String>,
+    /// Answer a request for a file that does not exist with this file instead (a URL path,
+    /// e.g. `/index.html`), `200`: a web server with a single-page-app fallback, which
+    /// answers every path. Applies to every missing path, whatever `path_filter` says.
+    pub missing_file_fallback: Option<String>,
 }
 
 /// How slowly a [`Faults::slow_body`] body goes out.
@@ -60,6 +67,7 @@ impl Faults {
                 path_filter: self.path_filter.clone(),
                 fail_status: self.fail_status,
                 repeat_every: self.repeat_every,
+                truncate_first: self.truncate_first,
                 ..Faults::default()
             }
     }
@@ -120,7 +128,9 @@ impl FaultState {
             fail: (!reset && n < f.fail_first).then(|| f.fail_status.unwrap_or(503)),
             reset,
             ignore_range: f.ignore_range,
-            truncate: f.truncate_body,
+            truncate: f
+                .truncate_body
+                .filter(|_| f.truncate_first.is_none_or(|first| n < first)),
             slow: f.slow_body,
             shift_range: f.shift_range,
         }

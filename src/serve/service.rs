@@ -134,7 +134,12 @@ async fn answer(
     let Some(segments) = segments(req.uri().path()) else {
         return Ok(text(StatusCode::BAD_REQUEST, "bad request path\n"));
     };
-    let file = match shared.resolver.lookup(&segments).await {
+    let mut found = shared.resolver.lookup(&segments).await;
+    let fallback = shared.config.faults.missing_file_fallback.as_deref();
+    if let (Lookup::Missing, Some(fallback)) = (&found, fallback.and_then(super::path::segments)) {
+        found = shared.resolver.lookup(&fallback).await;
+    }
+    let file = match found {
         Lookup::File(file) => file,
         Lookup::Missing => return Ok(text(StatusCode::NOT_FOUND, "not found\n")),
         Lookup::Refused => return Ok(text(StatusCode::FORBIDDEN, "forbidden\n")),
@@ -151,8 +156,12 @@ async fn answer(
         shift_range(&mut parts.headers);
     }
     let req = Request::from_parts(parts, body);
+    let etag = entity_tag(&file).await;
     let Ok(resp) = ServeFile::new(file).oneshot(req).await;
     let mut resp = resp.map(|body| body.boxed_unsync());
+    if let Some(tag) = etag.filter(|_| resp.status().is_success()) {
+        resp.headers_mut().insert(header::ETAG, tag);
+    }
     if is_empty_partial(&resp) {
         // tower-http answers a range of an empty file `206` with `bytes 0-0/0` and no bytes;
         // HTTP says no range of it is satisfiable.
@@ -166,6 +175,25 @@ async fn answer(
         headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("none"));
     }
     Ok(resp)
+}
+
+/// A strong entity tag of the file as it is now, from its size and modification time (as
+/// nginx makes them): a client that lost a body midway asks for the rest with the same tag
+/// and is told if the file changed meanwhile. `None` when its metadata cannot be read.
+async fn entity_tag(file: &std::path::Path) -> Option<HeaderValue> {
+    let meta = tokio::fs::metadata(file).await.ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    let tag = format!(
+        "\"{:x}.{:x}-{:x}\"",
+        modified.as_secs(),
+        modified.subsec_nanos(),
+        meta.len()
+    );
+    HeaderValue::from_str(&tag).ok()
 }
 
 /// Moves a `bytes=a-b` range one byte on (`bytes=a+1-b+1`), for the `shift_range` fault;

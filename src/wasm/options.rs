@@ -22,7 +22,7 @@ pub(crate) enum TimeTravel {
     TimestampText(String),
 }
 
-/// `{ headers, version, timestamp, signUrl, signal, retries, fetch, requestInit }`.
+/// `{ headers, version, timestamp, signUrl, signal, retries, fetch, requestInit, maxCommits }`.
 #[derive(Debug)]
 pub(crate) struct OpenOptions {
     /// `requestInit.headers`, then `headers` (so `headers` wins where both set one).
@@ -35,6 +35,8 @@ pub(crate) struct OpenOptions {
     pub fetch: Option<Function>,
     /// `requestInit` without its `headers` (moved to `headers`).
     pub request_init: Option<Object>,
+    /// The most commits the load replays after its checkpoint (`maxCommits`).
+    pub max_commits: Option<u64>,
 }
 
 impl OpenOptions {
@@ -118,6 +120,9 @@ impl OpenOptions {
                 .transpose()?,
             signal: signal(options)?,
             retries,
+            max_commits: get(options, "maxCommits")?
+                .map(|v| whole_number(&v, "maxCommits"))
+                .transpose()?,
         })
     }
 }

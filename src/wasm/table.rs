@@ -116,7 +116,10 @@ async fn load(
 ) -> Result<WasmTable, JsValue> {
     let abort = AbortWatch::new(options.signal.as_ref());
     let loading = source.store(options.signal.clone());
-    let builder = DeltaTableBuilder::new(location).with_store(loading);
+    let mut builder = DeltaTableBuilder::new(location).with_store(loading);
+    if let Some(max) = options.max_commits {
+        builder = builder.with_max_commits(max);
+    }
     let builder = match options.target {
         TimeTravel::Latest => builder,
         TimeTravel::Version(v) => builder.with_version(v),

@@ -693,3 +693,27 @@ fn a_decoder_panic_on_corrupt_page_contents_is_the_files_error() {
     }
     assert!(!out_file.exists(), "a failed export leaves no file");
 }
+
+#[test]
+fn max_commits_refuses_a_longer_log_with_a_typed_error() {
+    // The demo table: versions 0 to 3, no checkpoint.
+    let out = dar(&["info", "--max-commits", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("dar: error [limit_exceeded]"), "{err}");
+    assert!(err.contains("commits replayed in one load"), "{err}");
+    assert!(err.contains('4') && err.contains('3'), "{err}");
+    let out = dar(&["info", "--max-commits", "4", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An older version needs fewer commits.
+    let out = dar(&["info", "--max-commits", "3", "--version", "2"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

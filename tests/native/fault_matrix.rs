@@ -155,6 +155,17 @@ fn cases() -> Vec<Case> {
             expect: Expect::Error("io"),
         },
         Case {
+            name: "data bodies cut after 100 bytes on 1 of every 3 requests",
+            faults: on_data(Faults {
+                truncate_body: Some(100),
+                truncate_first: Some(1),
+                repeat_every: Some(3),
+                ..Faults::default()
+            }),
+            options: &[],
+            expect: Expect::Rows,
+        },
+        Case {
             name: "log bodies cut after 50 bytes",
             faults: on_log(Faults {
                 truncate_body: Some(50),
@@ -181,6 +192,15 @@ fn cases() -> Vec<Case> {
             },
             options: FEW_RETRIES,
             expect: Expect::Error("io"),
+        },
+        Case {
+            name: "every missing path answered 200 with a commit (a fallback page)",
+            faults: Faults {
+                missing_file_fallback: Some(format!("/{TABLE}/_delta_log/{:020}.json", 0)),
+                ..Faults::default()
+            },
+            options: &[],
+            expect: Expect::Error("limit_exceeded"),
         },
     ]
 }

@@ -21,7 +21,9 @@ use delta_arrow_reader::fixture::{
 };
 use delta_arrow_reader::io::{MemoryStore, RangeRead};
 use delta_arrow_reader::{DeltaError, DeltaScanExecutionOptions, DeltaTableBuilder, Result};
+use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use serde_json::{json, Value};
 
 const ROWS: i64 = 2000;
@@ -122,32 +124,105 @@ fn codecs() -> [Compression; 6] {
     ]
 }
 
+/// The scan options of each Parquet backend: ours, and (feature `kernel`) delta_kernel's,
+/// whose decoder gets its bytes through the same page checks.
+fn backends() -> Vec<DeltaScanExecutionOptions> {
+    let direct = DeltaScanExecutionOptions::default();
+    #[cfg(feature = "kernel")]
+    let kernel = DeltaScanExecutionOptions {
+        parquet_reader_backend: delta_arrow_reader::ParquetReaderBackend::DeltaKernel,
+        ..Default::default()
+    };
+    #[cfg(feature = "kernel")]
+    return vec![direct, kernel];
+    #[cfg(not(feature = "kernel"))]
+    vec![direct]
+}
+
 #[tokio::test]
 async fn a_page_declaring_2_gib_is_refused_for_every_codec() {
-    for codec in codecs() {
-        let valid = table_of(parquet_file(codec));
-        let read = rows(valid.store().clone(), Default::default()).await;
-        assert_eq!(read.ok(), Some(ROWS as usize), "{codec:?}");
-        let bomb = table_of(patched(codec, huge_page()));
-        let (limit, found, _, path) =
-            limit_of(rows(bomb.store().clone(), Default::default()).await);
-        assert!(
-            limit.starts_with("page uncompressed size"),
-            "{codec:?}: {limit}"
-        );
-        assert_eq!(found, i32::MAX as u64);
-        assert!(path.is_some_and(|p| p.ends_with("part-0.parquet")));
+    for options in backends() {
+        let backend = options.parquet_reader_backend;
+        for codec in codecs() {
+            let valid = table_of(parquet_file(codec));
+            let read = rows(valid.store().clone(), options.clone()).await;
+            assert_eq!(read.ok(), Some(ROWS as usize), "{backend:?} {codec:?}");
+            let bomb = table_of(patched(codec, huge_page()));
+            let (limit, found, _, path) =
+                limit_of(rows(bomb.store().clone(), options.clone()).await);
+            assert!(
+                limit.starts_with("page uncompressed size"),
+                "{backend:?} {codec:?}: {limit}"
+            );
+            assert_eq!(found, i32::MAX as u64);
+            assert!(path.is_some_and(|p| p.ends_with("part-0.parquet")));
+        }
     }
 }
 
 #[tokio::test]
 async fn a_dictionary_of_2_pow_31_values_is_refused() {
-    for codec in codecs() {
-        let bomb = table_of(patched(codec, huge_dictionary()));
-        let (limit, found, max, _) = limit_of(rows(bomb.store().clone(), Default::default()).await);
-        assert_eq!(limit, "dictionary page num_values", "{codec:?}");
-        // 50 distinct longs: a 400-byte dictionary page holds 50 values.
-        assert_eq!((found, max), (i32::MAX as u64, 50));
+    for options in backends() {
+        for codec in codecs() {
+            let bomb = table_of(patched(codec, huge_dictionary()));
+            let (limit, found, max, _) =
+                limit_of(rows(bomb.store().clone(), options.clone()).await);
+            assert_eq!(limit, "dictionary page num_values", "{codec:?}");
+            // 50 distinct longs: a 400-byte dictionary page holds 50 values.
+            assert_eq!((found, max), (i32::MAX as u64, 50));
+        }
+    }
+}
+
+/// A one-column file of `ROWS` distinct ids in one data page, with no dictionary.
+fn plain_file(codec: Compression, version: WriterVersion) -> Vec<u8> {
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let ids = Int64Array::from_iter_values(0..ROWS);
+    let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(ids)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let props = WriterProperties::builder()
+        .set_compression(codec)
+        .set_writer_version(version)
+        .set_dictionary_enabled(false)
+        // No page index: the patch moves what follows the header, and a page index names
+        // absolute offsets.
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_offset_index_disabled(true)
+        .build();
+    let mut out = Vec::new();
+    let mut writer =
+        ArrowWriter::try_new(&mut out, schema, Some(props)).unwrap_or_else(|e| panic!("{e}"));
+    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
+    writer.close().unwrap_or_else(|e| panic!("{e}"));
+    out
+}
+
+#[tokio::test]
+async fn a_data_page_of_more_values_than_its_row_group_has_rows_is_refused() {
+    for options in backends() {
+        let backend = options.parquet_reader_backend;
+        for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
+            for codec in [Compression::UNCOMPRESSED, Compression::SNAPPY] {
+                let case = format!("{backend:?} {version:?} {codec:?}");
+                let file = plain_file(codec, version);
+                let read = rows(table_of(file.clone()).store().clone(), options.clone()).await;
+                assert_eq!(read.ok(), Some(ROWS as usize), "{case}");
+                for values in [ROWS as i32 + 1, i32::MAX] {
+                    let patch = PageHeaderPatch {
+                        data_page_num_values: Some(values),
+                        ..Default::default()
+                    };
+                    let bad = patch_first_page_header(&file, patch)
+                        .unwrap_or_else(|e| panic!("{case}: {e}"));
+                    let read = rows(table_of(bad).store().clone(), options.clone()).await;
+                    let e = read.err().map(|e| e.to_string()).unwrap_or_default();
+                    assert!(
+                        e.contains(&format!("{values} values")) && e.contains("2000 rows"),
+                        "{case}: {e}"
+                    );
+                }
+            }
+        }
     }
 }
 

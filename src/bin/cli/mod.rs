@@ -73,6 +73,9 @@ pub struct TableArgs {
     /// Storage option KEY=VALUE (repeatable), e.g. -o aws_region=eu-west-1.
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
     options: Vec<String>,
+    /// Refuse a log of more than N commits after its checkpoint (default 100000).
+    #[arg(long, value_name = "N")]
+    max_commits: Option<u64>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -202,6 +205,9 @@ pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
     }
     if let Some(t) = &args.timestamp {
         builder = builder.with_timestamp_str(t)?;
+    }
+    if let Some(n) = args.max_commits {
+        builder = builder.with_max_commits(n);
     }
     builder.load_table_with_eager_scan_metadata().await
 }

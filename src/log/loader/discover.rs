@@ -6,7 +6,7 @@ use super::{Context, Discovery, LogRequest, State, VersionTarget, SPECULATIVE_CO
 use crate::error::{DeltaError, Phase, Result};
 use crate::log::last_checkpoint::LastCheckpointHint;
 use crate::log::path::{commit_path, LogFileKind, LogPath, LAST_CHECKPOINT, LOG_DIR};
-use crate::log::probe::{CommitProbe, FAR_TARGET};
+use crate::log::probe::{within_max_commits, CommitProbe, FAR_TARGET};
 use crate::log::segment::{segment_from_listing, LogSegment};
 use crate::log::step::Step;
 use crate::log::timestamp::TimestampSearch;
@@ -124,7 +124,8 @@ impl Context {
             }
         }
         let start = base.as_ref().map_or(0, |h| h.version + 1);
-        let mut probe = CommitProbe::new(start, self.target_version());
+        let mut probe =
+            CommitProbe::new(start, self.target_version()).with_max_commits(self.max_commits);
         self.use_speculative_commits(&mut probe);
         self.continue_probing(base, probe)
     }
@@ -188,7 +189,8 @@ impl Context {
                     });
                 }
                 self.stale_hint = Some(h.version);
-                let probe = CommitProbe::new(0, self.target_version());
+                let probe =
+                    CommitProbe::new(0, self.target_version()).with_max_commits(self.max_commits);
                 return self.continue_probing(None, probe);
             }
         }
@@ -234,7 +236,7 @@ impl Context {
             let search = TimestampSearch::new(ts, commits)?;
             return self.continue_search(search, None, hint);
         }
-        let segment = probed_segment(hint.as_ref(), probe.start(), version);
+        let segment = probed_segment(hint.as_ref(), probe.start(), version, self.max_commits)?;
         self.fetch_segment(segment, Discovery::Probing)
     }
 
@@ -295,7 +297,12 @@ impl Context {
                 Discovery::Listing,
             ),
             None => (
-                probed_segment(hint.as_ref().filter(|h| h.version <= version), 0, version),
+                probed_segment(
+                    hint.as_ref().filter(|h| h.version <= version),
+                    0,
+                    version,
+                    self.max_commits,
+                )?,
                 Discovery::Probing,
             ),
         };
@@ -303,8 +310,14 @@ impl Context {
     }
 }
 
-/// The segment of a probed log: the hinted checkpoint (if any) and commits up to `version`.
-fn probed_segment(hint: Option<&LastCheckpointHint>, start: u64, version: u64) -> LogSegment {
+/// The segment of a probed log: the hinted checkpoint (if any) and commits up to `version`,
+/// at most `max_commits` of them.
+fn probed_segment(
+    hint: Option<&LastCheckpointHint>,
+    start: u64,
+    version: u64,
+    max_commits: u64,
+) -> Result<LogSegment> {
     let checkpoint: Vec<LogPath> = hint
         .map(|h| {
             h.checkpoint_paths()
@@ -315,13 +328,14 @@ fn probed_segment(hint: Option<&LastCheckpointHint>, start: u64, version: u64) -
         .unwrap_or_default();
     let checkpoint_version = hint.map(|h| h.version);
     let first = checkpoint_version.map_or(start, |c| c + 1);
+    within_max_commits(version.saturating_add(1).saturating_sub(first), max_commits)?;
     let commits = (first..=version)
         .filter_map(|v| LogPath::parse(&commit_path(v)))
         .collect();
-    LogSegment {
+    Ok(LogSegment {
         version,
         checkpoint_version,
         checkpoint,
         commits,
-    }
+    })
 }

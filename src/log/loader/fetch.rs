@@ -52,6 +52,7 @@ impl Context {
         segment: LogSegment,
         discovery: Discovery,
     ) -> Result<State> {
+        crate::log::probe::within_max_commits(segment.commits.len() as u64, self.max_commits)?;
         let want = self.checkpoint_kinds();
         let reads = segment
             .checkpoint

@@ -256,6 +256,8 @@ struct Context {
     stale_hint: Option<u64>,
     /// Whether the store may list (see [`SnapshotLoader::without_listing`]).
     lists: bool,
+    /// The most commits the load replays (see [`SnapshotLoader::with_max_commits`]).
+    max_commits: u64,
 }
 
 /// Commits asked for with `_last_checkpoint` in the first round of a load that knows its
@@ -291,6 +293,7 @@ impl SnapshotLoader {
                 round_trips: 0,
                 stale_hint: None,
                 lists: true,
+                max_commits: crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD,
             },
         }
     }
@@ -307,6 +310,16 @@ impl SnapshotLoader {
     /// commits are used when the probe starts at or below them and dropped otherwise.
     pub fn without_listing(mut self) -> Self {
         self.cx.lists = false;
+        self
+    }
+
+    /// Refuses, with [`DeltaError::LimitExceeded`], a segment of more than `max` commits after
+    /// its checkpoint (default [`DEFAULT_MAX_COMMITS_PER_LOAD`]), before they are asked for;
+    /// probing stops at that many commits found.
+    ///
+    /// [`DEFAULT_MAX_COMMITS_PER_LOAD`]: crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD
+    pub fn with_max_commits(mut self, max: u64) -> Self {
+        self.cx.max_commits = max;
         self
     }
 

@@ -510,3 +510,38 @@ fn speculative_commits_below_a_checkpoint_are_dropped_not_replayed() {
     assert_eq!(log.reconciled.version, 1);
     assert!(!asked.contains(&commit_path(2)), "{asked:?}");
 }
+
+#[test]
+fn a_log_past_the_commit_limit_is_refused_listed_probed_and_by_target() {
+    let files = files_of(&table(12));
+    let limited = |target| SnapshotLoader::new("mem://t", target).with_max_commits(11);
+    for (can_list, loader) in [
+        (true, limited(VersionTarget::Latest)),
+        (false, limited(VersionTarget::Latest).without_listing()),
+        (true, limited(VersionTarget::Version(11))),
+        (false, limited(VersionTarget::Version(11)).without_listing()),
+        (
+            false,
+            limited(VersionTarget::Timestamp(i64::MAX)).without_listing(),
+        ),
+    ] {
+        let run = drive_loader(&files, can_list, loader, &mut Vec::new());
+        match run.result {
+            Err(DeltaError::LimitExceeded {
+                found: 12, max: 11, ..
+            }) => {}
+            other => panic!(
+                "listing {can_list}: {:?}",
+                other.map(|l| l.reconciled.version)
+            ),
+        }
+    }
+    // One version less, or a limit of 12, loads.
+    let below = limited(VersionTarget::Version(10));
+    assert!(drive_loader(&files, true, below, &mut Vec::new())
+        .result
+        .is_ok());
+    let at = SnapshotLoader::new("mem://t", VersionTarget::Latest).with_max_commits(12);
+    let log = drive_loader(&files, false, at.without_listing(), &mut Vec::new()).result;
+    assert_eq!(log.map(|l| l.reconciled.version).ok(), Some(11));
+}

@@ -1,0 +1,194 @@
+//! Load in headless Chromium: 32 scans of one table at once through the fetch store, a third
+//! of them dropped after a few batches and a third cut by a deadline, in three rounds. Every
+//! scan that completes returns exactly the serial result; afterwards every scan's gauges
+//! (file reads holding permits, partition tasks running) are back to 0, and the module's
+//! memory does not grow from round to round (wasm memory never shrinks: its size after the
+//! first round is the baseline).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use delta_arrow_reader::io::{FetchOptions, FetchStore};
+use delta_arrow_reader::{DeltaScanMetrics, DeltaTable, DeltaTableBuilder};
+use futures::future::{select, Either};
+use futures::StreamExt;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::{console_log, wasm_bindgen_test};
+
+const SERVER: &str = env!(
+    "DAR_TEST_HTTP",
+    "run the wasm tests with `scripts/test test-wasm`, which starts the corpus server"
+);
+const TABLE: &str = "golden__dv-partitioned-with-checkpoint";
+const SCANS: usize = 32;
+const ROUNDS: usize = 3;
+
+/// A `setTimeout` of `ms` as a future.
+async fn sleep_ms(ms: u64) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let set_timeout = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("setTimeout"))
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        if let Some(f) = set_timeout {
+            let _ = f.call2(&JsValue::NULL, &resolve, &JsValue::from(ms as f64));
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Bytes of the module's linear memory.
+fn memory_bytes() -> f64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map(|m| m.buffer())
+        .ok()
+        .and_then(|b| b.dyn_into::<js_sys::ArrayBuffer>().ok())
+        .map_or(0.0, |b| f64::from(b.byte_length()))
+}
+
+/// How scan `i` of a round ends, from a fixed pseudo-random sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Complete,
+    /// Dropped after this many batches.
+    DropAfter(usize),
+    /// Cancelled by a deadline of this many milliseconds.
+    Deadline(u64),
+}
+
+fn fates(round: usize) -> Vec<Fate> {
+    let mut state = 0x2545_F491_4F6C_DD1Du64 ^ round as u64;
+    (0..SCANS)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            match state % 3 {
+                0 => Fate::Complete,
+                1 => Fate::DropAfter((state >> 8) as usize % 4),
+                _ => Fate::Deadline(1 + (state >> 8) % 60),
+            }
+        })
+        .collect()
+}
+
+fn rows_of(batches: &[RecordBatch]) -> Vec<String> {
+    use arrow_cast::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default().with_null("NULL");
+    let mut out = Vec::new();
+    for b in batches {
+        let formatters: Vec<ArrayFormatter> = b
+            .columns()
+            .iter()
+            .map(|c| {
+                ArrayFormatter::try_new(c.as_ref(), &options).unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect();
+        for r in 0..b.num_rows() {
+            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
+            out.push(cells.join("|"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs one scan to its fate: its rows if it completed, and its metrics.
+async fn scan(table: DeltaTable, fate: Fate) -> (Option<Vec<String>>, Arc<DeltaScanMetrics>) {
+    let built = table
+        .scan()
+        .with_batch_size(4)
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("build: {e}"));
+    let metrics = built.metrics();
+    let mut stream = built.into_stream();
+    let mut batches = Vec::new();
+    let completed = {
+        let run = Box::pin(async {
+            while let Some(batch) = stream.next().await {
+                batches.push(batch.unwrap_or_else(|e| panic!("scan: {e}")));
+                if let Fate::DropAfter(n) = fate {
+                    if batches.len() >= n {
+                        return false;
+                    }
+                }
+            }
+            true
+        });
+        match fate {
+            Fate::Deadline(ms) => match select(run, Box::pin(sleep_ms(ms))).await {
+                Either::Left((done, _)) => done,
+                Either::Right(_) => false,
+            },
+            _ => run.await,
+        }
+    };
+    drop(stream);
+    (completed.then(|| rows_of(&batches)), metrics)
+}
+
+/// Waits until `done` holds, for at most 10 s.
+async fn settle(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = js_sys::Date::now() + 10_000.0;
+    while !done() {
+        assert!(js_sys::Date::now() < deadline, "{what} did not return to 0");
+        sleep_ms(20).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn concurrent_scans_with_cancellations_leave_nothing_behind_in_the_browser() {
+    let url = format!("{}/{TABLE}/", SERVER.trim_end_matches('/'));
+    let mut lines = Vec::new();
+    let mut memory_after_first = 0.0;
+    for round in 0..ROUNDS {
+        let options = FetchOptions::default().with_retry_base_delay(Duration::from_millis(20));
+        let store = FetchStore::with_options(&url, options).unwrap_or_else(|e| panic!("{e}"));
+        let table = DeltaTableBuilder::new(&url)
+            .with_store(Arc::new(store))
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("load: {e}"));
+        let serial = scan(table.clone(), Fate::Complete)
+            .await
+            .0
+            .unwrap_or_default();
+        assert_eq!(serial.len(), 35);
+        let fates = fates(round);
+        let runs = fates.iter().map(|&fate| scan(table.clone(), fate));
+        let results = futures::future::join_all(runs).await;
+        let mut completed = 0;
+        for ((rows, metrics), fate) in results.iter().zip(&fates) {
+            if let Some(rows) = rows {
+                assert!(
+                    *rows == serial,
+                    "a completed scan ({fate:?}) differs from the serial one"
+                );
+                completed += 1;
+            }
+            settle("file reads holding permits", || {
+                metrics.file_reads_open() == 0
+            })
+            .await;
+            settle("partition tasks", || metrics.partition_tasks_running() == 0).await;
+        }
+        assert!(completed >= SCANS / 4, "only {completed} scans completed");
+        let memory = memory_bytes();
+        if round == 0 {
+            memory_after_first = memory;
+        }
+        lines.push(format!(
+            "round {round}: {completed} of {SCANS} completed, equal to the serial scan; \
+             gauges 0; wasm memory {:.1} MiB",
+            memory / f64::from(1 << 20)
+        ));
+    }
+    let growth = memory_bytes() - memory_after_first;
+    assert!(
+        growth <= f64::from(16 << 20),
+        "wasm memory grew {growth} bytes after the first round"
+    );
+    console_log!("--- load (Chromium)\n{}", lines.join("\n"));
+}
