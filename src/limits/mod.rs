@@ -25,6 +25,7 @@
 
 pub(crate) mod decoder_panics;
 pub(crate) mod json_depth;
+mod page_codecs;
 pub(crate) mod page_contents;
 pub(crate) mod pages;
 pub(crate) mod thrift;

@@ -14,7 +14,6 @@
 
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::basic::{Compression, Type as PhysicalType};
-use parquet::compression::{create_codec, Codec, CodecOptions};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::page_contents::{check_data_page, DataPage, LevelLayout, MaxLevels};
@@ -185,9 +184,8 @@ pub(crate) fn check_pages(
     phase: Phase,
 ) -> Result<()> {
     let mut at = 0usize;
-    // Values of the data pages so far, and the codec once a page needed it.
+    // Values of the data pages so far.
     let mut values_seen = 0u64;
-    let mut codec: Option<Box<dyn Codec>> = None;
     while at < bytes.len() {
         let Some((header, len)) = bytes.get(at..).and_then(read_header) else {
             return Ok(());
@@ -258,7 +256,7 @@ pub(crate) fn check_pages(
         // A page whose body was not fetched whole (the range ends inside it) is not read.
         if let (Some(page), Some(body)) = (&header.data, bytes.get(body_start..body_end)) {
             let decompressed = if facts.decompress && !facts.uncompressed_codec {
-                decompressed_body(page, body, uncompressed, facts.codec, &mut codec)
+                decompressed_body(page, body, uncompressed, facts.codec)
             } else {
                 None
             };
@@ -308,13 +306,12 @@ fn check_page_rows(page: &DataPage, facts: ChunkFacts, path: &str, phase: Phase)
 /// A data page's body with its compressed contents decompressed (a V2 page's level sections
 /// are never compressed and are kept as they are), for the checks of its contents; `None`
 /// when nothing in it is compressed, or it does not decompress to its declared size (the
-/// decoder then fails on it the same way). `codec` is made on first use.
+/// decoder then fails on it the same way).
 fn decompressed_body(
     page: &DataPage,
     body: &[u8],
     uncompressed: u64,
-    compression: Compression,
-    codec: &mut Option<Box<dyn Codec>>,
+    codec: Compression,
 ) -> Option<Vec<u8>> {
     let plain_prefix = match page.levels {
         LevelLayout::V1 { .. } => 0,
@@ -333,16 +330,15 @@ fn decompressed_body(
     let values_size = uncompressed.checked_sub(plain_prefix)?;
     let mut out = Vec::with_capacity(uncompressed);
     out.extend_from_slice(body.get(..plain_prefix)?);
+    // No values (a page of nulls): nothing is decompressed, as in the decoder.
     if values_size > 0 {
-        if codec.is_none() {
-            *codec = create_codec(compression, &CodecOptions::default()).ok()?;
-        }
-        codec
-            .as_mut()?
-            .decompress(body.get(plain_prefix..)?, &mut out, Some(values_size))
-            .ok()?;
+        out.extend(super::page_codecs::decompress(
+            codec,
+            body.get(plain_prefix..)?,
+            values_size,
+        )?);
     }
-    (out.len() == uncompressed).then_some(out)
+    Some(out)
 }
 
 /// Options for every Parquet decoder of ours (data files and checkpoints): the Arrow
@@ -468,7 +464,8 @@ impl ChunkIndex {
     }
 
     /// The same chunks, their compressed page contents checked decompressed: for a decoder
-    /// whose panics nothing here contains (another engine's).
+    /// whose panics nothing here contains (another engine's: the kernel backend).
+    #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
     pub(crate) fn with_decompressed_checks(mut self) -> ChunkIndex {
         for (_, _, facts) in &mut self.chunks {
             facts.decompress = true;

@@ -91,48 +91,95 @@ fn nullable(rows: u64, decompress: bool) -> ChunkFacts {
     }
 }
 
-/// A V1 data page of `values` values whose definition levels are `levels`, snappy-compressed.
-fn snappy_page(values: i32, levels: &[u8], plain_values: &[u8]) -> Vec<u8> {
+/// `plain` compressed as parquet's writers compress it with `codec`.
+fn compress(codec: Compression, plain: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    match codec {
+        Compression::SNAPPY => snap::raw::Encoder::new()
+            .compress_vec(plain)
+            .unwrap_or_else(|e| panic!("{e}")),
+        Compression::GZIP(_) => {
+            let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            w.write_all(plain).unwrap_or_else(|e| panic!("{e}"));
+            w.finish().unwrap_or_else(|e| panic!("{e}"))
+        }
+        Compression::BROTLI(_) => {
+            let mut out = Vec::new();
+            {
+                let mut w = brotli::CompressorWriter::new(&mut out, 4096, 1, 22);
+                w.write_all(plain).unwrap_or_else(|e| panic!("{e}"));
+            }
+            out
+        }
+        Compression::LZ4_RAW => lz4_flex::block::compress(plain),
+        Compression::ZSTD(_) => zstd::bulk::compress(plain, 1).unwrap_or_else(|e| panic!("{e}")),
+        other => panic!("no compressor for {other:?} here"),
+    }
+}
+
+/// The codecs with a compressor in [`compress`].
+fn codecs() -> [Compression; 5] {
+    [
+        Compression::SNAPPY,
+        Compression::GZIP(Default::default()),
+        Compression::BROTLI(Default::default()),
+        Compression::LZ4_RAW,
+        Compression::ZSTD(Default::default()),
+    ]
+}
+
+/// A V1 data page of `values` values whose definition levels are `levels`, compressed with
+/// `codec`.
+fn compressed_page(codec: Compression, values: i32, levels: &[u8], plain_values: &[u8]) -> Vec<u8> {
     let mut plain = u32::try_from(levels.len())
         .unwrap_or(0)
         .to_le_bytes()
         .to_vec();
     plain.extend(levels);
     plain.extend(plain_values);
-    let mut codec = create_codec(Compression::SNAPPY, &CodecOptions::default())
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| panic!("snappy"));
-    let mut body = Vec::new();
-    codec
-        .compress(&plain, &mut body)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let body = compress(codec, &plain);
     let len = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     let mut page = data_page_header(values, len(plain.len()), len(body.len()));
     page.extend(body);
     page
 }
 
+fn snappy_page(values: i32, levels: &[u8], plain_values: &[u8]) -> Vec<u8> {
+    compressed_page(Compression::SNAPPY, values, levels, plain_values)
+}
+
 #[test]
 fn compressed_contents_are_checked_decompressed_where_panics_abort() {
-    // Definition levels: a bit-packed run of 3 groups (3 bytes at width 1) in 1 byte.
-    let bad = snappy_page(8, &[0x07, 0xff], &[0; 8]);
-    let check = |bytes: &[u8], decompress| {
-        check_pages(bytes, nullable(100, decompress), MIB, "f", Phase::Read)
-    };
-    assert!(check(&bad, false).is_ok(), "left to the contained decoder");
-    let e = check(&bad, true)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    assert!(e.contains("bit-packed run of 3 groups"), "{e}");
-    // Levels that fit (an RLE run of 8 ones) pass both ways, as does a body that does not
-    // decompress (the decoder's own error).
-    let good = snappy_page(8, &[0x10, 0x01], &[0; 64]);
-    assert!(check(&good, false).is_ok() && check(&good, true).is_ok());
-    let mut garbled = data_page_header(8, 100, 6);
-    garbled.extend([0xff; 6]);
-    assert!(check(&garbled, true).is_ok());
+    for codec in codecs() {
+        let check = |bytes: &[u8], decompress| {
+            let facts = ChunkFacts {
+                codec,
+                ..nullable(100, decompress)
+            };
+            check_pages(bytes, facts, MIB, "f", Phase::Read)
+        };
+        // Definition levels: a bit-packed run of 3 groups (3 bytes at width 1) in 1 byte.
+        let bad = compressed_page(codec, 8, &[0x07, 0xff], &[0; 8]);
+        assert!(
+            check(&bad, false).is_ok(),
+            "{codec:?}: left to the contained decoder"
+        );
+        let e = check(&bad, true)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("bit-packed run of 3 groups"), "{codec:?}: {e}");
+        // Levels that fit (an RLE run of 8 ones) pass both ways, as does a body that does not
+        // decompress (the decoder's own error).
+        let good = compressed_page(codec, 8, &[0x10, 0x01], &[0; 64]);
+        assert!(
+            check(&good, false).is_ok() && check(&good, true).is_ok(),
+            "{codec:?}"
+        );
+        let mut garbled = data_page_header(8, 100, 6);
+        garbled.extend([0xff; 6]);
+        assert!(check(&garbled, true).is_ok(), "{codec:?}");
+    }
 }
 
 #[test]
@@ -169,7 +216,33 @@ fn written_files_pass_where_page_contents_are_checked_decompressed() -> Result<(
         Compression::BROTLI(Default::default()),
         Compression::ZSTD(Default::default()),
     ] {
-        check(&parquet_file(codec))?;
+        let file = parquet_file(codec);
+        check(&file)?;
+        // Not passed for want of decompressing: every data page of every chunk decompresses
+        // to its declared size.
+        let metadata = ParquetMetaDataReader::new()
+            .parse_and_finish(&Bytes::copy_from_slice(&file))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut pages = 0;
+        for chunk in metadata.row_groups().iter().flat_map(|rg| rg.columns()) {
+            let (start, len) = chunk.byte_range();
+            let bytes = &file[start as usize..(start + len) as usize];
+            let mut at = 0;
+            while let Some((header, n)) = bytes.get(at..).and_then(read_header) {
+                let (size, stored) = (
+                    header.uncompressed.unwrap_or(0),
+                    header.compressed.unwrap_or(0),
+                );
+                let body = &bytes[at + n..at + n + stored as usize];
+                if let Some(page) = &header.data {
+                    let plain = decompressed_body(page, body, size as u64, codec);
+                    assert_eq!(plain.map(|p| p.len()), Some(size as usize), "{codec:?}");
+                    pages += 1;
+                }
+                at += n + stored as usize;
+            }
+        }
+        assert!(pages >= 2, "{codec:?}: {pages} data pages");
     }
     crate::limits::behave_as_aborting(false);
     Ok(())

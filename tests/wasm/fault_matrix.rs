@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_array::RecordBatch;
+use crate::sorted_rows::sorted_rows;
 use delta_arrow_reader::io::{FetchOptions, FetchStore};
 use delta_arrow_reader::{DeltaError, DeltaTableBuilder};
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
@@ -61,28 +61,6 @@ fn servers() -> BTreeMap<&'static str, &'static str> {
         .split_whitespace()
         .filter_map(|entry| entry.split_once('='))
         .collect()
-}
-
-/// Every row of `batches` as `a|b|c`, sorted.
-fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
-    use arrow_cast::display::{ArrayFormatter, FormatOptions};
-    let options = FormatOptions::default().with_null("NULL");
-    let mut out = Vec::new();
-    for b in batches {
-        let formatters: Vec<ArrayFormatter> = b
-            .columns()
-            .iter()
-            .map(|c| {
-                ArrayFormatter::try_new(c.as_ref(), &options).unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect();
-        for r in 0..b.num_rows() {
-            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
-            out.push(cells.join("|"));
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Loads and scans the table on `server` with `retries` retries per request.

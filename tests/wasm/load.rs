@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_array::RecordBatch;
+use crate::sorted_rows::sorted_rows;
 use delta_arrow_reader::io::{FetchOptions, FetchStore};
 use delta_arrow_reader::{DeltaScanMetrics, DeltaTable, DeltaTableBuilder};
 use futures::future::{select, Either};
@@ -73,27 +73,6 @@ fn fates(round: usize) -> Vec<Fate> {
         .collect()
 }
 
-fn rows_of(batches: &[RecordBatch]) -> Vec<String> {
-    use arrow_cast::display::{ArrayFormatter, FormatOptions};
-    let options = FormatOptions::default().with_null("NULL");
-    let mut out = Vec::new();
-    for b in batches {
-        let formatters: Vec<ArrayFormatter> = b
-            .columns()
-            .iter()
-            .map(|c| {
-                ArrayFormatter::try_new(c.as_ref(), &options).unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect();
-        for r in 0..b.num_rows() {
-            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
-            out.push(cells.join("|"));
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Runs one scan to its fate: its rows if it completed, and its metrics.
 async fn scan(table: DeltaTable, fate: Fate) -> (Option<Vec<String>>, Arc<DeltaScanMetrics>) {
     let built = table
@@ -126,7 +105,7 @@ async fn scan(table: DeltaTable, fate: Fate) -> (Option<Vec<String>>, Arc<DeltaS
         }
     };
     drop(stream);
-    (completed.then(|| rows_of(&batches)), metrics)
+    (completed.then(|| sorted_rows(&batches)), metrics)
 }
 
 /// Waits until `done` holds, for at most 10 s.

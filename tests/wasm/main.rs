@@ -12,6 +12,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 mod fault_matrix;
+mod hostile;
 mod load;
 mod range_read;
 #[path = "../shared/range_read_contract.rs"]
@@ -19,3 +20,5 @@ mod range_read_contract;
 mod replay;
 mod scan;
 mod scheduling;
+#[path = "../shared/sorted_rows.rs"]
+mod sorted_rows;

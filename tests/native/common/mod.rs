@@ -212,27 +212,9 @@ pub fn file_set(t: &delta_arrow_reader::DeltaTable) -> std::collections::BTreeSe
         .collect()
 }
 
-/// Every row of `batches` as `a|b|c` (nulls as `NULL`), sorted: row order is not meaningful.
-pub fn sorted_rows(batches: &[arrow_array::RecordBatch]) -> Vec<String> {
-    use arrow_cast::display::{ArrayFormatter, FormatOptions};
-    let options = FormatOptions::default().with_null("NULL");
-    let mut out = Vec::new();
-    for b in batches {
-        let formatters: Vec<ArrayFormatter> = b
-            .columns()
-            .iter()
-            .map(|c| {
-                ArrayFormatter::try_new(c.as_ref(), &options).unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect();
-        for r in 0..b.num_rows() {
-            let cells: Vec<String> = formatters.iter().map(|f| f.value(r).to_string()).collect();
-            out.push(cells.join("|"));
-        }
-    }
-    out.sort();
-    out
-}
+#[path = "../../shared/sorted_rows.rs"]
+mod sorted_rows;
+pub use sorted_rows::sorted_rows;
 
 /// A deletion vector file marking `rows` deleted: version byte, then size, bitmap (magic +
 /// portable 64-bit Roaring), CRC-32; and the bitmap's size (the descriptor's `sizeInBytes`).
