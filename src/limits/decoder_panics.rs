@@ -35,7 +35,7 @@ pub(crate) fn contained() -> bool {
     cfg!(panic = "unwind") && !ABORTING.with(Cell::get)
 }
 
-/// Makes this thread behave as a build that aborts on panic: [`contain`] no longer catches a
+/// Makes this thread behave as a build that aborts on panic: the readers no longer catch a
 /// decoder's panic, and the page checks decompress page contents to look inside them, as they
 /// do on wasm32. For the fuzzers' strict mode and the tests of that path.
 pub fn behave_as_aborting(aborting: bool) {
