@@ -28,12 +28,11 @@ pub(crate) struct ChunkFacts {
     /// Fewest bytes one PLAIN-encoded value of its type takes, in eighths of a byte (a boolean
     /// takes one bit).
     value_eighths: u64,
-    /// Stored without a codec: its pages' bytes are their data, whatever their headers say
-    /// the uncompressed size is.
-    uncompressed_codec: bool,
     /// The column's highest levels, to check a data page's level runs.
     levels: MaxLevels,
     /// Its codec, to decompress page contents where they are checked decompressed.
+    /// `UNCOMPRESSED`: its pages' bytes are their data, whatever their headers say the
+    /// uncompressed size is.
     codec: Compression,
     /// Rows of its row group: a page of a column that does not repeat has at most one
     /// value per row, and a V2 page states its rows.
@@ -44,6 +43,11 @@ pub(crate) struct ChunkFacts {
 }
 
 impl ChunkFacts {
+    /// Stored without a codec.
+    fn uncompressed_codec(&self) -> bool {
+        self.codec == Compression::UNCOMPRESSED
+    }
+
     /// The facts of `chunk`, a column chunk of a row group of `rows` rows.
     pub(crate) fn of(chunk: &ColumnChunkMetaData, rows: i64) -> ChunkFacts {
         let descr = chunk.column_descr();
@@ -59,7 +63,6 @@ impl ChunkFacts {
         ChunkFacts {
             total_uncompressed: u64::try_from(chunk.uncompressed_size()).unwrap_or(0),
             value_eighths: if bytes == 0 { 1 } else { bytes * 8 },
-            uncompressed_codec: chunk.compression() == Compression::UNCOMPRESSED,
             levels: MaxLevels {
                 repetition: descr.max_rep_level(),
                 definition: descr.max_def_level(),
@@ -219,7 +222,7 @@ pub(crate) fn check_pages(
             // No values in bytes: arrow-rs divides the bytes by the count (a panic).
             // (A codec frames even no bytes, so only the uncompressed size counts, or the
             // stored bytes when there is no codec.)
-            let holds = if facts.uncompressed_codec {
+            let holds = if facts.uncompressed_codec() {
                 compressed as u64
             } else {
                 uncompressed
@@ -255,14 +258,14 @@ pub(crate) fn check_pages(
         let body_end = body_start.saturating_add(compressed);
         // A page whose body was not fetched whole (the range ends inside it) is not read.
         if let (Some(page), Some(body)) = (&header.data, bytes.get(body_start..body_end)) {
-            let decompressed = if facts.decompress && !facts.uncompressed_codec {
+            let decompressed = if facts.decompress && !facts.uncompressed_codec() {
                 decompressed_body(page, body, uncompressed, facts.codec)
             } else {
                 None
             };
             let (body, plain) = match &decompressed {
                 Some(d) => (d.as_slice(), true),
-                None => (body, facts.uncompressed_codec),
+                None => (body, facts.uncompressed_codec()),
             };
             check_data_page(page, body, facts.levels, plain)
                 .map_err(|reason| corrupt(path, phase, format!("a data page holds {reason}")))?;

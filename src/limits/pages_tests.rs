@@ -43,7 +43,6 @@ fn facts(total: u64, value_bytes: u64) -> ChunkFacts {
     ChunkFacts {
         total_uncompressed: total,
         value_eighths: value_bytes * 8,
-        uncompressed_codec: false,
         levels: MaxLevels::default(),
         codec: Compression::SNAPPY,
         rows: 1 << 20,
@@ -394,7 +393,7 @@ fn a_dictionary_of_no_values_in_some_bytes_is_refused() {
         "a codec's frame of no bytes"
     );
     let plain = ChunkFacts {
-        uncompressed_codec: true,
+        codec: Compression::UNCOMPRESSED,
         ..facts(4096, 8)
     };
     assert_eq!(

@@ -17,6 +17,10 @@ use futures::StreamExt;
 
 use crate::common;
 
+#[path = "../shared/scan_fates.rs"]
+mod scan_fates;
+use scan_fates::Fate;
+
 const TABLE: &str = "golden__dv-partitioned-with-checkpoint";
 const SCANS: usize = 32;
 const ROUNDS: usize = 3;
@@ -37,30 +41,9 @@ fn resident_bytes() -> u64 {
     pages * 4096
 }
 
-/// How scan `i` of a round ends, from a fixed pseudo-random sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fate {
-    Complete,
-    /// Dropped after this many batches.
-    DropAfter(usize),
-    /// Cancelled by a deadline of this many milliseconds.
-    Deadline(u64),
-}
-
+/// The fates of the scans of `round`.
 fn fates(round: usize) -> Vec<Fate> {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ round as u64;
-    (0..SCANS)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            match state % 3 {
-                0 => Fate::Complete,
-                1 => Fate::DropAfter((state >> 8) as usize % 4),
-                _ => Fate::Deadline(1 + (state >> 8) % 30),
-            }
-        })
-        .collect()
+    scan_fates::fates(0x9E37_79B9_7F4A_7C15, round, SCANS, 30)
 }
 
 /// Runs one scan to its fate: its rows if it completed, and its metrics.

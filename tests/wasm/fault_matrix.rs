@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::scan::SERVER;
 use crate::sorted_rows::sorted_rows;
 use delta_arrow_reader::io::{FetchOptions, FetchStore};
 use delta_arrow_reader::{DeltaError, DeltaTableBuilder};
@@ -17,10 +18,6 @@ use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 const MATRIX: &str = env!(
     "DAR_TEST_HTTP_MATRIX",
     "run the wasm tests with `scripts/test test-wasm`, which starts the fault servers"
-);
-const SERVER: &str = env!(
-    "DAR_TEST_HTTP",
-    "run the wasm tests with `scripts/test test-wasm`, which starts the corpus server"
 );
 
 const TABLE: &str = "golden__dv-partitioned-with-checkpoint";

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::scan::SERVER;
 use crate::sorted_rows::sorted_rows;
 use delta_arrow_reader::io::{FetchOptions, FetchStore};
 use delta_arrow_reader::{DeltaScanMetrics, DeltaTable, DeltaTableBuilder};
@@ -16,10 +17,10 @@ use futures::StreamExt;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
-const SERVER: &str = env!(
-    "DAR_TEST_HTTP",
-    "run the wasm tests with `scripts/test test-wasm`, which starts the corpus server"
-);
+#[path = "../shared/scan_fates.rs"]
+mod scan_fates;
+use scan_fates::Fate;
+
 const TABLE: &str = "golden__dv-partitioned-with-checkpoint";
 const SCANS: usize = 32;
 const ROUNDS: usize = 3;
@@ -47,30 +48,9 @@ fn memory_bytes() -> f64 {
         .map_or(0.0, |b| f64::from(b.byte_length()))
 }
 
-/// How scan `i` of a round ends, from a fixed pseudo-random sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fate {
-    Complete,
-    /// Dropped after this many batches.
-    DropAfter(usize),
-    /// Cancelled by a deadline of this many milliseconds.
-    Deadline(u64),
-}
-
+/// The fates of the scans of `round`.
 fn fates(round: usize) -> Vec<Fate> {
-    let mut state = 0x2545_F491_4F6C_DD1Du64 ^ round as u64;
-    (0..SCANS)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            match state % 3 {
-                0 => Fate::Complete,
-                1 => Fate::DropAfter((state >> 8) as usize % 4),
-                _ => Fate::Deadline(1 + (state >> 8) % 60),
-            }
-        })
-        .collect()
+    scan_fates::fates(0x2545_F491_4F6C_DD1D, round, SCANS, 60)
 }
 
 /// Runs one scan to its fate: its rows if it completed, and its metrics.

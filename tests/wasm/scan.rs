@@ -24,7 +24,8 @@ use wasm_bindgen_test::wasm_bindgen_test;
 
 const MSG: &str =
     "run the wasm tests with `scripts/test test-wasm`, which starts the corpus server";
-const SERVER: &str = env!(
+/// The plain corpus server (also read by the fault matrix and the load test).
+pub(crate) const SERVER: &str = env!(
     "DAR_TEST_HTTP",
     "run the wasm tests with `scripts/test test-wasm`, which starts the corpus server"
 );
