@@ -5,6 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
+import { batchIterable, scanStream } from './scan-views.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
@@ -85,41 +86,14 @@ export function createApi(loadDefault, { localFolder } = {}) {
     /** The same bytes as iteration, as a `ReadableStream<Uint8Array>` (for `new
      * Response(...)`, `pipeTo`, ...); cancelling the stream cancels the scan. */
     stream() {
-      return new ReadableStream(
-        {
-          pull: async (controller) => {
-            try {
-              const { done, value } = await this.next();
-              if (done) {
-                controller.close();
-              } else {
-                controller.enqueue(value);
-              }
-            } catch (error) {
-              controller.error(error);
-            }
-          },
-          cancel: () => this.cancel(),
-        },
-        { highWaterMark: 0 },
-      );
+      return scanStream(this);
     }
 
     /** An async iterable of one complete Arrow IPC stream (schema, batch, end marker) per
      * record batch, each readable on its own. A scan is read either this way or as one
      * stream, not both. */
     batches() {
-      const scan = this;
-      return {
-        next: () => scan.#step('nextBatch'),
-        return: async (value) => {
-          scan.cancel();
-          return { done: true, value };
-        },
-        [Symbol.asyncIterator]() {
-          return this;
-        },
-      };
+      return batchIterable(this, () => this.#step('nextBatch'));
     }
 
     async #step(method) {

@@ -8,6 +8,8 @@
 // becomes a message; `signUrl`, `fetch` and a custom byte source are refused (open those
 // tables in the worker yourself, with the package's DeltaTable).
 
+import { batchIterable, scanStream } from './scan-views.js';
+
 let defaultWorker = null;
 let nextId = 1;
 
@@ -168,35 +170,11 @@ class RemoteScan {
   }
 
   stream() {
-    return new ReadableStream(
-      {
-        pull: async (controller) => {
-          try {
-            const { done, value } = await this.next();
-            if (done) controller.close();
-            else controller.enqueue(value);
-          } catch (error) {
-            controller.error(error);
-          }
-        },
-        cancel: () => this.cancel(),
-      },
-      { highWaterMark: 0 },
-    );
+    return scanStream(this);
   }
 
   batches() {
-    const scan = this;
-    return {
-      next: () => scan.#read('batch'),
-      return: async (value) => {
-        scan.cancel();
-        return { done: true, value };
-      },
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    };
+    return batchIterable(this, () => this.#read('batch'));
   }
 
   async toIPC() {

@@ -11,8 +11,10 @@
 //! Containing needs unwinding. A build that aborts on panic (the wasm32 build) cannot contain
 //! a decoder's panic, so there [`contained`] is false and the page checks decompress a
 //! compressed page's contents to check them too, at the cost of a second decompression of
-//! each data page read. [`behave_as_aborting`] makes a thread of an unwinding build do the
-//! same (the fuzzers' strict mode and the tests of that path): its panics are no longer
+//! each data page read, and map columns are decoded from their Parquet groups (see
+//! [`super::map_groups`]: arrow-rs's map reader turns its list reader's errors into
+//! panics). [`behave_as_aborting`] makes a thread of an unwinding build do the same (the
+//! fuzzers' strict mode and the tests of that path): its panics are no longer
 //! caught. The standard panic hook prints a contained panic's message;
 //! [`quiet_contained_panics`] installs a hook that stays quiet for them (the `dar` binary
 //! does; a program embedding the library chooses for itself).

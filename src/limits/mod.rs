@@ -18,6 +18,10 @@
 //! | Commits one load replays after its checkpoint | [`DEFAULT_MAX_COMMITS_PER_LOAD`] (100,000) | `DeltaTableBuilder::with_max_commits` |
 //! | A data page's values (a flat column) and a V2 page's rows, against its row group's rows | the row group's rows | none: a file's own sizes |
 //!
+//! Where a decoder's panic cannot be contained (wasm32), page contents are also checked
+//! decompressed and map columns are decoded from their Parquet groups
+//! (the modules `decoder_panics` and `map_groups`).
+//!
 //! A Delta schema nests through its JSON: a nested struct takes three JSON levels (field,
 //! type, fields list), so [`MAX_JSON_DEPTH`] allows about 40 levels of structs in structs.
 
@@ -25,6 +29,7 @@
 
 pub(crate) mod decoder_panics;
 pub(crate) mod json_depth;
+pub(crate) mod map_groups;
 mod page_codecs;
 pub(crate) mod page_contents;
 pub(crate) mod pages;

@@ -186,29 +186,64 @@ pub(crate) fn check_pages(
     path: &str,
     phase: Phase,
 ) -> Result<()> {
+    let mut walk = PageWalk::new(facts, max_page_bytes, path, phase);
     let mut at = 0usize;
-    // Values of the data pages so far.
-    let mut values_seen = 0u64;
     while at < bytes.len() {
-        let Some((header, len)) = bytes.get(at..).and_then(read_header) else {
-            return Ok(());
+        match bytes.get(at..).map(|rest| walk.page(rest)).transpose()? {
+            Some(Some(len)) => at = at.saturating_add(len),
+            // A header that cannot be read is left to the decoder.
+            _ => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// The checks of one column chunk's pages, one page at a time: what they carry from page to
+/// page is the values of the data pages so far.
+struct PageWalk<'a> {
+    facts: ChunkFacts,
+    max_page_bytes: u64,
+    path: &'a str,
+    phase: Phase,
+    values_seen: u64,
+}
+
+impl<'a> PageWalk<'a> {
+    fn new(facts: ChunkFacts, max_page_bytes: u64, path: &'a str, phase: Phase) -> Self {
+        PageWalk {
+            facts,
+            max_page_bytes,
+            path,
+            phase,
+            values_seen: 0,
+        }
+    }
+
+    /// Checks the page whose header starts `bytes`; its length in bytes (header and body),
+    /// or `None` when its header cannot be read (left to the decoder, which fails on it the
+    /// same way). A body that `bytes` does not hold whole (the range ends inside it) is not
+    /// read.
+    fn page(&mut self, bytes: &[u8]) -> Result<Option<usize>> {
+        let (facts, path, phase) = (self.facts, self.path, self.phase);
+        let Some((header, len)) = read_header(bytes) else {
+            return Ok(None);
         };
         let (Some(uncompressed), Some(compressed)) = (header.uncompressed, header.compressed)
         else {
-            return Ok(());
+            return Ok(None);
         };
         let (Ok(uncompressed), Ok(compressed)) =
             (u64::try_from(uncompressed), usize::try_from(compressed))
         else {
-            return Ok(());
+            return Ok(None);
         };
         let limit =
             |name, found, max| DeltaError::limit_exceeded(name, found, max, Some(path), phase);
-        if uncompressed > max_page_bytes {
+        if uncompressed > self.max_page_bytes {
             return Err(limit(
                 "page uncompressed size",
                 uncompressed,
-                max_page_bytes,
+                self.max_page_bytes,
             ));
         }
         if uncompressed > facts.total_uncompressed {
@@ -241,23 +276,21 @@ pub(crate) fn check_pages(
             }
         }
         if let Some(page) = &header.data {
-            values_seen = values_seen.saturating_add(check_page_rows(page, facts, path, phase)?);
-            if facts.levels.repetition == 0 && values_seen > facts.rows {
+            let values = check_page_rows(page, facts, path, phase)?;
+            self.values_seen = self.values_seen.saturating_add(values);
+            if facts.levels.repetition == 0 && self.values_seen > facts.rows {
                 return Err(corrupt(
                     path,
                     phase,
                     format!(
-                        "data pages of {values_seen} values in a column of a row group of {} \
-                         rows",
-                        facts.rows
+                        "data pages of {} values in a column of a row group of {} rows",
+                        self.values_seen, facts.rows
                     ),
                 ));
             }
         }
-        let body_start = at.saturating_add(len);
-        let body_end = body_start.saturating_add(compressed);
-        // A page whose body was not fetched whole (the range ends inside it) is not read.
-        if let (Some(page), Some(body)) = (&header.data, bytes.get(body_start..body_end)) {
+        let body_end = len.saturating_add(compressed);
+        if let (Some(page), Some(body)) = (&header.data, bytes.get(len..body_end)) {
             let decompressed = if facts.decompress && !facts.uncompressed_codec() {
                 decompressed_body(page, body, uncompressed, facts.codec)
             } else {
@@ -270,7 +303,54 @@ pub(crate) fn check_pages(
             check_data_page(page, body, facts.levels, plain)
                 .map_err(|reason| corrupt(path, phase, format!("a data page holds {reason}")))?;
         }
-        at = body_end;
+        Ok(Some(body_end))
+    }
+}
+
+/// Checks the pages of a column chunk that has an offset index, in `bytes` fetched from
+/// `start`: the dictionary page (before the first page the index names) and each page of
+/// `pages` that `bytes` holds whole, read where the index places it, as the decoder reads it.
+/// A page whose header and body do not fill the size the index gives it is refused: the
+/// decoder hands the index's bytes to the page's decoder whatever the header says.
+fn check_indexed_pages(
+    bytes: &[u8],
+    start: u64,
+    chunk_start: u64,
+    pages: &[(u64, u64)],
+    mut walk: PageWalk<'_>,
+) -> Result<()> {
+    let end = start.saturating_add(bytes.len() as u64);
+    let slice = |from: u64, to: u64| {
+        let from = usize::try_from(from.checked_sub(start)?).ok()?;
+        let to = usize::try_from(to.checked_sub(start)?).ok()?;
+        bytes.get(from..to)
+    };
+    let first = pages.first().map_or(end, |&(offset, _)| offset);
+    if chunk_start >= start && chunk_start < first {
+        if let Some(dictionary) = slice(chunk_start, first.min(end)) {
+            walk.page(dictionary)?;
+        }
+    }
+    for &(offset, size) in pages {
+        let Some(page) = offset
+            .checked_add(size)
+            .filter(|&to| offset >= start && to <= end)
+            .and_then(|to| slice(offset, to))
+        else {
+            continue;
+        };
+        if let Some(len) = walk.page(page)? {
+            if len as u64 != size {
+                return Err(corrupt(
+                    walk.path,
+                    walk.phase,
+                    format!(
+                        "the page at byte {offset} takes {len} bytes (its header and body), \
+                         the page index gives it {size}"
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -396,10 +476,11 @@ pub(crate) fn check_chunk_bounds(
     check_page_locations(metadata, size, path, phase)
 }
 
-/// Refuses an offset index (the page index's page locations) whose pages do not lie inside
-/// the file, or whose first row indexes do not start at 0 and rise within the row group:
-/// arrow-rs computes page ranges and row counts from them unchecked (an overflow, or in a
-/// release build a wrapped count that selects other rows).
+/// Refuses an offset index (the page index's page locations) whose pages do not lie, in
+/// order and without overlapping, inside their column chunk (from its first data page to its
+/// end), or whose first row indexes do not start at 0 and rise within the row group: arrow-rs
+/// computes page ranges and row counts from them unchecked (a slice past the chunk's bytes,
+/// an overflow, or in a release build a wrapped count that selects other rows).
 fn check_page_locations(
     metadata: &ParquetMetaData,
     size: u64,
@@ -412,19 +493,37 @@ fn check_page_locations(
     for (g, (columns, rg)) in index.iter().zip(metadata.row_groups()).enumerate() {
         let rows = rg.num_rows();
         for (i, column) in columns.iter().enumerate() {
-            let mut previous: Option<i64> = None;
+            // Where the pages may lie: from the chunk's first data page to its end (inside
+            // the file: checked before this is called).
+            let bounds = rg.columns().get(i).and_then(|chunk| {
+                let (start, len) = chunk_span(chunk)?;
+                let first_data = u64::try_from(chunk.data_page_offset()).ok()?;
+                Some((first_data.max(start), start.checked_add(len)?.min(size)))
+            });
+            let Some((low, high)) = bounds else {
+                return Err(corrupt(
+                    path,
+                    phase,
+                    format!(
+                        "the page index has column {i} in row group {g}, which has no such column"
+                    ),
+                ));
+            };
+            let mut previous: Option<(i64, u64)> = None;
             for (p, page) in column.page_locations().iter().enumerate() {
-                let inside = match (
+                let span = match (
                     u64::try_from(page.offset),
                     u64::try_from(page.compressed_page_size),
                 ) {
-                    (Ok(start), Ok(len)) => start.checked_add(len).is_some_and(|end| end <= size),
-                    _ => false,
+                    (Ok(start), Ok(len)) => start.checked_add(len).map(|end| (start, end)),
+                    _ => None,
                 };
+                let after = previous.map_or(low, |(_, end)| end);
+                let inside = span.is_some_and(|(start, end)| start >= after && end <= high);
                 let first = page.first_row_index;
                 let rises = match previous {
                     None => first == 0,
-                    Some(before) => first > before && first < rows,
+                    Some((before, _)) => first > before && first < rows,
                 };
                 if !inside || !rises {
                     return Err(corrupt(
@@ -432,13 +531,14 @@ fn check_page_locations(
                         phase,
                         format!(
                             "page {p} of column {i} in row group {g} of the page index (offset \
-                             {}, {} bytes, first row {first}) does not lie inside the file of \
-                             {size} bytes and the row group of {rows} rows",
+                             {}, {} bytes, first row {first}) does not follow the page before \
+                             it inside its column chunk (bytes {low} to {high}) and the row \
+                             group of {rows} rows",
                             page.offset, page.compressed_page_size
                         ),
                     ));
                 }
-                previous = Some(first);
+                previous = span.map(|(_, end)| (first, end));
             }
         }
     }
@@ -456,8 +556,20 @@ fn corrupt(path: &str, phase: Phase, reason: String) -> DeltaError {
 /// The column chunks of a file by where they start, to find the one a fetched range is in.
 #[derive(Debug, Default)]
 pub(crate) struct ChunkIndex {
-    /// (first byte, end byte, facts), sorted by first byte.
-    chunks: Vec<(u64, u64, ChunkFacts)>,
+    /// Sorted by first byte.
+    chunks: Vec<IndexedChunk>,
+}
+
+/// A column chunk of a [`ChunkIndex`].
+#[derive(Debug)]
+struct IndexedChunk {
+    /// Its first byte and its end (one past its last byte).
+    start: u64,
+    end: u64,
+    facts: ChunkFacts,
+    /// Where the offset index places its data pages and their sizes (headers included), in
+    /// order; empty without an offset index.
+    pages: Vec<(u64, u64)>,
 }
 
 impl ChunkIndex {
@@ -470,37 +582,52 @@ impl ChunkIndex {
     /// whose panics nothing here contains (another engine's: the kernel backend).
     #[cfg(all(feature = "kernel", not(target_arch = "wasm32")))]
     pub(crate) fn with_decompressed_checks(mut self) -> ChunkIndex {
-        for (_, _, facts) in &mut self.chunks {
-            facts.decompress = true;
+        for chunk in &mut self.chunks {
+            chunk.facts.decompress = true;
         }
         self
     }
 
     /// The column chunks of the leaf columns `leaf` accepts (by index) in every row group.
     fn of_leaves(metadata: &ParquetMetaData, leaf: impl Fn(usize) -> bool) -> ChunkIndex {
-        let mut chunks: Vec<(u64, u64, ChunkFacts)> = metadata
-            .row_groups()
-            .iter()
-            .flat_map(|rg| {
-                let rows = rg.num_rows();
-                rg.columns()
-                    .iter()
-                    .enumerate()
-                    .map(move |(i, c)| (i, c, rows))
-            })
-            .filter(|&(i, _, _)| leaf(i))
-            .filter_map(|(_, c, rows)| {
-                let (start, len) = chunk_span(c)?;
-                Some((start, start.saturating_add(len), ChunkFacts::of(c, rows)))
-            })
-            .collect();
-        chunks.sort_unstable_by_key(|&(start, _, _)| start);
+        let offset_index = metadata.offset_index();
+        let mut chunks: Vec<IndexedChunk> = Vec::new();
+        for (g, rg) in metadata.row_groups().iter().enumerate() {
+            for (i, c) in rg.columns().iter().enumerate() {
+                let Some((start, len)) = chunk_span(c).filter(|_| leaf(i)) else {
+                    continue;
+                };
+                let pages = offset_index
+                    .and_then(|index| index.get(g)?.get(i))
+                    .map(|column| {
+                        column
+                            .page_locations()
+                            .iter()
+                            .filter_map(|p| {
+                                Some((
+                                    u64::try_from(p.offset).ok()?,
+                                    u64::try_from(p.compressed_page_size).ok()?,
+                                ))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                chunks.push(IndexedChunk {
+                    start,
+                    end: start.saturating_add(len),
+                    facts: ChunkFacts::of(c, rg.num_rows()),
+                    pages,
+                });
+            }
+        }
+        chunks.sort_unstable_by_key(|chunk| chunk.start);
         ChunkIndex { chunks }
     }
 
     /// Checks the pages of each fetched range (`ranges[i]` holds `data[i]`) in the column
     /// chunks it covers; a range starts at a page boundary (a chunk's start, or a page the
-    /// offset index names).
+    /// offset index names). A chunk with an offset index has its pages checked where the
+    /// index places them, as the decoder reads them.
     pub(crate) fn check_ranges<'a>(
         &self,
         ranges: impl IntoIterator<Item = (u64, &'a [u8])>,
@@ -515,22 +642,30 @@ impl ChunkIndex {
             // and only up to that chunk's end.
             let first = self
                 .chunks
-                .partition_point(|&(s, _, _)| s <= start)
+                .partition_point(|chunk| chunk.start <= start)
                 .saturating_sub(1);
-            for &(chunk_start, chunk_end, facts) in self.chunks.get(first..).unwrap_or_default() {
-                if chunk_start >= end {
+            for chunk in self.chunks.get(first..).unwrap_or_default() {
+                if chunk.start >= end {
                     break;
                 }
-                if chunk_end <= start {
+                if chunk.end <= start {
                     continue;
                 }
-                let from = chunk_start.max(start) - start;
-                let to = chunk_end.min(end) - start;
-                let (Ok(from), Ok(to)) = (usize::try_from(from), usize::try_from(to)) else {
+                let from = chunk.start.max(start);
+                let to = chunk.end.min(end);
+                let (Ok(from_at), Ok(to_at)) =
+                    (usize::try_from(from - start), usize::try_from(to - start))
+                else {
                     continue;
                 };
-                if let Some(part) = bytes.get(from..to) {
-                    check_pages(part, facts, max_page_bytes, path, phase)?;
+                let Some(part) = bytes.get(from_at..to_at) else {
+                    continue;
+                };
+                if chunk.pages.is_empty() {
+                    check_pages(part, chunk.facts, max_page_bytes, path, phase)?;
+                } else {
+                    let walk = PageWalk::new(chunk.facts, max_page_bytes, path, phase);
+                    check_indexed_pages(part, from, chunk.start, &chunk.pages, walk)?;
                 }
             }
         }
@@ -551,9 +686,12 @@ pub(crate) fn check_file(
 ) -> Result<()> {
     let index = ChunkIndex::of_leaves(metadata, |i| leaves.is_none_or(|l| l.contains(&i)));
     let phase = Phase::Load;
-    let chunks = index.chunks.iter().filter_map(|&(start, end, _)| {
-        let end = usize::try_from(end).ok()?.min(data.len());
-        Some((start, data.get(usize::try_from(start).ok()?..end)?))
+    let chunks = index.chunks.iter().filter_map(|chunk| {
+        let end = usize::try_from(chunk.end).ok()?.min(data.len());
+        Some((
+            chunk.start,
+            data.get(usize::try_from(chunk.start).ok()?..end)?,
+        ))
     });
     index.check_ranges(chunks, max_page_bytes, path, phase)
 }

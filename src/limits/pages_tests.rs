@@ -415,3 +415,154 @@ fn a_dictionary_of_no_values_in_some_bytes_is_refused() {
         "an empty dictionary"
     );
 }
+
+/// A file of 2,000 rows in pages of at most 100 rows, with its page index: its bytes and
+/// its footer with the offset index read.
+fn paged_file(codec: Compression) -> (Vec<u8>, ParquetMetaData) {
+    use parquet::file::metadata::PageIndexPolicy;
+    use parquet::file::properties::WriterProperties;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let ids = Int64Array::from_iter_values(0..2000);
+    let s = StringArray::from_iter((0..2000).map(|i| (i % 3 != 0).then(|| format!("v{}", i % 7))));
+    let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(ids), Arc::new(s)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let props = WriterProperties::builder()
+        .set_compression(codec)
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .build();
+    let mut file = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut file, schema, Some(props))
+        .unwrap_or_else(|e| panic!("{e}"));
+    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
+    writer.close().unwrap_or_else(|e| panic!("{e}"));
+    let metadata = ParquetMetaDataReader::new()
+        .with_page_index_policy(PageIndexPolicy::Required)
+        .parse_and_finish(&Bytes::copy_from_slice(&file))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (file, metadata)
+}
+
+/// `metadata` with the page locations of column `column` of row group 0 changed by `edit`.
+fn with_locations(
+    metadata: &ParquetMetaData,
+    column: usize,
+    edit: impl Fn(&mut Vec<parquet::file::page_index::offset_index::PageLocation>),
+) -> ParquetMetaData {
+    let mut index = metadata
+        .offset_index()
+        .cloned()
+        .unwrap_or_else(|| panic!("no offset index"));
+    let mut pages = index[0][column].page_locations().clone();
+    edit(&mut pages);
+    index[0][column] = parquet::file::page_index::offset_index::OffsetIndexMetaData {
+        page_locations: pages,
+        unencoded_byte_array_data_bytes: None,
+    };
+    metadata
+        .clone()
+        .into_builder()
+        .set_offset_index(Some(index))
+        .build()
+}
+
+/// The pages each fetched as the decoder fetches them when it selects pages: the chunk's
+/// dictionary page, then one range per page the offset index names.
+fn check_page_by_page(file: &[u8], metadata: &ParquetMetaData) -> Result<()> {
+    let index = ChunkIndex::new(metadata);
+    let mut ranges = Vec::new();
+    for chunk in &index.chunks {
+        let first = chunk.pages.first().map_or(chunk.end, |&(offset, _)| offset);
+        ranges.push((chunk.start, first));
+        ranges.extend(
+            chunk
+                .pages
+                .iter()
+                .map(|&(offset, size)| (offset, offset + size)),
+        );
+    }
+    let fetched = ranges.iter().filter(|(s, e)| e > s).map(|&(s, e)| {
+        let (s_at, e_at) = (s as usize, (e as usize).min(file.len()));
+        (s, &file[s_at..e_at])
+    });
+    index.check_ranges(fetched, DEFAULT_PAGE, "part-0.parquet", Phase::Read)
+}
+
+#[test]
+fn pages_are_checked_where_the_offset_index_places_them() -> Result<()> {
+    for codec in codecs() {
+        let (file, metadata) = paged_file(codec);
+        let pages = metadata
+            .offset_index()
+            .map_or(0, |i| i[0][1].page_locations().len());
+        assert!(pages >= 10, "{codec:?}: {pages} pages");
+        check_chunk_bounds(&metadata, file.len() as u64, "part-0.parquet", Phase::Read)?;
+        check_file(&file, &metadata, None, DEFAULT_PAGE, "part-0.parquet")?;
+        check_page_by_page(&file, &metadata)?;
+
+        // A page the index gives one byte less than its header and body take.
+        let short = with_locations(&metadata, 1, |p| p[3].compressed_page_size -= 1);
+        check_chunk_bounds(&short, file.len() as u64, "part-0.parquet", Phase::Read)?;
+        for result in [
+            check_file(&file, &short, None, DEFAULT_PAGE, "part-0.parquet"),
+            check_page_by_page(&file, &short),
+        ] {
+            let e = result.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("the page index gives it"), "{codec:?}: {e}");
+        }
+        // A page placed inside the one before it.
+        let inside = with_locations(&metadata, 1, |p| p[4].offset = p[3].offset + 2);
+        let e = check_chunk_bounds(&inside, file.len() as u64, "part-0.parquet", Phase::Read)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("page 4 of column 1 in row group 0"),
+            "{codec:?}: {e}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn page_locations_outside_their_column_chunk_are_refused() {
+    let (file, metadata) = paged_file(Compression::SNAPPY);
+    let size = file.len() as u64;
+    let chunk_of = |c: usize| metadata.row_group(0).column(c);
+    let next_chunk = chunk_of(1)
+        .dictionary_page_offset()
+        .unwrap_or(chunk_of(1).data_page_offset());
+    let cases: Vec<(&str, ParquetMetaData)> = vec![
+        (
+            "the last page of column 0 runs into column 1",
+            with_locations(&metadata, 0, |p| {
+                let last = p.len() - 1;
+                p[last].compressed_page_size += 1;
+            }),
+        ),
+        (
+            "a page of column 0 placed in column 1's bytes",
+            with_locations(&metadata, 0, |p| {
+                let last = p.len() - 1;
+                p[last].offset = next_chunk + 10;
+            }),
+        ),
+        (
+            "column 1's first page placed before its dictionary page ends",
+            with_locations(&metadata, 1, |p| p[0].offset -= 1),
+        ),
+    ];
+    for (what, bad) in cases {
+        let e = check_chunk_bounds(&bad, size, "part-0.parquet", Phase::Read)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("does not follow the page before it inside its column chunk"),
+            "{what}: {e}"
+        );
+    }
+}

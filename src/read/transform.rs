@@ -211,7 +211,15 @@ fn conform(data: &ArrayRef, delta: &DeltaType, target: &DataType) -> Result<Arra
             Ok(Arc::new(out))
         }
         (DeltaType::Map(mt), DataType::Map(out_entries, sorted)) => {
-            let Some(map) = data.as_any().downcast_ref::<MapArray>() else {
+            // Decoded from its groups where panics abort (see `limits::map_groups`).
+            let grouped = match crate::limits::map_groups::map_of_groups(data.as_ref()) {
+                Some(map) => Some(map.map_err(arrow_error)?),
+                None => None,
+            };
+            let Some(map) = grouped
+                .as_ref()
+                .or_else(|| data.as_any().downcast_ref::<MapArray>())
+            else {
                 return cast(data, target);
             };
             let DataType::Struct(kv) = out_entries.data_type() else {
