@@ -10,6 +10,26 @@ import { DeltaTable } from './index.js';
 // browser keeps 250 by default.
 globalThis.performance?.setResourceTimingBufferSize?.(10000);
 
+/**
+ * The messages between the page (remote.js) and this worker. Requests carry an `id` when they
+ * want a reply; `cancel` and `free` do not.
+ *
+ * @typedef {{ op: 'open', id: number, source: string | object, options: object }} OpenRequest
+ * @typedef {{ op: 'files' | 'columnProfile' | 'tableMetrics', id: number, table: number }} TableRequest
+ * @typedef {{ op: 'scan', id: number, table: number, options: object, progress: boolean }} ScanRequest
+ * @typedef {{ op: 'read', id: number, scan: number, how: 'stream' | 'batch' | 'toIPC' }} ReadRequest
+ * @typedef {{ op: 'cancel', target: number }} CancelRequest
+ * @typedef {{ op: 'free', table: number }} FreeRequest
+ * @typedef {OpenRequest | TableRequest | ScanRequest | ReadRequest | CancelRequest | FreeRequest} Request
+ *
+ * @typedef {{ id: number, ok: true, value: unknown }} Success
+ *   `open` answers a table's description, `scan` `{ schema, metrics }`, `read`
+ *   `{ piece: Uint8Array | null, done: boolean, metrics }` (the piece transferred).
+ * @typedef {{ id: number, ok: false, error: ReturnType<typeof errorData> }} Failure
+ * @typedef {{ progress: number, value: object }} Progress  a scan's progress, by scan id
+ * @typedef {Success | Failure | Progress} Reply
+ */
+
 const tables = new Map();
 const scans = new Map();
 /** The batches() iterator of each scan read batch by batch, made on first use. */
@@ -162,8 +182,15 @@ function forget(scanId) {
 
 self.addEventListener('message', async (event) => {
   const message = event.data;
-  const op = ops[message?.op];
+  const op = Object.hasOwn(ops, message?.op) ? ops[message.op] : undefined;
   if (op === undefined) {
+    // A page of another version of the package: say so rather than leave it waiting.
+    if (message?.id !== undefined) {
+      const error = Object.assign(new Error(`this worker has no operation ${JSON.stringify(message?.op)}`), {
+        code: 'invalid_argument',
+      });
+      self.postMessage({ id: message.id, ok: false, error: errorData(error) });
+    }
     return;
   }
   try {

@@ -1,5 +1,6 @@
 //! The public API: [`DeltaTableBuilder`] opens a table into a [`DeltaTable`] snapshot.
 
+mod batch_stream;
 mod builder;
 #[cfg(not(target_arch = "wasm32"))]
 mod caps;
@@ -13,6 +14,7 @@ mod spawn;
 mod table;
 
 pub use crate::plan::FileSelection;
+pub use batch_stream::DeltaBatchStream;
 pub use builder::{parse_timestamp, DeltaTableBuilder};
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use caps::machine_caps;
@@ -24,7 +26,7 @@ pub use options::{
 };
 #[cfg(feature = "distributed")]
 pub(crate) use scan::ScanParts;
-pub use scan::{DeltaBatchStream, DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE};
+pub use scan::{DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE};
 #[cfg(feature = "distributed")]
 pub(crate) use table::SnapshotFacts;
 pub use table::{DeltaTable, LoadInfo};

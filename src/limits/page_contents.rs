@@ -16,12 +16,18 @@
 //! instead ([`super::decoder_panics`]).
 
 /// `Encoding` values of the Parquet format this check reads.
-mod encoding {
-    pub(super) const PLAIN_DICTIONARY: i32 = 2;
+pub(crate) mod encoding {
+    pub(crate) const PLAIN_DICTIONARY: i32 = 2;
     pub(super) const RLE: i32 = 3;
     pub(super) const BIT_PACKED: i32 = 4;
-    pub(super) const RLE_DICTIONARY: i32 = 8;
+    pub(super) const DELTA_BINARY_PACKED: i32 = 5;
+    pub(super) const DELTA_LENGTH_BYTE_ARRAY: i32 = 6;
+    pub(super) const DELTA_BYTE_ARRAY: i32 = 7;
+    pub(crate) const RLE_DICTIONARY: i32 = 8;
 }
+
+/// Longest varint arrow-rs's bit reader reads: 10 bytes (it asserts on an 11th).
+const MAX_VARINT_BYTES: usize = 10;
 
 /// The largest bit width of dictionary indexes (they decode to `i32`).
 const MAX_INDEX_BITS: u8 = 32;
@@ -104,7 +110,7 @@ pub(crate) fn check_data_page(
                     _ => return Ok(()),
                 }
             }
-            check_index_width(page.encoding, rest)
+            check_values(page, rest)
         }
         LevelLayout::V2 {
             repetition_bytes,
@@ -142,7 +148,7 @@ pub(crate) fn check_data_page(
             if values_compressed && !plain_chunk {
                 return Ok(());
             }
-            check_index_width(page.encoding, values)
+            check_values(page, values)
         }
     }
 }
@@ -222,18 +228,142 @@ fn uleb128(bytes: &[u8]) -> Option<(u64, usize)> {
     None
 }
 
-/// Checks the bit width that starts the values of a dictionary-encoded page.
-fn check_index_width(values_encoding: i32, values: &[u8]) -> Result<(), String> {
-    let dictionary = matches!(
-        values_encoding,
-        encoding::PLAIN_DICTIONARY | encoding::RLE_DICTIONARY
-    );
-    match values.first() {
-        Some(&bits) if dictionary && bits > MAX_INDEX_BITS => Err(format!(
-            "dictionary indexes of bit width {bits} (at most {MAX_INDEX_BITS})"
-        )),
+/// Checks the values of a data page, in plain bytes, where their encoding has a structure a
+/// decoder trusts: dictionary indexes (their bit width, then hybrid runs) and the
+/// `DELTA_*` encodings (streams of varints and bit-packed miniblocks, of at most the page's
+/// values: a decoder sizes buffers by the count a stream declares).
+fn check_values(page: &DataPage, values: &[u8]) -> Result<(), String> {
+    let most = u64::try_from(page.num_values).unwrap_or(0);
+    match page.encoding {
+        encoding::PLAIN_DICTIONARY | encoding::RLE_DICTIONARY => check_indexes(values),
+        encoding::DELTA_BINARY_PACKED | encoding::DELTA_LENGTH_BYTE_ARRAY => {
+            delta_stream_end(values, most, "values").map(|_| ())
+        }
+        encoding::DELTA_BYTE_ARRAY => {
+            // Prefix lengths, then the suffixes: their lengths, then their bytes.
+            let Some(end) = delta_stream_end(values, most, "prefix lengths")? else {
+                return Ok(());
+            };
+            let suffixes = values.get(end..).unwrap_or_default();
+            delta_stream_end(suffixes, most, "suffix lengths").map(|_| ())
+        }
         _ => Ok(()),
     }
+}
+
+/// Checks dictionary indexes: their bit width (the first byte) at most 32, and the run headers
+/// of the hybrid runs after it varints the decoder reads. Runs are walked to the end of the
+/// bytes; a run cut short by the end is the decoder's own error.
+fn check_indexes(values: &[u8]) -> Result<(), String> {
+    let Some((&bits, runs)) = values.split_first() else {
+        return Ok(());
+    };
+    if bits > MAX_INDEX_BITS {
+        return Err(format!(
+            "dictionary indexes of bit width {bits} (at most {MAX_INDEX_BITS})"
+        ));
+    }
+    let value_bytes = usize::from(bits.div_ceil(8));
+    let mut at = 0usize;
+    while at < runs.len() {
+        let Some((header, len)) = varint(runs.get(at..).unwrap_or_default(), "an index run")?
+        else {
+            return Ok(());
+        };
+        at = at.saturating_add(len);
+        let run_bytes = if header & 1 == 1 {
+            (header >> 1).saturating_mul(u64::from(bits))
+        } else {
+            value_bytes as u64
+        };
+        at = at.saturating_add(usize::try_from(run_bytes).unwrap_or(usize::MAX));
+    }
+    Ok(())
+}
+
+/// A varint at the start of `bytes` and its length; `Ok(None)` when the bytes end inside it
+/// (the decoder stops there with an error), `Err` when it is longer than
+/// [`MAX_VARINT_BYTES`] (the decoder asserts). `what` names it in the error.
+fn varint(bytes: &[u8], what: &str) -> Result<Option<(u64, usize)>, String> {
+    match uleb128(bytes) {
+        Some(found) => Ok(Some(found)),
+        None if bytes.len() >= MAX_VARINT_BYTES => Err(format!(
+            "{what} whose varint is longer than {MAX_VARINT_BYTES} bytes"
+        )),
+        None => Ok(None),
+    }
+}
+
+/// Walks a `DELTA_BINARY_PACKED` stream at the start of `bytes` as arrow-rs's decoder reads
+/// it: its header (block size, miniblocks per block, value count, first value), then each
+/// block (minimum delta, miniblock bit widths, miniblocks) until the values are all there.
+/// `Ok(Some(end))` is where the stream ends; `Ok(None)` when the decoder stops on it with an
+/// error of its own (bytes ending early, a header it refuses); `Err` for a varint longer than
+/// it reads, more values than `most`, or blocks whose miniblocks run past the bytes (a
+/// consumer slices past them).
+fn delta_stream_end(bytes: &[u8], most: u64, what: &str) -> Result<Option<usize>, String> {
+    let mut at = 0usize;
+    let next = |at: &mut usize| -> Result<Option<u64>, String> {
+        let found = varint(bytes.get(*at..).unwrap_or_default(), what)?;
+        Ok(found.map(|(value, len)| {
+            *at += len;
+            value
+        }))
+    };
+    let mut header = [0u64; 4];
+    for field in &mut header {
+        match next(&mut at)? {
+            Some(value) => *field = value,
+            None => return Ok(None),
+        }
+    }
+    let [block_size, miniblocks, total, _first] = header;
+    if total > most {
+        return Err(format!(
+            "{what} of {total} delta-encoded values in a page of {most} values"
+        ));
+    }
+    let valid = miniblocks > 0
+        && block_size % 128 == 0
+        && block_size % miniblocks == 0
+        && (block_size / miniblocks) % 32 == 0
+        && usize::try_from(block_size).is_ok()
+        && usize::try_from(miniblocks).is_ok();
+    if !valid {
+        return Ok(None);
+    }
+    let per_miniblock = block_size / miniblocks;
+    let mut remaining = total.saturating_sub(1);
+    while remaining > 0 {
+        if next(&mut at)?.is_none() {
+            return Ok(None);
+        }
+        let widths_end = at.saturating_add(usize::try_from(miniblocks).unwrap_or(usize::MAX));
+        let Some(widths) = bytes.get(at..widths_end) else {
+            return Ok(None);
+        };
+        let mut end = widths_end as u64;
+        for &width in widths {
+            // The widths of miniblocks past the last value are ignored (the decoder zeroes
+            // them); a wider one than any integer is the decoder's own error.
+            if remaining > 0 {
+                if width > 64 {
+                    return Ok(None);
+                }
+                end = end.saturating_add(u64::from(width).saturating_mul(per_miniblock) / 8);
+            }
+            remaining = remaining.saturating_sub(per_miniblock);
+        }
+        if end > bytes.len() as u64 {
+            return Err(format!(
+                "{what} in delta-encoded blocks that end at byte {end}, past the page's {} \
+                 bytes",
+                bytes.len()
+            ));
+        }
+        at = end as usize;
+    }
+    Ok(Some(at))
 }
 
 #[cfg(test)]

@@ -236,3 +236,150 @@ fn files_of_every_shape_and_page_version_pass_and_decode() {
         }
     }
 }
+
+/// A `DELTA_BINARY_PACKED` stream header: block size, miniblocks, value count, first value
+/// (already zigzagged), each a varint.
+fn delta_header(block: u64, miniblocks: u64, values: u64, first: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for mut v in [block, miniblocks, values, first] {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    out
+}
+
+#[test]
+fn delta_streams_are_walked_as_the_decoder_reads_them() {
+    // One value: the header alone.
+    let one = delta_header(128, 4, 1, 10);
+    assert_eq!(delta_stream_end(&one, 8, "v"), Ok(Some(one.len())));
+    // 129 values: one block (min delta, 4 widths of 8 bits, 4 miniblocks of 32 bytes).
+    let mut full = delta_header(128, 4, 129, 0);
+    full.push(0);
+    full.extend([8, 8, 8, 8]);
+    full.extend([0u8; 128]);
+    assert_eq!(delta_stream_end(&full, 129, "v"), Ok(Some(full.len())));
+    // Only the miniblocks holding values count: 33 values use 2 of 4.
+    let mut partial = delta_header(128, 4, 34, 0);
+    partial.push(0);
+    partial.extend([8, 8, 200, 200]);
+    partial.extend([0u8; 64]);
+    assert_eq!(delta_stream_end(&partial, 34, "v"), Ok(Some(partial.len())));
+
+    // Miniblocks past the bytes, more values than the page, a varint of 11 bytes.
+    let cut = &full[..full.len() - 1];
+    let e = delta_stream_end(cut, 129, "v").unwrap_err();
+    assert!(e.contains("past the page"), "{e}");
+    let e = delta_stream_end(&full, 100, "v").unwrap_err();
+    assert!(
+        e.contains("129 delta-encoded values in a page of 100"),
+        "{e}"
+    );
+    let mut long = vec![0x80, 0x01, 4];
+    long.extend([0xff; 11]);
+    assert!(delta_stream_end(&long, u64::MAX, "v").is_err());
+    let mut long_delta = delta_header(128, 4, 129, 0);
+    long_delta.extend([0x80; 12]);
+    assert!(delta_stream_end(&long_delta, 129, "v").is_err());
+
+    // What the decoder refuses itself is left to it.
+    assert_eq!(delta_stream_end(&[0x80], 8, "v"), Ok(None));
+    assert_eq!(
+        delta_stream_end(&delta_header(100, 4, 2, 0), 8, "v"),
+        Ok(None)
+    );
+    assert_eq!(
+        delta_stream_end(&delta_header(128, 0, 2, 0), 8, "v"),
+        Ok(None)
+    );
+}
+
+#[test]
+fn index_runs_with_overlong_headers_are_refused() {
+    let levels = [0x10, 0x01];
+    let mut values = vec![3];
+    values.extend([0xff; 11]);
+    let body = v1_body(&levels, &values);
+    let e = check_data_page(&v1(encoding::RLE_DICTIONARY), &body, NULLABLE, true).unwrap_err();
+    assert!(e.contains("longer than 10 bytes"), "{e}");
+    // Runs that fit (an RLE run of 8 of index 5, a bit-packed group) pass; a header the
+    // bytes cut short is the decoder's.
+    let fine = v1_body(&levels, &[3, 0x10, 5, 0x03, 0xff, 0xff, 0xff, 0x80]);
+    assert_eq!(
+        check_data_page(&v1(encoding::RLE_DICTIONARY), &fine, NULLABLE, true),
+        Ok(())
+    );
+}
+
+/// The `DELTA_*` encodings as arrow-rs writes them pass, with and without a codec, and
+/// decode: integers, lengths of strings, prefixes and suffixes.
+#[test]
+fn delta_encoded_files_pass_and_decode() {
+    use parquet::basic::Encoding;
+    use parquet::schema::types::ColumnPath;
+    let n = Int64Array::from_iter((0..3000).map(|i| (i % 7 != 0).then_some(i * 37 - 5000)));
+    let s = StringArray::from_iter(
+        (0..3000).map(|i| (i % 5 != 0).then(|| format!("key-{:05}", i / 3))),
+    );
+    let batch = RecordBatch::try_from_iter([
+        ("n", Arc::new(n) as ArrayRef),
+        ("s", Arc::new(s) as ArrayRef),
+    ])
+    .unwrap();
+    for strings in [
+        Encoding::DELTA_LENGTH_BYTE_ARRAY,
+        Encoding::DELTA_BYTE_ARRAY,
+    ] {
+        for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
+            for compression in [Compression::UNCOMPRESSED, Compression::SNAPPY] {
+                let props = WriterProperties::builder()
+                    .set_writer_version(version)
+                    .set_compression(compression)
+                    .set_dictionary_enabled(false)
+                    .set_column_encoding(ColumnPath::from("n"), Encoding::DELTA_BINARY_PACKED)
+                    .set_column_encoding(ColumnPath::from("s"), strings)
+                    .set_data_page_row_count_limit(700)
+                    .set_write_batch_size(100)
+                    .build();
+                let mut out = Vec::new();
+                let mut writer =
+                    ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+                writer.write(&batch).unwrap();
+                writer.close().unwrap();
+                let data = Bytes::from(out);
+                let metadata = ParquetMetaDataReader::new()
+                    .parse_and_finish(&data)
+                    .unwrap();
+                let case = format!("{strings:?} {version:?} {compression:?}");
+                let encodings: Vec<_> = metadata
+                    .row_group(0)
+                    .columns()
+                    .iter()
+                    .map(|c| c.encodings().collect::<Vec<_>>())
+                    .collect();
+                assert!(
+                    format!("{encodings:?}").contains("DELTA_BINARY_PACKED"),
+                    "{case}: {encodings:?}"
+                );
+                check_file(&data, &metadata, None, 1 << 30, "f")
+                    .unwrap_or_else(|e| panic!("{case}: {e}"));
+                crate::limits::behave_as_aborting(true);
+                check_file(&data, &metadata, None, 1 << 30, "f")
+                    .unwrap_or_else(|e| panic!("{case}, decompressed: {e}"));
+                crate::limits::behave_as_aborting(false);
+                let decoded: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(data)
+                    .unwrap()
+                    .build()
+                    .unwrap()
+                    .map(|b| b.unwrap())
+                    .collect();
+                let decoded =
+                    arrow_select::concat::concat_batches(&batch.schema(), &decoded).unwrap();
+                assert_eq!(decoded, batch, "{case}");
+            }
+        }
+    }
+}

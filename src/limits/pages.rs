@@ -16,9 +16,14 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::basic::{Compression, Type as PhysicalType};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
-use super::page_contents::{check_data_page, DataPage, LevelLayout, MaxLevels};
+use super::page_contents::{check_data_page, encoding, DataPage, LevelLayout, MaxLevels};
 use super::thrift::{kind, Reader};
 use crate::error::{DeltaError, Phase, Result};
+
+/// `PageType` values of the Parquet format.
+const DATA_PAGE: i32 = 0;
+const DICTIONARY_PAGE: i32 = 2;
+const DATA_PAGE_V2: i32 = 3;
 
 /// What the check needs to know of a column chunk.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +82,8 @@ impl ChunkFacts {
 /// The fields of a page header the check reads.
 #[derive(Debug, Default)]
 struct PageHeader {
+    /// `type`: 0 a data page, 2 a dictionary page, 3 a V2 data page.
+    page_type: Option<i32>,
     uncompressed: Option<i32>,
     compressed: Option<i32>,
     /// `num_values` of a dictionary page header.
@@ -93,6 +100,7 @@ fn read_header(bytes: &[u8]) -> Option<(PageHeader, usize)> {
     let mut last = 0;
     while let Some((id, k)) = r.field(last).ok()? {
         match (id, k) {
+            (1, kind::I32) => header.page_type = Some(r.i32().ok()?),
             (2, kind::I32) => header.uncompressed = Some(r.i32().ok()?),
             (3, kind::I32) => header.compressed = Some(r.i32().ok()?),
             (5, kind::STRUCT) => header.data = Some(data_page_v1(&mut r)?),
@@ -186,7 +194,14 @@ pub(crate) fn check_pages(
     path: &str,
     phase: Phase,
 ) -> Result<()> {
-    let mut walk = PageWalk::new(facts, max_page_bytes, path, phase);
+    walk_pages(
+        bytes,
+        PageWalk::new(facts, max_page_bytes, path, phase, Some(false)),
+    )
+}
+
+/// Walks the pages whose headers follow one another in `bytes` with `walk`'s checks.
+fn walk_pages(bytes: &[u8], mut walk: PageWalk<'_>) -> Result<()> {
     let mut at = 0usize;
     while at < bytes.len() {
         match bytes.get(at..).map(|rest| walk.page(rest)).transpose()? {
@@ -199,23 +214,33 @@ pub(crate) fn check_pages(
 }
 
 /// The checks of one column chunk's pages, one page at a time: what they carry from page to
-/// page is the values of the data pages so far.
+/// page is the values of the data pages so far and whether a dictionary page was read.
 struct PageWalk<'a> {
     facts: ChunkFacts,
     max_page_bytes: u64,
     path: &'a str,
     phase: Phase,
     values_seen: u64,
+    /// Whether the chunk has a dictionary page the decoder reads before the pages walked:
+    /// `None` when not known (the walk starts inside the chunk).
+    dictionary: Option<bool>,
 }
 
 impl<'a> PageWalk<'a> {
-    fn new(facts: ChunkFacts, max_page_bytes: u64, path: &'a str, phase: Phase) -> Self {
+    fn new(
+        facts: ChunkFacts,
+        max_page_bytes: u64,
+        path: &'a str,
+        phase: Phase,
+        dictionary: Option<bool>,
+    ) -> Self {
         PageWalk {
             facts,
             max_page_bytes,
             path,
             phase,
             values_seen: 0,
+            dictionary,
         }
     }
 
@@ -275,7 +300,24 @@ impl<'a> PageWalk<'a> {
                 return Err(limit("dictionary page num_values", values, room));
             }
         }
-        if let Some(page) = &header.data {
+        if header.page_type == Some(DICTIONARY_PAGE) {
+            self.dictionary = Some(true);
+        }
+        let is_data = matches!(header.page_type, Some(DATA_PAGE | DATA_PAGE_V2));
+        if let Some(page) = header.data.as_ref().filter(|_| is_data) {
+            let by_dictionary = matches!(
+                page.encoding,
+                encoding::PLAIN_DICTIONARY | encoding::RLE_DICTIONARY
+            );
+            // arrow-rs asserts its dictionary decoder was set by a dictionary page.
+            if by_dictionary && self.dictionary == Some(false) {
+                return Err(corrupt(
+                    path,
+                    phase,
+                    "a dictionary-encoded data page in a column chunk without a dictionary page"
+                        .into(),
+                ));
+            }
             let values = check_page_rows(page, facts, path, phase)?;
             self.values_seen = self.values_seen.saturating_add(values);
             if facts.levels.repetition == 0 && self.values_seen > facts.rows {
@@ -290,7 +332,8 @@ impl<'a> PageWalk<'a> {
             }
         }
         let body_end = len.saturating_add(compressed);
-        if let (Some(page), Some(body)) = (&header.data, bytes.get(len..body_end)) {
+        let data = header.data.as_ref().filter(|_| is_data);
+        if let (Some(page), Some(body)) = (data, bytes.get(len..body_end)) {
             let decompressed = if facts.decompress && !facts.uncompressed_codec() {
                 decompressed_body(page, body, uncompressed, facts.codec)
             } else {
@@ -572,6 +615,25 @@ struct IndexedChunk {
     pages: Vec<(u64, u64)>,
 }
 
+impl IndexedChunk {
+    /// Whether the decoder, reading this chunk by its offset index, has a dictionary page:
+    /// the bytes before the first page the index names, when there are some, read from the
+    /// fetched `ranges` (sorted by start); `None` when they were not fetched.
+    fn dictionary_in(&self, ranges: &[(u64, &[u8])]) -> Option<bool> {
+        let first = self.pages.first().map_or(self.end, |&(offset, _)| offset);
+        if first <= self.start {
+            return Some(false);
+        }
+        let i = ranges
+            .partition_point(|&(start, _)| start <= self.start)
+            .checked_sub(1)?;
+        let &(start, bytes) = ranges.get(i)?;
+        let at = usize::try_from(self.start - start).ok()?;
+        let (header, _) = read_header(bytes.get(at..)?)?;
+        Some(header.page_type == Some(DICTIONARY_PAGE))
+    }
+}
+
 impl ChunkIndex {
     /// The column chunks of every row group of `metadata`.
     pub(crate) fn new(metadata: &ParquetMetaData) -> ChunkIndex {
@@ -635,7 +697,9 @@ impl ChunkIndex {
         path: &str,
         phase: Phase,
     ) -> Result<()> {
-        for (start, bytes) in ranges {
+        let mut ranges: Vec<(u64, &[u8])> = ranges.into_iter().collect();
+        ranges.sort_unstable_by_key(|&(start, _)| start);
+        for &(start, bytes) in &ranges {
             let end = start.saturating_add(bytes.len() as u64);
             // The chunk holding `start`, then each chunk starting inside the range (ranges
             // are coalesced across chunks): each part is checked with its own chunk's facts
@@ -661,10 +725,14 @@ impl ChunkIndex {
                 let Some(part) = bytes.get(from_at..to_at) else {
                     continue;
                 };
+                let (facts, max) = (chunk.facts, max_page_bytes);
                 if chunk.pages.is_empty() {
-                    check_pages(part, chunk.facts, max_page_bytes, path, phase)?;
+                    // Fetched whole: the walk starts at the chunk's first page.
+                    let dictionary = (from == chunk.start).then_some(false);
+                    walk_pages(part, PageWalk::new(facts, max, path, phase, dictionary))?;
                 } else {
-                    let walk = PageWalk::new(chunk.facts, max_page_bytes, path, phase);
+                    let dictionary = chunk.dictionary_in(&ranges);
+                    let walk = PageWalk::new(facts, max, path, phase, dictionary);
                     check_indexed_pages(part, from, chunk.start, &chunk.pages, walk)?;
                 }
             }

@@ -566,3 +566,45 @@ fn page_locations_outside_their_column_chunk_are_refused() {
         );
     }
 }
+
+/// A V1 data page header of 8 values in `encoding`, its body `compressed` bytes.
+fn encoded_page_header(encoding: i32, compressed: i32) -> Vec<u8> {
+    let mut out = header(0, compressed, compressed, None);
+    out.pop();
+    out.push(0x2c);
+    for v in [8, encoding, 3, 3] {
+        out.push(0x15);
+        out.extend(zigzag(v));
+    }
+    out.extend([0, 0]);
+    out
+}
+
+#[test]
+fn a_dictionary_encoded_page_needs_a_dictionary_page_before_it() {
+    // Values of a required column: index width 1, an RLE run of 8 zeros.
+    let body = [1u8, 0x10, 0];
+    let mut page = encoded_page_header(encoding::RLE_DICTIONARY, body.len() as i32);
+    page.extend(body);
+    let plain = ChunkFacts {
+        codec: Compression::UNCOMPRESSED,
+        ..facts(4096, 8)
+    };
+    let e = check_pages(&page, plain, MIB, "f", Phase::Read)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("without a dictionary page"), "{e}");
+    // After a dictionary page of 1 value (8 bytes) it passes.
+    let mut chunk = header(2, 8, 8, Some(1));
+    chunk.extend([0u8; 8]);
+    chunk.extend(&page);
+    assert!(check_pages(&chunk, plain, MIB, "f", Phase::Read).is_ok());
+    // A walk that starts inside a chunk does not know: left to the decoder.
+    let inside = PageWalk::new(plain, MIB, "f", Phase::Read, None);
+    assert!(walk_pages(&page, inside).is_ok());
+    // PLAIN values need none.
+    let mut plain_page = encoded_page_header(0, 8);
+    plain_page.extend([0u8; 8]);
+    assert!(check_pages(&plain_page, plain, MIB, "f", Phase::Read).is_ok());
+}
