@@ -1,12 +1,14 @@
 //! The contents of a data page, checked where they lie in plain bytes before a decoder reads
-//! them: the repetition and definition levels, and the bit width of dictionary indexes.
+//! them: the repetition and definition levels, dictionary indexes and `DELTA_*` streams.
 //!
 //! Levels are run-length / bit-packed hybrid runs. A bit-packed run declares its groups of 8
 //! values, and arrow-rs slices that many bytes unchecked (a run past the end of the levels
 //! panics in its bit iterator); an RLE run's value must be a level the column has. A
 //! dictionary-encoded page starts its values with the bit width of the indexes, and arrow-rs
-//! asserts it is at most 32 (indexes are `i32`). Such a page is refused with a Parquet
-//! error naming what is wrong.
+//! asserts it is at most 32 (indexes are `i32`); its runs follow. arrow-rs's bit reader
+//! asserts that a varint (a run header, a delta stream's header and block deltas) takes at
+//! most 10 bytes, and the delta decoders size buffers by the value count a stream declares.
+//! Such a page is refused with a Parquet error naming what is wrong.
 //!
 //! Levels and values are plain bytes in a column chunk stored without a codec; in a V2
 //! page the levels always are, and the values are when the page says it is not compressed.
@@ -24,6 +26,7 @@ pub(crate) mod encoding {
     pub(super) const DELTA_LENGTH_BYTE_ARRAY: i32 = 6;
     pub(super) const DELTA_BYTE_ARRAY: i32 = 7;
     pub(crate) const RLE_DICTIONARY: i32 = 8;
+    pub(super) const BYTE_STREAM_SPLIT: i32 = 9;
 }
 
 /// Longest varint arrow-rs's bit reader reads: 10 bytes (it asserts on an 11th).
@@ -65,14 +68,19 @@ pub(crate) struct DataPage {
     pub(crate) levels: LevelLayout,
 }
 
-/// Checks the body of a data page (`body`, its stored bytes) of a column with `max` levels;
-/// `plain_chunk` says the chunk has no codec. `Err` says what is wrong.
+/// Checks the body of a data page (`body`, its stored bytes) of a column with `max` levels
+/// whose values take `value_bytes` each (0 when they do not have one width); `plain_chunk`
+/// says the chunk has no codec. `Err` says what is wrong.
 pub(crate) fn check_data_page(
     page: &DataPage,
     body: &[u8],
     max: MaxLevels,
     plain_chunk: bool,
+    value_bytes: u64,
 ) -> Result<(), String> {
+    let levels = u64::try_from(page.num_values).unwrap_or(0);
+    // Values present (levels at the highest definition), where the levels tell.
+    let mut present = (max.definition <= 0).then_some(levels);
     match page.levels {
         LevelLayout::V1 {
             repetition,
@@ -92,7 +100,10 @@ pub(crate) fn check_data_page(
                 match enc {
                     encoding::RLE => {
                         let (section, after) = prefixed_section(rest, name)?;
-                        check_runs(section, level, name)?;
+                        let at_max = check_runs(section, level, name, levels)?;
+                        if name == "definition" {
+                            present = Some(at_max);
+                        }
                         rest = after;
                     }
                     encoding::BIT_PACKED => {
@@ -110,7 +121,7 @@ pub(crate) fn check_data_page(
                     _ => return Ok(()),
                 }
             }
-            check_values(page, rest)
+            check_values(page, rest, present, value_bytes)
         }
         LevelLayout::V2 {
             repetition_bytes,
@@ -140,15 +151,15 @@ pub(crate) fn check_data_page(
             let (rep, def) = body.split_at(rep_len);
             let def = def.get(..def_len).unwrap_or_default();
             if max.repetition > 0 {
-                check_runs(rep, max.repetition, "repetition")?;
+                check_runs(rep, max.repetition, "repetition", levels)?;
             }
             if max.definition > 0 {
-                check_runs(def, max.definition, "definition")?;
+                present = Some(check_runs(def, max.definition, "definition", levels)?);
             }
             if values_compressed && !plain_chunk {
                 return Ok(());
             }
-            check_values(page, values)
+            check_values(page, values, present, value_bytes)
         }
     }
 }
@@ -176,11 +187,14 @@ fn bit_width(max: i16) -> u8 {
 }
 
 /// Checks the hybrid runs of a level section: each bit-packed run within the section, each
-/// RLE run's value a level up to `max`.
-fn check_runs(section: &[u8], max: i16, name: &str) -> Result<(), String> {
+/// RLE run's value a level up to `max`. Returns how many of the first `levels` levels are
+/// `max`.
+fn check_runs(section: &[u8], max: i16, name: &str, levels: u64) -> Result<u64, String> {
     let bits = bit_width(max);
     let value_bytes = usize::from(bits.div_ceil(8));
     let mut at = 0usize;
+    // Levels read so far, and how many of them are `max`.
+    let (mut read, mut at_max) = (0u64, 0u64);
     while at < section.len() {
         let (header, len) = uleb128(section.get(at..).unwrap_or_default())
             .ok_or_else(|| format!("a malformed run header in the {name} levels"))?;
@@ -196,6 +210,12 @@ fn check_runs(section: &[u8], max: i16, name: &str) -> Result<(), String> {
                     header >> 1
                 ));
             }
+            let run = section.get(at..at + bytes as usize).unwrap_or_default();
+            let wanted = (header >> 1)
+                .saturating_mul(8)
+                .min(levels.saturating_sub(read));
+            at_max += packed_equal(run, bits, wanted, max as u64);
+            read = read.saturating_add((header >> 1).saturating_mul(8));
             at += bytes as usize;
         } else {
             let Some(value) = section.get(at..at + value_bytes) else {
@@ -210,10 +230,37 @@ fn check_runs(section: &[u8], max: i16, name: &str) -> Result<(), String> {
                     "an RLE run of {name} level {level}, the column's highest is {max}"
                 ));
             }
+            let run = (header >> 1).min(levels.saturating_sub(read));
+            if level == max as u64 {
+                at_max = at_max.saturating_add(run);
+            }
+            read = read.saturating_add(header >> 1);
             at += value_bytes;
         }
     }
-    Ok(())
+    Ok(at_max)
+}
+
+/// How many of the first `count` values bit-packed at `bits` bits each (least significant
+/// bit first) in `run` equal `value`.
+fn packed_equal(run: &[u8], bits: u8, count: u64, value: u64) -> u64 {
+    let bits = u64::from(bits);
+    let mut equal = 0;
+    for i in 0..count {
+        let mut v = 0u64;
+        for b in 0..bits {
+            let bit = i * bits + b;
+            let byte = run
+                .get(usize::try_from(bit / 8).unwrap_or(usize::MAX))
+                .copied()
+                .unwrap_or(0);
+            v |= u64::from((byte >> (bit % 8)) & 1) << b;
+        }
+        if v == value {
+            equal += 1;
+        }
+    }
+    equal
 }
 
 /// An unsigned LEB128 varint of at most 10 bytes at the start of `bytes`, and its length.
@@ -232,9 +279,23 @@ fn uleb128(bytes: &[u8]) -> Option<(u64, usize)> {
 /// decoder trusts: dictionary indexes (their bit width, then hybrid runs) and the
 /// `DELTA_*` encodings (streams of varints and bit-packed miniblocks, of at most the page's
 /// values: a decoder sizes buffers by the count a stream declares).
-fn check_values(page: &DataPage, values: &[u8]) -> Result<(), String> {
+fn check_values(
+    page: &DataPage,
+    values: &[u8],
+    present: Option<u64>,
+    value_bytes: u64,
+) -> Result<(), String> {
     let most = u64::try_from(page.num_values).unwrap_or(0);
     match page.encoding {
+        // Each byte of a value in its own stream, the streams as long as the values: the
+        // decoder indexes them by the values the levels say are present, unchecked.
+        encoding::BYTE_STREAM_SPLIT if value_bytes > 0 => match present {
+            Some(present) if (values.len() as u64) / value_bytes < present => Err(format!(
+                "{present} byte-stream-split values of {value_bytes} bytes in {} bytes",
+                values.len()
+            )),
+            _ => Ok(()),
+        },
         encoding::PLAIN_DICTIONARY | encoding::RLE_DICTIONARY => check_indexes(values),
         encoding::DELTA_BINARY_PACKED | encoding::DELTA_LENGTH_BYTE_ARRAY => {
             delta_stream_end(values, most, "values").map(|_| ())

@@ -42,7 +42,7 @@ fn v1_body(runs: &[u8], values: &[u8]) -> Vec<u8> {
 fn level_runs_that_fit_pass() {
     // An RLE run of 5 ones, then one bit-packed group (1 byte at width 1).
     let body = v1_body(&[0x0a, 0x01, 0x03, 0b1010_1010], &[0; 4]);
-    assert_eq!(check_data_page(&v1(0), &body, NULLABLE, true), Ok(()));
+    assert_eq!(check_data_page(&v1(0), &body, NULLABLE, true, 0), Ok(()));
 }
 
 #[test]
@@ -50,37 +50,37 @@ fn a_bit_packed_run_past_its_levels_is_refused() {
     // 3 groups declared (3 bytes at width 1), 1 byte follows in the section; the values after
     // the section must not count.
     let body = v1_body(&[0x07, 0xff], &[0; 16]);
-    let err = check_data_page(&v1(0), &body, NULLABLE, true).unwrap_err();
+    let err = check_data_page(&v1(0), &body, NULLABLE, true, 0).unwrap_err();
     assert!(err.contains("bit-packed run of 3 groups"), "{err}");
 }
 
 #[test]
 fn an_rle_level_above_the_columns_highest_is_refused() {
     let body = v1_body(&[0x10, 0x02], &[]);
-    let err = check_data_page(&v1(0), &body, NULLABLE, true).unwrap_err();
+    let err = check_data_page(&v1(0), &body, NULLABLE, true, 0).unwrap_err();
     assert!(err.contains("level 2"), "{err}");
     // At width 2 (highest level 3), level 2 is one the column has.
     let nested = MaxLevels {
         repetition: 0,
         definition: 3,
     };
-    assert_eq!(check_data_page(&v1(0), &body, nested, true), Ok(()));
+    assert_eq!(check_data_page(&v1(0), &body, nested, true, 0), Ok(()));
 }
 
 #[test]
 fn a_level_section_longer_than_its_page_is_refused() {
     let mut body = 100u32.to_le_bytes().to_vec();
     body.extend([0x02, 0x01]);
-    let err = check_data_page(&v1(0), &body, NULLABLE, true).unwrap_err();
+    let err = check_data_page(&v1(0), &body, NULLABLE, true, 0).unwrap_err();
     assert!(err.contains("100 bytes"), "{err}");
-    let short = check_data_page(&v1(0), &[1, 0], NULLABLE, true).unwrap_err();
+    let short = check_data_page(&v1(0), &[1, 0], NULLABLE, true, 0).unwrap_err();
     assert!(short.contains("length"), "{short}");
 }
 
 #[test]
 fn a_malformed_run_header_is_refused() {
     let body = v1_body(&[0xff; 11], &[]);
-    assert!(check_data_page(&v1(0), &body, NULLABLE, true).is_err());
+    assert!(check_data_page(&v1(0), &body, NULLABLE, true, 0).is_err());
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn dictionary_index_widths_over_32_are_refused() {
         (0, 200, true),
     ] {
         let body = v1_body(&levels, &[bits, 0, 0]);
-        let found = check_data_page(&v1(encoding), &body, NULLABLE, true);
+        let found = check_data_page(&v1(encoding), &body, NULLABLE, true, 0);
         assert_eq!(
             found.is_ok(),
             ok,
@@ -103,11 +103,11 @@ fn dictionary_index_widths_over_32_are_refused() {
     }
     // A required column has no level sections: the width comes first.
     let required = MaxLevels::default();
-    assert!(check_data_page(&v1(encoding::RLE_DICTIONARY), &[40], required, true).is_err());
+    assert!(check_data_page(&v1(encoding::RLE_DICTIONARY), &[40], required, true, 0).is_err());
     // All nulls: no values, no width.
     let empty = v1_body(&levels, &[]);
     assert_eq!(
-        check_data_page(&v1(encoding::RLE_DICTIONARY), &empty, NULLABLE, true),
+        check_data_page(&v1(encoding::RLE_DICTIONARY), &empty, NULLABLE, true, 0),
         Ok(())
     );
 }
@@ -115,7 +115,7 @@ fn dictionary_index_widths_over_32_are_refused() {
 #[test]
 fn compressed_v1_contents_are_left_to_the_decoder() {
     let body = v1_body(&[0x07, 0xff], &[]);
-    assert_eq!(check_data_page(&v1(0), &body, NULLABLE, false), Ok(()));
+    assert_eq!(check_data_page(&v1(0), &body, NULLABLE, false, 0), Ok(()));
 }
 
 #[test]
@@ -132,18 +132,18 @@ fn v2_levels_are_checked_even_with_compressed_values() {
     };
     // Definition levels: a bit-packed run of 2 groups in 1 byte.
     let bad_levels = [0x05, 0xff, 99];
-    assert!(check_data_page(&v2(0, 2, true), &bad_levels, NULLABLE, false).is_err());
+    assert!(check_data_page(&v2(0, 2, true), &bad_levels, NULLABLE, false, 0).is_err());
     // Fitting levels, then a width of 99: refused only when the values are plain.
     let width = [0x10, 0x01, 99];
     assert_eq!(
-        check_data_page(&v2(0, 2, true), &width, NULLABLE, false),
+        check_data_page(&v2(0, 2, true), &width, NULLABLE, false, 0),
         Ok(())
     );
-    assert!(check_data_page(&v2(0, 2, false), &width, NULLABLE, false).is_err());
-    assert!(check_data_page(&v2(0, 2, true), &width, NULLABLE, true).is_err());
+    assert!(check_data_page(&v2(0, 2, false), &width, NULLABLE, false, 0).is_err());
+    assert!(check_data_page(&v2(0, 2, true), &width, NULLABLE, true, 0).is_err());
     // Section lengths that do not fit the page, or are negative.
-    assert!(check_data_page(&v2(2, 2, true), &width, NULLABLE, false).is_err());
-    assert!(check_data_page(&v2(-1, 2, true), &width, NULLABLE, false).is_err());
+    assert!(check_data_page(&v2(2, 2, true), &width, NULLABLE, false, 0).is_err());
+    assert!(check_data_page(&v2(-1, 2, true), &width, NULLABLE, false, 0).is_err());
 }
 
 /// Batches of nullable, nested, repeated and dictionary columns, 3000 rows.
@@ -303,30 +303,35 @@ fn index_runs_with_overlong_headers_are_refused() {
     let mut values = vec![3];
     values.extend([0xff; 11]);
     let body = v1_body(&levels, &values);
-    let e = check_data_page(&v1(encoding::RLE_DICTIONARY), &body, NULLABLE, true).unwrap_err();
+    let e = check_data_page(&v1(encoding::RLE_DICTIONARY), &body, NULLABLE, true, 0).unwrap_err();
     assert!(e.contains("longer than 10 bytes"), "{e}");
     // Runs that fit (an RLE run of 8 of index 5, a bit-packed group) pass; a header the
     // bytes cut short is the decoder's.
     let fine = v1_body(&levels, &[3, 0x10, 5, 0x03, 0xff, 0xff, 0xff, 0x80]);
     assert_eq!(
-        check_data_page(&v1(encoding::RLE_DICTIONARY), &fine, NULLABLE, true),
+        check_data_page(&v1(encoding::RLE_DICTIONARY), &fine, NULLABLE, true, 0),
         Ok(())
     );
 }
 
-/// The `DELTA_*` encodings as arrow-rs writes them pass, with and without a codec, and
-/// decode: integers, lengths of strings, prefixes and suffixes.
+/// The `DELTA_*` and `BYTE_STREAM_SPLIT` encodings as arrow-rs writes them pass, with and
+/// without a codec, and decode: integers, lengths of strings, prefixes and suffixes, the
+/// byte streams of nullable doubles.
 #[test]
-fn delta_encoded_files_pass_and_decode() {
+fn delta_and_byte_stream_split_files_pass_and_decode() {
     use parquet::basic::Encoding;
     use parquet::schema::types::ColumnPath;
     let n = Int64Array::from_iter((0..3000).map(|i| (i % 7 != 0).then_some(i * 37 - 5000)));
     let s = StringArray::from_iter(
         (0..3000).map(|i| (i % 5 != 0).then(|| format!("key-{:05}", i / 3))),
     );
+    let f = arrow_array::Float64Array::from_iter(
+        (0..3000).map(|i| (i % 4 != 1).then_some(f64::from(i) / 8.0)),
+    );
     let batch = RecordBatch::try_from_iter([
         ("n", Arc::new(n) as ArrayRef),
         ("s", Arc::new(s) as ArrayRef),
+        ("f", Arc::new(f) as ArrayRef),
     ])
     .unwrap();
     for strings in [
@@ -341,6 +346,7 @@ fn delta_encoded_files_pass_and_decode() {
                     .set_dictionary_enabled(false)
                     .set_column_encoding(ColumnPath::from("n"), Encoding::DELTA_BINARY_PACKED)
                     .set_column_encoding(ColumnPath::from("s"), strings)
+                    .set_column_encoding(ColumnPath::from("f"), Encoding::BYTE_STREAM_SPLIT)
                     .set_data_page_row_count_limit(700)
                     .set_write_batch_size(100)
                     .build();
@@ -360,8 +366,9 @@ fn delta_encoded_files_pass_and_decode() {
                     .iter()
                     .map(|c| c.encodings().collect::<Vec<_>>())
                     .collect();
+                let listed = format!("{encodings:?}");
                 assert!(
-                    format!("{encodings:?}").contains("DELTA_BINARY_PACKED"),
+                    listed.contains("DELTA_BINARY_PACKED") && listed.contains("BYTE_STREAM_SPLIT"),
                     "{case}: {encodings:?}"
                 );
                 check_file(&data, &metadata, None, 1 << 30, "f")
@@ -382,4 +389,38 @@ fn delta_encoded_files_pass_and_decode() {
             }
         }
     }
+}
+
+#[test]
+fn byte_stream_split_values_must_cover_the_values_present() {
+    let page = |num_values| DataPage {
+        num_values,
+        encoding: encoding::BYTE_STREAM_SPLIT,
+        levels: LevelLayout::V1 {
+            repetition: encoding::RLE,
+            definition: encoding::RLE,
+        },
+    };
+    // Definition levels: an RLE run of 6 present (level 1), then one bit-packed group of 8
+    // levels 1, 0, 1, 0, … (least significant bit first). A page of 8 levels takes the first
+    // 2 of the group: 7 present, 28 bytes.
+    let runs = [0x0c, 0x01, 0x03, 0b0000_0101];
+    for (values, ok) in [(28, true), (27, false), (64, true)] {
+        let body = v1_body(&runs, &vec![0u8; values]);
+        let found = check_data_page(&page(8), &body, NULLABLE, true, 4);
+        assert_eq!(found.is_ok(), ok, "{values} bytes: {found:?}");
+    }
+    // 14 levels: the 6 of the run and all 8 of the group: 8 present.
+    let body = v1_body(&runs, &[0u8; 31]);
+    let e = check_data_page(&page(14), &body, NULLABLE, true, 4).unwrap_err();
+    assert!(
+        e.contains("8 byte-stream-split values of 4 bytes in 31 bytes"),
+        "{e}"
+    );
+    // A required column: every level is a value.
+    let required = MaxLevels::default();
+    assert!(check_data_page(&page(8), &[0u8; 64], required, true, 8).is_ok());
+    assert!(check_data_page(&page(8), &[0u8; 63], required, true, 8).is_err());
+    // A width the column does not have is not checked.
+    assert!(check_data_page(&page(8), &[0u8; 3], required, true, 0).is_ok());
 }

@@ -17,7 +17,7 @@ use parquet::basic::{Compression, Type as PhysicalType};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::page_contents::{check_data_page, encoding, DataPage, LevelLayout, MaxLevels};
-use super::thrift::{kind, Reader};
+use super::thrift::{kind, Reader, ThriftError};
 use crate::error::{DeltaError, Phase, Result};
 
 /// `PageType` values of the Parquet format.
@@ -45,12 +45,24 @@ pub(crate) struct ChunkFacts {
     /// Compressed page contents are decompressed to be checked: a decoder's panic cannot be
     /// contained on this thread ([`super::decoder_panics::contained`]).
     decompress: bool,
+    /// Its values all take `value_eighths` (not a boolean or a byte array).
+    fixed_width: bool,
 }
 
 impl ChunkFacts {
     /// Stored without a codec.
     fn uncompressed_codec(&self) -> bool {
         self.codec == Compression::UNCOMPRESSED
+    }
+
+    /// Bytes of one value, for the types whose values all take the same (0 for booleans and
+    /// byte arrays).
+    fn value_width(&self) -> u64 {
+        if self.fixed_width {
+            self.value_eighths / 8
+        } else {
+            0
+        }
     }
 
     /// The facts of `chunk`, a column chunk of a row group of `rows` rows.
@@ -75,6 +87,10 @@ impl ChunkFacts {
             codec: chunk.compression(),
             rows: u64::try_from(rows).unwrap_or(0),
             decompress: !super::decoder_panics::contained(),
+            fixed_width: !matches!(
+                descr.physical_type(),
+                PhysicalType::BOOLEAN | PhysicalType::BYTE_ARRAY
+            ),
         }
     }
 }
@@ -92,94 +108,104 @@ struct PageHeader {
     data: Option<DataPage>,
 }
 
-/// Reads the page header at the start of `bytes`: its fields and its length, or `None` when
-/// it cannot be read (truncated or malformed).
-fn read_header(bytes: &[u8]) -> Option<(PageHeader, usize)> {
+/// Reads the page header at the start of `bytes`: its fields and its length, or why it
+/// cannot be read.
+fn read_header(bytes: &[u8]) -> std::result::Result<(PageHeader, usize), ThriftError> {
     let mut r = Reader::new(bytes);
     let mut header = PageHeader::default();
     let mut last = 0;
-    while let Some((id, k)) = r.field(last).ok()? {
+    while let Some((id, k)) = r.field(last)? {
         match (id, k) {
-            (1, kind::I32) => header.page_type = Some(r.i32().ok()?),
-            (2, kind::I32) => header.uncompressed = Some(r.i32().ok()?),
-            (3, kind::I32) => header.compressed = Some(r.i32().ok()?),
-            (5, kind::STRUCT) => header.data = Some(data_page_v1(&mut r)?),
+            (1, kind::I32) => header.page_type = Some(r.i32()?),
+            (2, kind::I32) => header.uncompressed = Some(r.i32()?),
+            (3, kind::I32) => header.compressed = Some(r.i32()?),
+            (5, kind::STRUCT) => header.data = data_page_v1(&mut r)?,
             (7, kind::STRUCT) => header.dictionary_values = dictionary_values(&mut r)?,
-            (8, kind::STRUCT) => header.data = Some(data_page_v2(&mut r)?),
-            _ => r.skip(k).ok()?,
+            (8, kind::STRUCT) => header.data = data_page_v2(&mut r)?,
+            _ => r.skip(k)?,
         }
         last = id;
     }
-    Some((header, r.position()))
+    Ok((header, r.position()))
 }
 
 /// The `num_values` of the `DictionaryPageHeader` struct starting at the reader.
-fn dictionary_values(r: &mut Reader<'_>) -> Option<Option<i32>> {
+fn dictionary_values(r: &mut Reader<'_>) -> std::result::Result<Option<i32>, ThriftError> {
     let mut values = None;
     let mut last = 0;
-    while let Some((id, k)) = r.field(last).ok()? {
+    while let Some((id, k)) = r.field(last)? {
         match (id, k) {
-            (1, kind::I32) => values = Some(r.i32().ok()?),
-            _ => r.skip(k).ok()?,
+            (1, kind::I32) => values = Some(r.i32()?),
+            _ => r.skip(k)?,
         }
         last = id;
     }
-    Some(values)
+    Ok(values)
 }
 
 /// The fields of a `DataPageHeader` starting at the reader (`None` when one is missing).
-fn data_page_v1(r: &mut Reader<'_>) -> Option<DataPage> {
+fn data_page_v1(r: &mut Reader<'_>) -> std::result::Result<Option<DataPage>, ThriftError> {
     let (mut values, mut enc, mut def, mut rep) = (None, None, None, None);
     let mut last = 0;
-    while let Some((id, k)) = r.field(last).ok()? {
+    while let Some((id, k)) = r.field(last)? {
         match (id, k) {
-            (1, kind::I32) => values = Some(r.i32().ok()?),
-            (2, kind::I32) => enc = Some(r.i32().ok()?),
-            (3, kind::I32) => def = Some(r.i32().ok()?),
-            (4, kind::I32) => rep = Some(r.i32().ok()?),
-            _ => r.skip(k).ok()?,
+            (1, kind::I32) => values = Some(r.i32()?),
+            (2, kind::I32) => enc = Some(r.i32()?),
+            (3, kind::I32) => def = Some(r.i32()?),
+            (4, kind::I32) => rep = Some(r.i32()?),
+            _ => r.skip(k)?,
         }
         last = id;
     }
-    Some(DataPage {
-        num_values: values?,
-        encoding: enc?,
+    let (Some(num_values), Some(encoding), Some(definition), Some(repetition)) =
+        (values, enc, def, rep)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(DataPage {
+        num_values,
+        encoding,
         levels: LevelLayout::V1 {
-            repetition: rep?,
-            definition: def?,
+            repetition,
+            definition,
         },
-    })
+    }))
 }
 
 /// The fields of a `DataPageHeaderV2` starting at the reader (`None` when one is missing;
 /// `is_compressed` is true unless it says otherwise).
-fn data_page_v2(r: &mut Reader<'_>) -> Option<DataPage> {
+fn data_page_v2(r: &mut Reader<'_>) -> std::result::Result<Option<DataPage>, ThriftError> {
     let (mut values, mut rows, mut enc, mut def, mut rep) = (None, None, None, None, None);
     let mut compressed = true;
     let mut last = 0;
-    while let Some((id, k)) = r.field(last).ok()? {
+    while let Some((id, k)) = r.field(last)? {
         match (id, k) {
-            (1, kind::I32) => values = Some(r.i32().ok()?),
-            (3, kind::I32) => rows = Some(r.i32().ok()?),
-            (4, kind::I32) => enc = Some(r.i32().ok()?),
-            (5, kind::I32) => def = Some(r.i32().ok()?),
-            (6, kind::I32) => rep = Some(r.i32().ok()?),
+            (1, kind::I32) => values = Some(r.i32()?),
+            (3, kind::I32) => rows = Some(r.i32()?),
+            (4, kind::I32) => enc = Some(r.i32()?),
+            (5, kind::I32) => def = Some(r.i32()?),
+            (6, kind::I32) => rep = Some(r.i32()?),
             (7, kind::TRUE) => compressed = true,
             (7, kind::FALSE) => compressed = false,
-            _ => r.skip(k).ok()?,
+            _ => r.skip(k)?,
         }
         last = id;
     }
-    Some(DataPage {
-        num_values: values?,
-        encoding: enc?,
+    let (Some(num_values), Some(num_rows), Some(encoding), Some(def), Some(rep)) =
+        (values, rows, enc, def, rep)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(DataPage {
+        num_values,
+        encoding,
         levels: LevelLayout::V2 {
-            repetition_bytes: rep?,
-            definition_bytes: def?,
+            repetition_bytes: rep,
+            definition_bytes: def,
             values_compressed: compressed,
-            num_rows: rows?,
+            num_rows,
         },
-    })
+    }))
 }
 
 /// Checks the pages whose headers are in `bytes`, fetched from a column chunk with `facts`
@@ -194,19 +220,23 @@ pub(crate) fn check_pages(
     path: &str,
     phase: Phase,
 ) -> Result<()> {
-    walk_pages(
-        bytes,
-        PageWalk::new(facts, max_page_bytes, path, phase, Some(false)),
-    )
+    let walk = PageWalk::new(facts, max_page_bytes, path, phase, Some(false));
+    walk_pages(bytes, walk, true)
 }
 
-/// Walks the pages whose headers follow one another in `bytes` with `walk`'s checks.
-fn walk_pages(bytes: &[u8], mut walk: PageWalk<'_>) -> Result<()> {
+/// Walks the pages whose headers follow one another in `bytes` with `walk`'s checks;
+/// `to_chunk_end` says the bytes run to the end of the column chunk.
+fn walk_pages(bytes: &[u8], mut walk: PageWalk<'_>, to_chunk_end: bool) -> Result<()> {
     let mut at = 0usize;
     while at < bytes.len() {
-        match bytes.get(at..).map(|rest| walk.page(rest)).transpose()? {
+        match bytes
+            .get(at..)
+            .map(|rest| walk.page(rest, to_chunk_end))
+            .transpose()?
+        {
             Some(Some(len)) => at = at.saturating_add(len),
-            // A header that cannot be read is left to the decoder.
+            // A header cut short by the end of the bytes fetched, or one with a field
+            // missing: the decoder's own error.
             _ => return Ok(()),
         }
     }
@@ -245,13 +275,23 @@ impl<'a> PageWalk<'a> {
     }
 
     /// Checks the page whose header starts `bytes`; its length in bytes (header and body),
-    /// or `None` when its header cannot be read (left to the decoder, which fails on it the
-    /// same way). A body that `bytes` does not hold whole (the range ends inside it) is not
-    /// read.
-    fn page(&mut self, bytes: &[u8]) -> Result<Option<usize>> {
+    /// or `None` when its header lacks a field the checks need (the decoder refuses it) or
+    /// is cut short by the end of bytes that do not run to the end of the page (`complete`
+    /// false: they were fetched in part). A header that cannot be read in bytes that hold
+    /// it whole is refused: arrow-rs's header reader can spin for minutes skipping what a
+    /// malformed header declares. A body that `bytes` does not hold whole is not read.
+    fn page(&mut self, bytes: &[u8], complete: bool) -> Result<Option<usize>> {
         let (facts, path, phase) = (self.facts, self.path, self.phase);
-        let Some((header, len)) = read_header(bytes) else {
-            return Ok(None);
+        let (header, len) = match read_header(bytes) {
+            Ok(read) => read,
+            Err(ThriftError::Truncated) if !complete => return Ok(None),
+            Err(e) => {
+                let why = match e {
+                    ThriftError::Truncated => "runs past the page's bytes",
+                    ThriftError::Malformed => "is not a valid Thrift struct",
+                };
+                return Err(corrupt(path, phase, format!("a page header that {why}")));
+            }
         };
         let (Some(uncompressed), Some(compressed)) = (header.uncompressed, header.compressed)
         else {
@@ -343,7 +383,7 @@ impl<'a> PageWalk<'a> {
                 Some(d) => (d.as_slice(), true),
                 None => (body, facts.uncompressed_codec()),
             };
-            check_data_page(page, body, facts.levels, plain)
+            check_data_page(page, body, facts.levels, plain, facts.value_width())
                 .map_err(|reason| corrupt(path, phase, format!("a data page holds {reason}")))?;
         }
         Ok(Some(body_end))
@@ -371,7 +411,7 @@ fn check_indexed_pages(
     let first = pages.first().map_or(end, |&(offset, _)| offset);
     if chunk_start >= start && chunk_start < first {
         if let Some(dictionary) = slice(chunk_start, first.min(end)) {
-            walk.page(dictionary)?;
+            walk.page(dictionary, first <= end)?;
         }
     }
     for &(offset, size) in pages {
@@ -382,7 +422,7 @@ fn check_indexed_pages(
         else {
             continue;
         };
-        if let Some(len) = walk.page(page)? {
+        if let Some(len) = walk.page(page, true)? {
             if len as u64 != size {
                 return Err(corrupt(
                     walk.path,
@@ -629,7 +669,7 @@ impl IndexedChunk {
             .checked_sub(1)?;
         let &(start, bytes) = ranges.get(i)?;
         let at = usize::try_from(self.start - start).ok()?;
-        let (header, _) = read_header(bytes.get(at..)?)?;
+        let (header, _) = read_header(bytes.get(at..)?).ok()?;
         Some(header.page_type == Some(DICTIONARY_PAGE))
     }
 }
@@ -729,7 +769,8 @@ impl ChunkIndex {
                 if chunk.pages.is_empty() {
                     // Fetched whole: the walk starts at the chunk's first page.
                     let dictionary = (from == chunk.start).then_some(false);
-                    walk_pages(part, PageWalk::new(facts, max, path, phase, dictionary))?;
+                    let walk = PageWalk::new(facts, max, path, phase, dictionary);
+                    walk_pages(part, walk, to == chunk.end)?;
                 } else {
                     let dictionary = chunk.dictionary_in(&ranges);
                     let walk = PageWalk::new(facts, max, path, phase, dictionary);
