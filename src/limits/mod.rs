@@ -32,6 +32,7 @@ pub(crate) mod json_depth;
 pub(crate) mod map_groups;
 mod page_codecs;
 pub(crate) mod page_contents;
+mod page_header;
 pub(crate) mod pages;
 pub(crate) mod thrift;
 

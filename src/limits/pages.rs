@@ -7,23 +7,23 @@
 //! with [`DeltaError::LimitExceeded`], a page whose uncompressed size is over the column
 //! chunk's own total or the maximum, or a dictionary page with more values than its
 //! uncompressed bytes can hold. [`ChunkIndex`] finds the column chunk a fetched range belongs
-//! to.
+//! to, and a chunk with an offset index has its pages checked where the index places them.
+//! The walk also refuses a dictionary-encoded page the chunk has no dictionary for, page
+//! values past the row group's rows, and (through [`super::page_contents`]) contents a
+//! decoder would trust.
 //!
-//! Headers are read with a bounded compact-protocol reader ([`super::thrift`]). A header
-//! that cannot be read is left to the decoder, which fails on it the same way.
+//! Headers are read with a bounded compact-protocol reader ([`super::page_header`],
+//! [`super::thrift`]). A header that cannot be read in bytes that hold it whole is refused:
+//! arrow-rs's own header reader can spin for a minute skipping what such a header declares.
 
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::basic::{Compression, Type as PhysicalType};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 use super::page_contents::{check_data_page, encoding, DataPage, LevelLayout, MaxLevels};
-use super::thrift::{kind, Reader, ThriftError};
+use super::page_header::{read_header, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE};
+use super::thrift::ThriftError;
 use crate::error::{DeltaError, Phase, Result};
-
-/// `PageType` values of the Parquet format.
-const DATA_PAGE: i32 = 0;
-const DICTIONARY_PAGE: i32 = 2;
-const DATA_PAGE_V2: i32 = 3;
 
 /// What the check needs to know of a column chunk.
 #[derive(Debug, Clone, Copy)]
@@ -93,119 +93,6 @@ impl ChunkFacts {
             ),
         }
     }
-}
-
-/// The fields of a page header the check reads.
-#[derive(Debug, Default)]
-struct PageHeader {
-    /// `type`: 0 a data page, 2 a dictionary page, 3 a V2 data page.
-    page_type: Option<i32>,
-    uncompressed: Option<i32>,
-    compressed: Option<i32>,
-    /// `num_values` of a dictionary page header.
-    dictionary_values: Option<i32>,
-    /// What a data page header (V1 or V2) says of the page's contents.
-    data: Option<DataPage>,
-}
-
-/// Reads the page header at the start of `bytes`: its fields and its length, or why it
-/// cannot be read.
-fn read_header(bytes: &[u8]) -> std::result::Result<(PageHeader, usize), ThriftError> {
-    let mut r = Reader::new(bytes);
-    let mut header = PageHeader::default();
-    let mut last = 0;
-    while let Some((id, k)) = r.field(last)? {
-        match (id, k) {
-            (1, kind::I32) => header.page_type = Some(r.i32()?),
-            (2, kind::I32) => header.uncompressed = Some(r.i32()?),
-            (3, kind::I32) => header.compressed = Some(r.i32()?),
-            (5, kind::STRUCT) => header.data = data_page_v1(&mut r)?,
-            (7, kind::STRUCT) => header.dictionary_values = dictionary_values(&mut r)?,
-            (8, kind::STRUCT) => header.data = data_page_v2(&mut r)?,
-            _ => r.skip(k)?,
-        }
-        last = id;
-    }
-    Ok((header, r.position()))
-}
-
-/// The `num_values` of the `DictionaryPageHeader` struct starting at the reader.
-fn dictionary_values(r: &mut Reader<'_>) -> std::result::Result<Option<i32>, ThriftError> {
-    let mut values = None;
-    let mut last = 0;
-    while let Some((id, k)) = r.field(last)? {
-        match (id, k) {
-            (1, kind::I32) => values = Some(r.i32()?),
-            _ => r.skip(k)?,
-        }
-        last = id;
-    }
-    Ok(values)
-}
-
-/// The fields of a `DataPageHeader` starting at the reader (`None` when one is missing).
-fn data_page_v1(r: &mut Reader<'_>) -> std::result::Result<Option<DataPage>, ThriftError> {
-    let (mut values, mut enc, mut def, mut rep) = (None, None, None, None);
-    let mut last = 0;
-    while let Some((id, k)) = r.field(last)? {
-        match (id, k) {
-            (1, kind::I32) => values = Some(r.i32()?),
-            (2, kind::I32) => enc = Some(r.i32()?),
-            (3, kind::I32) => def = Some(r.i32()?),
-            (4, kind::I32) => rep = Some(r.i32()?),
-            _ => r.skip(k)?,
-        }
-        last = id;
-    }
-    let (Some(num_values), Some(encoding), Some(definition), Some(repetition)) =
-        (values, enc, def, rep)
-    else {
-        return Ok(None);
-    };
-    Ok(Some(DataPage {
-        num_values,
-        encoding,
-        levels: LevelLayout::V1 {
-            repetition,
-            definition,
-        },
-    }))
-}
-
-/// The fields of a `DataPageHeaderV2` starting at the reader (`None` when one is missing;
-/// `is_compressed` is true unless it says otherwise).
-fn data_page_v2(r: &mut Reader<'_>) -> std::result::Result<Option<DataPage>, ThriftError> {
-    let (mut values, mut rows, mut enc, mut def, mut rep) = (None, None, None, None, None);
-    let mut compressed = true;
-    let mut last = 0;
-    while let Some((id, k)) = r.field(last)? {
-        match (id, k) {
-            (1, kind::I32) => values = Some(r.i32()?),
-            (3, kind::I32) => rows = Some(r.i32()?),
-            (4, kind::I32) => enc = Some(r.i32()?),
-            (5, kind::I32) => def = Some(r.i32()?),
-            (6, kind::I32) => rep = Some(r.i32()?),
-            (7, kind::TRUE) => compressed = true,
-            (7, kind::FALSE) => compressed = false,
-            _ => r.skip(k)?,
-        }
-        last = id;
-    }
-    let (Some(num_values), Some(num_rows), Some(encoding), Some(def), Some(rep)) =
-        (values, rows, enc, def, rep)
-    else {
-        return Ok(None);
-    };
-    Ok(Some(DataPage {
-        num_values,
-        encoding,
-        levels: LevelLayout::V2 {
-            repetition_bytes: rep,
-            definition_bytes: def,
-            values_compressed: compressed,
-            num_rows,
-        },
-    }))
 }
 
 /// Checks the pages whose headers are in `bytes`, fetched from a column chunk with `facts`
