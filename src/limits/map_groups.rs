@@ -66,6 +66,17 @@ fn unannotated(t: &TypePtr) -> ParquetResult<TypePtr> {
     Ok(Arc::new(builder.build()?))
 }
 
+/// The footer a decoder on this thread is given: `metadata` itself where a decoder's panic
+/// is contained, else [`without_map_annotations`].
+pub(crate) fn footer_for_decoder(
+    metadata: &Arc<ParquetMetaData>,
+) -> ParquetResult<Arc<ParquetMetaData>> {
+    if super::decoder_panics::contained() {
+        return Ok(Arc::clone(metadata));
+    }
+    without_map_annotations(metadata)
+}
+
 /// `metadata` with no group annotated as a map, or `metadata` itself when none is. The row
 /// groups, column chunks and page index are the file's; only the schema tree they hang
 /// from differs.

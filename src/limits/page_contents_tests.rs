@@ -195,6 +195,30 @@ fn shapes() -> RecordBatch {
     RecordBatch::try_new(Arc::new(schema), vec![ids, names, dict, lists, nested]).unwrap()
 }
 
+/// `batch` written with `props` and its footer, after the page checks passed on it as stored
+/// and decompressed (as where a decoder's panic cannot be contained); `case` names it in a
+/// failure.
+fn written_and_checked(
+    batch: &RecordBatch,
+    props: WriterProperties,
+    case: &str,
+) -> (Bytes, parquet::file::metadata::ParquetMetaData) {
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+    let data = Bytes::from(out);
+    let metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&data)
+        .unwrap();
+    check_file(&data, &metadata, None, 1 << 30, "f").unwrap_or_else(|e| panic!("{case}: {e}"));
+    crate::limits::behave_as_aborting(true);
+    let decompressed = check_file(&data, &metadata, None, 1 << 30, "f");
+    crate::limits::behave_as_aborting(false);
+    decompressed.unwrap_or_else(|e| panic!("{case}, decompressed: {e}"));
+    (data, metadata)
+}
+
 #[test]
 fn files_of_every_shape_and_page_version_pass_and_decode() {
     let batch = shapes();
@@ -208,23 +232,8 @@ fn files_of_every_shape_and_page_version_pass_and_decode() {
                     .set_data_page_row_count_limit(500)
                     .set_write_batch_size(100)
                     .build();
-                let mut out = Vec::new();
-                let mut writer =
-                    ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
-                writer.write(&batch).unwrap();
-                writer.close().unwrap();
-                let data = Bytes::from(out);
-                let metadata = ParquetMetaDataReader::new()
-                    .parse_and_finish(&data)
-                    .unwrap();
                 let case = format!("{version:?} {compression:?} dictionary {dictionary}");
-                check_file(&data, &metadata, None, 1 << 30, "f")
-                    .unwrap_or_else(|e| panic!("{case}: {e}"));
-                // Checked decompressed, as where a decoder's panic cannot be contained.
-                crate::limits::behave_as_aborting(true);
-                check_file(&data, &metadata, None, 1 << 30, "f")
-                    .unwrap_or_else(|e| panic!("{case}, decompressed: {e}"));
-                crate::limits::behave_as_aborting(false);
+                let (data, _) = written_and_checked(&batch, props, &case);
                 let rows: usize = ParquetRecordBatchReaderBuilder::try_new(data)
                     .unwrap()
                     .build()
@@ -350,16 +359,8 @@ fn delta_and_byte_stream_split_files_pass_and_decode() {
                     .set_data_page_row_count_limit(700)
                     .set_write_batch_size(100)
                     .build();
-                let mut out = Vec::new();
-                let mut writer =
-                    ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
-                writer.write(&batch).unwrap();
-                writer.close().unwrap();
-                let data = Bytes::from(out);
-                let metadata = ParquetMetaDataReader::new()
-                    .parse_and_finish(&data)
-                    .unwrap();
                 let case = format!("{strings:?} {version:?} {compression:?}");
+                let (data, metadata) = written_and_checked(&batch, props, &case);
                 let encodings: Vec<_> = metadata
                     .row_group(0)
                     .columns()
@@ -371,12 +372,6 @@ fn delta_and_byte_stream_split_files_pass_and_decode() {
                     listed.contains("DELTA_BINARY_PACKED") && listed.contains("BYTE_STREAM_SPLIT"),
                     "{case}: {encodings:?}"
                 );
-                check_file(&data, &metadata, None, 1 << 30, "f")
-                    .unwrap_or_else(|e| panic!("{case}: {e}"));
-                crate::limits::behave_as_aborting(true);
-                check_file(&data, &metadata, None, 1 << 30, "f")
-                    .unwrap_or_else(|e| panic!("{case}, decompressed: {e}"));
-                crate::limits::behave_as_aborting(false);
                 let decoded: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(data)
                     .unwrap()
                     .build()

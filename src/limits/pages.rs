@@ -45,24 +45,15 @@ pub(crate) struct ChunkFacts {
     /// Compressed page contents are decompressed to be checked: a decoder's panic cannot be
     /// contained on this thread ([`super::decoder_panics::contained`]).
     decompress: bool,
-    /// Its values all take `value_eighths` (not a boolean or a byte array).
-    fixed_width: bool,
+    /// Bytes of one value, for the types whose values all take the same (0 for booleans and
+    /// byte arrays).
+    value_width: u64,
 }
 
 impl ChunkFacts {
     /// Stored without a codec.
     fn uncompressed_codec(&self) -> bool {
         self.codec == Compression::UNCOMPRESSED
-    }
-
-    /// Bytes of one value, for the types whose values all take the same (0 for booleans and
-    /// byte arrays).
-    fn value_width(&self) -> u64 {
-        if self.fixed_width {
-            self.value_eighths / 8
-        } else {
-            0
-        }
     }
 
     /// The facts of `chunk`, a column chunk of a row group of `rows` rows.
@@ -87,10 +78,10 @@ impl ChunkFacts {
             codec: chunk.compression(),
             rows: u64::try_from(rows).unwrap_or(0),
             decompress: !super::decoder_panics::contained(),
-            fixed_width: !matches!(
-                descr.physical_type(),
-                PhysicalType::BOOLEAN | PhysicalType::BYTE_ARRAY
-            ),
+            value_width: match descr.physical_type() {
+                PhysicalType::BOOLEAN | PhysicalType::BYTE_ARRAY => 0,
+                _ => bytes,
+            },
         }
     }
 }
@@ -231,7 +222,8 @@ impl<'a> PageWalk<'a> {
             self.dictionary = Some(true);
         }
         let is_data = matches!(header.page_type, Some(DATA_PAGE | DATA_PAGE_V2));
-        if let Some(page) = header.data.as_ref().filter(|_| is_data) {
+        let data = header.data.as_ref().filter(|_| is_data);
+        if let Some(page) = data {
             let by_dictionary = matches!(
                 page.encoding,
                 encoding::PLAIN_DICTIONARY | encoding::RLE_DICTIONARY
@@ -259,7 +251,6 @@ impl<'a> PageWalk<'a> {
             }
         }
         let body_end = len.saturating_add(compressed);
-        let data = header.data.as_ref().filter(|_| is_data);
         if let (Some(page), Some(body)) = (data, bytes.get(len..body_end)) {
             let decompressed = if facts.decompress && !facts.uncompressed_codec() {
                 decompressed_body(page, body, uncompressed, facts.codec)
@@ -270,7 +261,7 @@ impl<'a> PageWalk<'a> {
                 Some(d) => (d.as_slice(), true),
                 None => (body, facts.uncompressed_codec()),
             };
-            check_data_page(page, body, facts.levels, plain, facts.value_width())
+            check_data_page(page, body, facts.levels, plain, facts.value_width)
                 .map_err(|reason| corrupt(path, phase, format!("a data page holds {reason}")))?;
         }
         Ok(Some(body_end))
@@ -652,15 +643,16 @@ impl ChunkIndex {
                 let Some(part) = bytes.get(from_at..to_at) else {
                     continue;
                 };
-                let (facts, max) = (chunk.facts, max_page_bytes);
+                let dictionary = if chunk.pages.is_empty() {
+                    // Fetched whole: a walk from the chunk's start meets its dictionary first.
+                    (from == chunk.start).then_some(false)
+                } else {
+                    chunk.dictionary_in(&ranges)
+                };
+                let walk = PageWalk::new(chunk.facts, max_page_bytes, path, phase, dictionary);
                 if chunk.pages.is_empty() {
-                    // Fetched whole: the walk starts at the chunk's first page.
-                    let dictionary = (from == chunk.start).then_some(false);
-                    let walk = PageWalk::new(facts, max, path, phase, dictionary);
                     walk_pages(part, walk, to == chunk.end)?;
                 } else {
-                    let dictionary = chunk.dictionary_in(&ranges);
-                    let walk = PageWalk::new(facts, max, path, phase, dictionary);
                     check_indexed_pages(part, from, chunk.start, &chunk.pages, walk)?;
                 }
             }

@@ -47,7 +47,7 @@ fn facts(total: u64, value_bytes: u64) -> ChunkFacts {
         codec: Compression::SNAPPY,
         rows: 1 << 20,
         decompress: false,
-        fixed_width: true,
+        value_width: value_bytes,
     }
 }
 
@@ -164,10 +164,7 @@ fn compressed_contents_are_checked_decompressed_where_panics_abort() {
             check(&bad, false).is_ok(),
             "{codec:?}: left to the contained decoder"
         );
-        let e = check(&bad, true)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let e = message(check(&bad, true));
         assert!(e.contains("bit-packed run of 3 groups"), "{codec:?}: {e}");
         // Levels that fit (an RLE run of 8 ones) pass both ways, as does a body that does not
         // decompress (the decoder's own error).
@@ -187,10 +184,7 @@ fn page_values_past_the_row_groups_rows_are_refused() {
     let page = |values| snappy_page(values, &[0x10, 0x01], &[0; 64]);
     let check = |bytes: &[u8], facts| check_pages(bytes, facts, MIB, "f", Phase::Read);
     assert!(check(&page(8), nullable(8, false)).is_ok());
-    let e = check(&page(9), nullable(8, false))
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let e = message(check(&page(9), nullable(8, false)));
     assert!(e.contains("9 values") && e.contains("of 8 rows"), "{e}");
     // Two pages of 5 in a row group of 8 rows; the values of a repeated column are not rows.
     let two = [page(5), page(5)].concat();
@@ -250,6 +244,11 @@ fn written_files_pass_where_page_contents_are_checked_decompressed() -> Result<(
 
 fn code(r: Result<()>) -> Option<&'static str> {
     r.err().map(|e| e.code())
+}
+
+/// The text of `r`'s error; empty when it is `Ok`.
+fn message(r: Result<()>) -> String {
+    r.err().map(|e| e.to_string()).unwrap_or_default()
 }
 
 #[test]
@@ -326,10 +325,7 @@ fn unreadable_headers_are_refused_unless_the_fetch_cut_them_short() {
     // own reader can spin skipping what such a header declares).
     let list_of_a_billion = [0x19, 0xf8, 0x80, 0x80, 0x80, 0x04];
     for bytes in [vec![0x15], vec![0xff; 40], list_of_a_billion.to_vec()] {
-        let e = check_pages(&bytes, facts(10, 8), MIB, "f", Phase::Read)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let e = message(check_pages(&bytes, facts(10, 8), MIB, "f", Phase::Read));
         assert!(e.contains("a page header that"), "{bytes:?}: {e}");
     }
     // Cut short by the end of a range fetched in part: left to the decoder.
@@ -386,10 +382,7 @@ fn written_files_pass_and_patched_ones_do_not() -> Result<()> {
                 ..Default::default()
             },
         )?;
-        let e = check(&dict)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let e = message(check(&dict));
         assert!(
             e.contains("dictionary page num_values is 2147483647"),
             "{e}"
@@ -527,15 +520,17 @@ fn pages_are_checked_where_the_offset_index_places_them() -> Result<()> {
             check_file(&file, &short, None, DEFAULT_PAGE, "part-0.parquet"),
             check_page_by_page(&file, &short),
         ] {
-            let e = result.err().map(|e| e.to_string()).unwrap_or_default();
+            let e = message(result);
             assert!(e.contains("the page index gives it"), "{codec:?}: {e}");
         }
         // A page placed inside the one before it.
         let inside = with_locations(&metadata, 1, |p| p[4].offset = p[3].offset + 2);
-        let e = check_chunk_bounds(&inside, file.len() as u64, "part-0.parquet", Phase::Read)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let e = message(check_chunk_bounds(
+            &inside,
+            file.len() as u64,
+            "part-0.parquet",
+            Phase::Read,
+        ));
         assert!(
             e.contains("page 4 of column 1 in row group 0"),
             "{codec:?}: {e}"
@@ -573,10 +568,12 @@ fn page_locations_outside_their_column_chunk_are_refused() {
         ),
     ];
     for (what, bad) in cases {
-        let e = check_chunk_bounds(&bad, size, "part-0.parquet", Phase::Read)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let e = message(check_chunk_bounds(
+            &bad,
+            size,
+            "part-0.parquet",
+            Phase::Read,
+        ));
         assert!(
             e.contains("does not follow the page before it inside its column chunk"),
             "{what}: {e}"
@@ -607,10 +604,7 @@ fn a_dictionary_encoded_page_needs_a_dictionary_page_before_it() {
         codec: Compression::UNCOMPRESSED,
         ..facts(4096, 8)
     };
-    let e = check_pages(&page, plain, MIB, "f", Phase::Read)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let e = message(check_pages(&page, plain, MIB, "f", Phase::Read));
     assert!(e.contains("without a dictionary page"), "{e}");
     // After a dictionary page of 1 value (8 bytes) it passes.
     let mut chunk = header(2, 8, 8, Some(1));

@@ -21,8 +21,8 @@ use parquet::DecodeResult;
 
 use super::{check_action_columns, decode_batch, wanted_leaves, ActionKinds, BATCH_ROWS};
 use crate::error::{DeltaError, Phase, Result};
-use crate::limits::decoder_panics::{contain, contained};
-use crate::limits::map_groups::without_map_annotations;
+use crate::limits::decoder_panics::contain;
+use crate::limits::map_groups::footer_for_decoder;
 use crate::limits::pages::{check_chunk_bounds, check_pages, reader_options, ChunkFacts};
 use crate::limits::DEFAULT_MAX_PAGE_BYTES as MAX_PAGE_BYTES;
 use crate::log::actions::Action;
@@ -248,10 +248,8 @@ impl ParquetRead {
             buffers.push_range(range, data);
         }
         let options = reader_options();
-        let mut metadata = Arc::new(metadata);
-        if !contained() {
-            metadata = without_map_annotations(&metadata).map_err(|e| self.parquet_error(e))?;
-        }
+        let metadata =
+            footer_for_decoder(&Arc::new(metadata)).map_err(|e| self.parquet_error(e))?;
         let decoder = self.contained(|| {
             ParquetPushDecoderBuilder::try_new_decoder_with_options(metadata, options).and_then(
                 |b| {

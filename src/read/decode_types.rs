@@ -19,7 +19,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::file::int96_as_micros;
 use crate::error::{DeltaError, Phase, Result};
-use crate::limits::map_groups::without_map_annotations;
+use crate::limits::map_groups::footer_for_decoder;
 use crate::limits::pages::reader_options;
 use crate::schema::OutputTypes;
 
@@ -55,13 +55,7 @@ pub(crate) fn reader_metadata(
         source,
     };
     let options = reader_options();
-    let unannotated;
-    let metadata = if crate::limits::decoder_panics::contained() {
-        metadata
-    } else {
-        unannotated = without_map_annotations(metadata).map_err(error)?;
-        &unannotated
-    };
+    let metadata = &footer_for_decoder(metadata).map_err(error)?;
     let plain =
         ArrowReaderMetadata::try_new(Arc::clone(metadata), options.clone()).map_err(error)?;
     let int96 = int96_as_micros(metadata, plain.schema());

@@ -212,10 +212,9 @@ fn conform(data: &ArrayRef, delta: &DeltaType, target: &DataType) -> Result<Arra
         }
         (DeltaType::Map(mt), DataType::Map(out_entries, sorted)) => {
             // Decoded from its groups where panics abort (see `limits::map_groups`).
-            let grouped = match crate::limits::map_groups::map_of_groups(data.as_ref()) {
-                Some(map) => Some(map.map_err(arrow_error)?),
-                None => None,
-            };
+            let grouped = crate::limits::map_groups::map_of_groups(data.as_ref())
+                .transpose()
+                .map_err(arrow_error)?;
             let Some(map) = grouped
                 .as_ref()
                 .or_else(|| data.as_any().downcast_ref::<MapArray>())
