@@ -37,11 +37,13 @@ export function createApi(loadDefault, { localFolder } = {}) {
     #onAbort;
     #schema;
     #metrics;
+    #skippedFiles;
 
     /** @internal Made by DeltaTable.scan. */
     constructor(raw, signal) {
       this.#raw = raw;
       this.#schema = raw.schema;
+      this.#skippedFiles = raw.skippedFiles;
       if (signal) {
         // The Rust side already stops reading on abort; here the wasm object is freed.
         this.#signal = signal;
@@ -55,6 +57,11 @@ export function createApi(loadDefault, { localFolder } = {}) {
      * scan as a stream.) */
     get outputSchema() {
       return this.#schema;
+    }
+
+    /** The files the filter ruled out before reading: `SkippedFile[]` in index.d.ts. */
+    get skippedFiles() {
+      return this.#skippedFiles;
     }
 
     /** What the scan did so far: `ScanMetrics` in index.d.ts (kept once the scan ends). */

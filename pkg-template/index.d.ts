@@ -126,6 +126,17 @@ export interface ScanProgress {
   bytesTotal: number;
 }
 
+/** A file a scan's filter ruled out before reading (`scan.skippedFiles`). */
+export interface SkippedFile {
+  /** The file's path as written in the log (as in `table.files()`). */
+  path: string;
+  /** Its size in bytes: what skipping it saved. */
+  size: number;
+  /** `'partition'`: its partition values cannot match; `'stats'`: its statistics show no row
+   * can match. */
+  reason: 'partition' | 'stats';
+}
+
 /** What a scan did so far (`scan.metrics`): the Rust `ScanMetricsSnapshot` under its
  * camelCase names, then the progress of its reads. Counts are
  * numbers; I/O counts cover the table's store since the scan was planned (other scans of the
@@ -356,6 +367,8 @@ export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
   /** The output columns and their Arrow types. (Not `schema`: apache-arrow reads any object
    * with a `schema` property as Arrow JSON, not as the stream the scan is.) */
   readonly outputSchema: ScanSchema;
+  /** The files the filter ruled out, in the log's order (empty without a filter). */
+  readonly skippedFiles: SkippedFile[];
   readonly metrics: ScanMetrics;
   readonly done: boolean;
   next(): Promise<IteratorResult<Uint8Array, undefined>>;
@@ -402,6 +415,8 @@ export interface RemoteDeltaTable {
  * transferred from the worker. `metrics` is as of the last piece. */
 export interface RemoteDeltaScan extends AsyncIterableIterator<Uint8Array> {
   readonly outputSchema: ScanSchema;
+  /** The files the filter ruled out, in the log's order (empty without a filter). */
+  readonly skippedFiles: SkippedFile[];
   readonly metrics: ScanMetrics;
   readonly done: boolean;
   stream(): ReadableStream<Uint8Array>;

@@ -108,6 +108,7 @@ class RemoteScan {
   #id;
   #schema;
   #metrics;
+  #skippedFiles;
   #done = false;
   #unwatch;
   #reading = null;
@@ -117,11 +118,17 @@ class RemoteScan {
     this.#id = id;
     this.#schema = opened.schema;
     this.#metrics = opened.metrics;
+    this.#skippedFiles = opened.skippedFiles ?? [];
     this.#unwatch = watch(signal, () => this.cancel());
   }
 
   get outputSchema() {
     return this.#schema;
+  }
+
+  /** The files the filter ruled out before reading (as the worker's scan planned them). */
+  get skippedFiles() {
+    return this.#skippedFiles;
   }
 
   /** The scan's metrics as of its last piece. */

@@ -23,7 +23,7 @@ globalThis.performance?.setResourceTimingBufferSize?.(10000);
  * @typedef {OpenRequest | TableRequest | ScanRequest | ReadRequest | CancelRequest | FreeRequest} Request
  *
  * @typedef {{ id: number, ok: true, value: unknown }} Success
- *   `open` answers a table's description, `scan` `{ schema, metrics }`, `read`
+ *   `open` answers a table's description, `scan` `{ schema, metrics, skippedFiles }`, `read`
  *   `{ piece: Uint8Array | null, done: boolean, metrics }` (the piece transferred).
  * @typedef {{ id: number, ok: false, error: ReturnType<typeof errorData> }} Failure
  * @typedef {{ progress: number, value: object }} Progress  a scan's progress, by scan id
@@ -125,7 +125,7 @@ const ops = {
     });
     scans.set(id, scan);
     aborts.set(id, controller);
-    return { schema: scan.outputSchema, metrics: scan.metrics };
+    return { schema: scan.outputSchema, metrics: scan.metrics, skippedFiles: scan.skippedFiles };
   },
   async read({ scan: scanId, how }) {
     const scan = need(scans, scanId, 'scan');

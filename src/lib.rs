@@ -45,9 +45,10 @@ pub mod fuzzing;
 pub use api::{
     parse_timestamp, BinaryType, DeltaBatchStream, DeltaScan, DeltaScanBuilder,
     DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder, FileSelection, LoadInfo, OutputTypes,
-    ParquetReaderBackend, StringType, DEFAULT_BATCHES_AHEAD_PER_PARTITION, DEFAULT_BATCH_SIZE,
-    DEFAULT_FULL_FILE_READ_THRESHOLD, DEFAULT_LOG_CONCURRENCY,
-    DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_PREFETCH_FILES_PER_PARTITION,
+    ParquetReaderBackend, SkipReason, SkippedFile, SkippedFiles, StringType,
+    DEFAULT_BATCHES_AHEAD_PER_PARTITION, DEFAULT_BATCH_SIZE, DEFAULT_FULL_FILE_READ_THRESHOLD,
+    DEFAULT_LOG_CONCURRENCY, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
+    DEFAULT_PREFETCH_FILES_PER_PARTITION,
 };
 pub use error::{DeltaError, Phase, Result};
 pub use plan::{ColumnProfile, FileTask, TableProfile};

@@ -9,11 +9,13 @@ mod decode_commits;
 mod load;
 mod options;
 mod scan;
+mod skipped;
 #[cfg(not(target_arch = "wasm32"))]
 mod spawn;
 mod table;
 
 pub use crate::plan::FileSelection;
+pub use crate::plan::SkipReason;
 pub use batch_stream::DeltaBatchStream;
 pub use builder::{parse_timestamp, DeltaTableBuilder};
 #[cfg(not(target_arch = "wasm32"))]
@@ -27,6 +29,7 @@ pub use options::{
 #[cfg(feature = "distributed")]
 pub(crate) use scan::ScanParts;
 pub use scan::{DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE};
+pub use skipped::{SkippedFile, SkippedFiles};
 #[cfg(feature = "distributed")]
 pub(crate) use table::SnapshotFacts;
 pub use table::{DeltaTable, LoadInfo};

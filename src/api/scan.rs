@@ -21,6 +21,7 @@ use futures::stream::StreamExt;
 
 use super::batch_stream::DeltaBatchStream;
 use super::options::{DeltaScanExecutionOptions, ParquetReaderBackend};
+use super::skipped::SkippedFiles;
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
 use crate::io::{BoxStream, BoxedStream};
@@ -176,12 +177,14 @@ impl DeltaScanBuilder {
         let metrics = Arc::new(DeltaScanMetrics::new(table.io_counters()));
         metrics.start_io();
         let active = table.scan_files().await?;
-        let (selected, selection) = select_files(facts, &active.files, predicate.as_ref())?;
+        let selected = select_files(facts, &active.files, predicate.as_ref())?;
+        let selection = selected.counts;
+        let skipped = SkippedFiles::new(Arc::clone(&active.files), selected.skipped);
         // A limit of 0 reads nothing: no file, no task.
         let selected = if self.limit == Some(0) {
             Vec::new()
         } else {
-            selected
+            selected.files
         };
         let files: Vec<crate::log::Add> = selected.iter().map(|f| f.add.clone()).collect();
         let tasks = plan_tasks(facts, selected, self.limit)?;
@@ -201,6 +204,7 @@ impl DeltaScanBuilder {
             partitions,
             target,
             selection,
+            skipped,
             request,
             predicate_source: predicate_source.map(Arc::new),
             predicate: predicate.map(Arc::new),
@@ -238,6 +242,8 @@ pub struct DeltaScan {
     partitions: Vec<Vec<usize>>,
     target: usize,
     selection: FileSelection,
+    /// The files the predicate ruled out (none for a scan rebuilt from its parts).
+    skipped: SkippedFiles,
     /// What was asked for (the columns are planned from it).
     request: ScanRequest,
     /// The predicate as given, before binding.
@@ -356,6 +362,7 @@ impl DeltaScan {
             partitions: parts.partitions,
             target: parts.target,
             selection: parts.selection,
+            skipped: SkippedFiles::default(),
             output_types: parts.request.output_types,
             request: parts.request,
             predicate_source: parts.predicate.map(Arc::new),
@@ -394,6 +401,13 @@ impl DeltaScan {
     /// How many files were selected and skipped.
     pub fn file_selection(&self) -> FileSelection {
         self.selection
+    }
+
+    /// The files the predicate ruled out before reading (by partition values or by
+    /// statistics), in the snapshot's order. A scan rebuilt from its wire form on another
+    /// process lists none; its [`file_selection`](Self::file_selection) still counts them.
+    pub fn skipped_files(&self) -> &SkippedFiles {
+        &self.skipped
     }
 
     /// Number of partitions (0 for an empty scan).

@@ -32,7 +32,7 @@ use crate::schema::{ColumnMappingMode, FieldIndex, OutputTypes, StructType};
 pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use profile::{table_profile, ColumnProfile, TableProfile};
 pub use ranged::split_byte_ranges;
-pub use select::{select_files, FileSelection, SelectedFile};
+pub use select::{select_files, FileSelection, SelectedFile, SkipReason};
 pub use task::{FileTask, ReadColumn};
 
 /// What a scan asks for.

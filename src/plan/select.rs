@@ -1,7 +1,7 @@
 //! File selection: which active files a scan's predicate may match, first by their partition
 //! values (exact), then by their statistics (conservative). Pure. Each file's partition
 //! values are parsed here, once, and travel on to its [`super::FileTask`]
-//! ([`SelectedFile`]).
+//! ([`SelectedFile`]); each file left out is named with its reason ([`SkipReason`]).
 
 use super::TableFacts;
 use crate::error::Result;
@@ -22,6 +22,28 @@ pub struct FileSelection {
     pub skipped_by_stats: usize,
 }
 
+/// Why a scan leaves an active file out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// Its partition values cannot match the predicate.
+    Partition,
+    /// Its statistics (min, max, null count) show that no row can match.
+    Stats,
+}
+
+/// What [`select_files`] decided: the files to read, and the others with their reasons.
+#[derive(Debug, Clone)]
+pub struct Selected<'a> {
+    /// The files the scan will read, in the snapshot's order.
+    pub files: Vec<SelectedFile<'a>>,
+    /// The files left out: their index in the active files given, and why.
+    pub skipped: Vec<(usize, SkipReason)>,
+    /// The counts of both.
+    pub counts: FileSelection,
+}
+
 /// A file the scan will read, with its partition values already parsed to their types.
 #[derive(Debug, Clone)]
 pub struct SelectedFile<'a> {
@@ -39,8 +61,8 @@ pub fn select_files<'a>(
     facts: TableFacts<'_>,
     all: &'a [Add],
     predicate: Option<&BoundExpr>,
-) -> Result<(Vec<SelectedFile<'a>>, FileSelection)> {
-    let mut selection = FileSelection {
+) -> Result<Selected<'a>> {
+    let mut counts = FileSelection {
         files_total: all.len(),
         ..Default::default()
     };
@@ -56,17 +78,23 @@ pub fn select_files<'a>(
         })
     };
     let Some(predicate) = predicate else {
-        let kept = all.iter().map(parse).collect::<Result<Vec<_>>>()?;
-        selection.files_selected = kept.len();
-        return Ok((kept, selection));
+        let files = all.iter().map(parse).collect::<Result<Vec<_>>>()?;
+        counts.files_selected = files.len();
+        return Ok(Selected {
+            files,
+            skipped: Vec::new(),
+            counts,
+        });
     };
     let stats_columns = StatsColumns::for_predicate(facts.schema, facts.mode, predicate)?;
     let no_partitions = TypedPartitionValues::none();
-    let mut kept = Vec::new();
-    for add in all {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for (index, add) in all.iter().enumerate() {
         let file = parse(add)?;
         if !may_match_file(predicate, &file.partition_values, None) {
-            selection.skipped_by_partition += 1;
+            counts.skipped_by_partition += 1;
+            skipped.push((index, SkipReason::Partition));
             continue;
         }
         let stats = match (&add.stats, stats_columns.is_empty()) {
@@ -76,11 +104,16 @@ pub fn select_files<'a>(
             _ => None,
         };
         if stats.is_some() && !may_match_file(predicate, &no_partitions, stats.as_ref()) {
-            selection.skipped_by_stats += 1;
+            counts.skipped_by_stats += 1;
+            skipped.push((index, SkipReason::Stats));
             continue;
         }
-        kept.push(file);
+        files.push(file);
     }
-    selection.files_selected = kept.len();
-    Ok((kept, selection))
+    counts.files_selected = files.len();
+    Ok(Selected {
+        files,
+        skipped,
+        counts,
+    })
 }

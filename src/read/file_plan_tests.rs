@@ -86,8 +86,8 @@ fn scan(filter: Option<&str>, limit: Option<usize>, pushdown: bool) -> (ReadSpec
     }))
     .unwrap_or_else(|e| panic!("{e}"));
     let adds = [add];
-    let (selected, _) = select_files(facts, &adds, None).unwrap_or_else(|e| panic!("{e}"));
-    let mut tasks = plan_tasks(facts, selected, limit).unwrap_or_else(|e| panic!("{e}"));
+    let selected = select_files(facts, &adds, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut tasks = plan_tasks(facts, selected.files, limit).unwrap_or_else(|e| panic!("{e}"));
     let spec = ReadSpec {
         columns,
         mode: ColumnMappingMode::None,

@@ -539,9 +539,9 @@ mod tests {
             output_types: Default::default(),
         };
         let columns = plan_columns(facts, &request).unwrap_or_else(|e| panic!("{e}"));
-        let (selected, _) = select_files(facts, t.eager_files().unwrap_or_default(), None)
+        let selected = select_files(facts, t.eager_files().unwrap_or_default(), None)
             .unwrap_or_else(|e| panic!("{e}"));
-        let tasks = plan_tasks(facts, selected, None).unwrap_or_else(|e| panic!("{e}"));
+        let tasks = plan_tasks(facts, selected.files, None).unwrap_or_else(|e| panic!("{e}"));
         let output_schema = Arc::clone(&columns.output_schema);
         let ctx = ReadContext {
             store: Arc::clone(t.store()),

@@ -1,9 +1,22 @@
 //! How a [`StaticServer`](super::StaticServer) is set up: what it serves and how it behaves.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use super::faults::Faults;
+
+/// A file the server holds in memory (a page embedded in a binary), served at a fixed path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryFile {
+    /// The file's bytes.
+    pub bytes: Bytes,
+    /// Its `Content-Type` (e.g. `application/wasm`, which browsers need to compile a module
+    /// as it streams in).
+    pub content_type: String,
+}
 
 /// Settings of a static file server.
 ///
@@ -17,6 +30,11 @@ pub struct ServeConfig {
     /// request goes to the mount with the longest prefix that its path starts with (whole
     /// segments), else to `root`.
     pub mounts: Vec<(String, PathBuf)>,
+    /// Files held in memory, by URL path without its leading `/` (`"index.html"`,
+    /// `"app/main.js"`). They are answered before any directory is looked at, whole (a
+    /// `Range` is ignored, as HTTP allows). With [`index`](Self::index) set, `/` (or any
+    /// path ending in `/`) also finds the index file here.
+    pub memory_files: BTreeMap<String, MemoryFile>,
     /// Port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
     /// Added to every request before it is answered (a slow network, for tests and demos).
@@ -53,6 +71,7 @@ impl ServeConfig {
         ServeConfig {
             root: root.into(),
             mounts: Vec::new(),
+            memory_files: BTreeMap::new(),
             port: 0,
             latency: Duration::ZERO,
             index: None,
@@ -69,6 +88,24 @@ impl ServeConfig {
     /// Also serve `dir` under the URL prefix `prefix` (e.g. `"/tables"`).
     pub fn with_mount(mut self, prefix: impl Into<String>, dir: impl Into<PathBuf>) -> Self {
         self.mounts.push((prefix.into(), dir.into()));
+        self
+    }
+
+    /// Also serve `bytes` at `/path` (see [`memory_files`](Self::memory_files)).
+    pub fn with_memory_file(
+        mut self,
+        path: impl Into<String>,
+        bytes: impl Into<Bytes>,
+        content_type: impl Into<String>,
+    ) -> Self {
+        let path: String = path.into();
+        self.memory_files.insert(
+            path.trim_start_matches('/').to_string(),
+            MemoryFile {
+                bytes: bytes.into(),
+                content_type: content_type.into(),
+            },
+        );
         self
     }
 

@@ -37,7 +37,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use config::ServeConfig;
+pub use config::{MemoryFile, ServeConfig};
 pub use faults::{Faults, SlowBody};
 pub use server::{run_forever, StaticServer};
 pub use stats::{RequestRecord, ServeStats};

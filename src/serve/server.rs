@@ -116,6 +116,19 @@ impl StaticServer {
         self.stats.clone()
     }
 
+    /// Serves until the process ends (or the server's task fails).
+    pub async fn wait(mut self) -> io::Result<()> {
+        match self.join.take() {
+            Some(Joiner::Task(task)) => task
+                .await
+                .map_err(|e| io::Error::other(format!("server task ended: {e}"))),
+            Some(Joiner::Thread(thread)) => thread
+                .join()
+                .map_err(|_| io::Error::other("server thread ended")),
+            None => Ok(()),
+        }
+    }
+
     /// Stops accepting, closes all connections, and waits until the port is released.
     pub async fn shutdown(mut self) {
         self.abort.abort();
@@ -142,18 +155,13 @@ impl Drop for StaticServer {
 pub async fn run_forever(config: ServeConfig) -> io::Result<()> {
     let root = config.root.clone();
     let mounts = config.mounts.clone();
-    let mut server = StaticServer::start(config).await?;
+    let server = StaticServer::start(config).await?;
     println!("Serving {} at {}/", root.display(), server.url());
     for (prefix, dir) in &mounts {
         let prefix = prefix.trim_matches('/');
         println!("  {} at {}/{prefix}/", dir.display(), server.url());
     }
-    match server.join.take() {
-        Some(Joiner::Task(task)) => task
-            .await
-            .map_err(|e| io::Error::other(format!("server task ended: {e}"))),
-        _ => Ok(()),
-    }
+    server.wait().await
 }
 
 /// Checks the directories and binds the listener.

@@ -23,7 +23,7 @@ use tower_http::cors::{AllowHeaders, Any, CorsLayer};
 use tower_http::services::ServeFile;
 
 use super::body::{Inner, Metered};
-use super::config::ServeConfig;
+use super::config::{MemoryFile, ServeConfig};
 use super::faults::{Decision, FaultState};
 use super::path::{segments, Lookup, Resolver};
 use super::stats::{RequestRecord, ServeStats};
@@ -134,6 +134,9 @@ async fn answer(
     let Some(segments) = segments(req.uri().path()) else {
         return Ok(text(StatusCode::BAD_REQUEST, "bad request path\n"));
     };
+    if let Some(file) = memory_file(&shared.config, req.uri().path(), &segments) {
+        return Ok(memory_answer(file, method == Method::HEAD));
+    }
     let mut found = shared.resolver.lookup(&segments).await;
     let fallback = shared.config.faults.missing_file_fallback.as_deref();
     if let (Lookup::Missing, Some(fallback)) = (&found, fallback.and_then(super::path::segments)) {
@@ -175,6 +178,51 @@ async fn answer(
         headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("none"));
     }
     Ok(resp)
+}
+
+/// The in-memory file a request path names: by its segments, or the index file for a path
+/// naming a directory (`/`, `/docs/`).
+fn memory_file<'a>(
+    config: &'a ServeConfig,
+    raw_path: &str,
+    segments: &[String],
+) -> Option<&'a MemoryFile> {
+    if config.memory_files.is_empty() {
+        return None;
+    }
+    let joined = segments.join("/");
+    let names_directory = segments.is_empty() || raw_path.ends_with('/');
+    match (&config.index, names_directory) {
+        (Some(index), true) => {
+            let name = if joined.is_empty() {
+                index.clone()
+            } else {
+                format!("{joined}/{index}")
+            };
+            config.memory_files.get(&name)
+        }
+        _ => config.memory_files.get(&joined),
+    }
+}
+
+/// An in-memory file, whole: its type and length, no body for `HEAD`.
+fn memory_answer(file: &MemoryFile, head: bool) -> Response<Inner> {
+    let bytes = if head {
+        Bytes::new()
+    } else {
+        file.bytes.clone()
+    };
+    let body = Full::new(bytes)
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut resp = Response::new(body);
+    let headers = resp.headers_mut();
+    if let Ok(kind) = HeaderValue::from_str(&file.content_type) {
+        headers.insert(header::CONTENT_TYPE, kind);
+    }
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(file.bytes.len()));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    resp
 }
 
 /// A strong entity tag of the file as it is now, from its size and modification time (as

@@ -65,6 +65,17 @@ struct ScanState {
     abort: AbortWatch,
     progress: ScanProgress,
     metrics: Arc<DeltaScanMetrics>,
+    /// `scan.skippedFiles`: made once at planning.
+    skipped: Vec<JsSkippedFile>,
+}
+
+/// One of `scan.skippedFiles`: a file the filter ruled out before reading. `path` is as
+/// written in the log (as in `table.files()`).
+#[derive(Debug, serde::Serialize)]
+struct JsSkippedFile {
+    path: String,
+    size: i64,
+    reason: crate::api::SkipReason,
 }
 
 /// `scan.metrics` in JS: the scan's counters as the Rust API reports them (its file selection
@@ -117,6 +128,15 @@ impl WasmScan {
             .ok_or_else(|| invalid_argument("this table's scan metadata is not loaded"))?
             .map_err(|e| js_error(&e))?;
         let metrics = scan.metrics();
+        let skipped = scan
+            .skipped_files()
+            .iter()
+            .map(|f| JsSkippedFile {
+                path: f.add.path.clone(),
+                size: f.add.size,
+                reason: f.reason,
+            })
+            .collect();
         let sizes = scan.tasks().iter().map(|task| task.size);
         let progress = ScanProgress::new(Arc::clone(&metrics), sizes, options.on_progress);
         let schema = scan.schema();
@@ -131,6 +151,7 @@ impl WasmScan {
             abort: AbortWatch::new(options.signal.as_ref()),
             progress,
             metrics,
+            skipped,
         });
         // An abort between two `next()` calls drops the stream at once.
         let weak = Rc::downgrade(&state);
@@ -207,6 +228,13 @@ impl WasmScan {
     #[wasm_bindgen(getter)]
     pub fn schema(&self) -> Result<JsValue, JsValue> {
         to_js(&arrow_fields(&self.state.schema))
+    }
+
+    /// The files the filter ruled out before reading: `[{ path, size, reason }]`, `reason`
+    /// `'partition'` (by partition values) or `'stats'` (by statistics), in the log's order.
+    #[wasm_bindgen(getter, js_name = skippedFiles)]
+    pub fn skipped_files(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.state.skipped)
     }
 
     /// What the scan did so far: the Rust `ScanMetricsSnapshot` (camelCase) and the progress of

@@ -140,6 +140,7 @@ async fn both_ways(
         .await
         .map_err(|e| e.to_string())?;
     let skipped = scan.file_selection().files_total - scan.file_selection().files_selected;
+    skipped_files_agree(&scan)?;
     let schema = scan.schema();
     let with = scan
         .into_stream()
@@ -262,6 +263,32 @@ const STRING_FILTER_TABLES: &[&str] = &[
 ];
 
 /// Rows, file selection and row groups pruned of a scan with `predicate` and output `types`.
+/// `skipped_files` names, file by file, what `file_selection` counts: each reason's count,
+/// no file twice, and with the files read every active file once.
+fn skipped_files_agree(scan: &delta_arrow_reader::DeltaScan) -> Result<(), String> {
+    use delta_arrow_reader::SkipReason;
+    let sel = scan.file_selection();
+    let listed = scan.skipped_files();
+    let count = |reason| listed.iter().filter(|f| f.reason == reason).count();
+    let counts = (count(SkipReason::Partition), count(SkipReason::Stats));
+    if counts != (sel.skipped_by_partition, sel.skipped_by_stats)
+        || listed.len() != counts.0 + counts.1
+    {
+        return Err(format!(
+            "skipped_files {counts:?} of {}, selection {sel:?}",
+            listed.len()
+        ));
+    }
+    let paths: std::collections::BTreeSet<&str> =
+        listed.iter().map(|f| f.add.path.as_str()).collect();
+    if paths.len() != listed.len() || sel.files_selected + listed.len() != sel.files_total {
+        return Err(format!(
+            "skipped files repeat or miss some: {paths:?}, selection {sel:?}"
+        ));
+    }
+    Ok(())
+}
+
 async fn filtered_scan(
     table: &DeltaTable,
     predicate: &Expr,

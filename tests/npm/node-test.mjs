@@ -195,6 +195,18 @@ await check('filter, columns, limit, batchSize, metrics', async () => {
   assertEq(m.filesInSnapshot, table.numFiles, 'metrics.filesInSnapshot');
   assert(m.filesPlanned < m.filesInSnapshot && m.filesSkippedByPartition > 0, `files skipped: ${JSON.stringify(m)}`);
   assertEq(m.filesPlanned + m.filesSkippedByPartition + m.filesSkippedByStats, m.filesInSnapshot, 'every file of the snapshot is planned or skipped once');
+  // skippedFiles names what the counts count: files of the snapshot, none twice, none read.
+  const skipped = scan.skippedFiles;
+  assertEq(skipped.filter((f) => f.reason === 'partition').length, m.filesSkippedByPartition, 'skippedFiles by partition');
+  assertEq(skipped.filter((f) => f.reason === 'stats').length, m.filesSkippedByStats, 'skippedFiles by stats');
+  const active = new Map((await table.files()).map((f) => [f.path, f]));
+  assertEq(new Set(skipped.map((f) => f.path)).size, skipped.length, 'each skipped file once');
+  for (const f of skipped) {
+    assert(active.has(f.path), `a skipped file is an active file: ${f.path}`);
+    assertEq(f.size, active.get(f.path).size, `size of ${f.path}`);
+    assert(active.get(f.path).partitionValues.part !== '0', `a skipped file cannot match part = 0: ${JSON.stringify(active.get(f.path).partitionValues)}`);
+  }
+  assertEq(table.scan().skippedFiles.length, 0, 'no filter, no skipped file');
   assert(m.requests > 0 && m.bytesReceived > 0, 'requests and bytes');
   assertEq(m.rowsEmitted, EXPECT[DV].filtered, 'rowsEmitted');
   assert(m.batchesEmitted >= EXPECT[DV].filtered, `batchSize 1: a batch per row at least: ${m.batchesEmitted}`);

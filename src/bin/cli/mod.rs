@@ -14,6 +14,8 @@ mod serve;
 mod sql;
 mod stats;
 mod terminal;
+#[cfg(feature = "serve")]
+mod view;
 #[cfg(feature = "distributed")]
 mod workers;
 
@@ -40,6 +42,10 @@ enum Command {
     /// Serve local tables over HTTP (byte ranges, CORS) for the browser.
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
+    /// Preview a table (or a folder of tables) in the browser: serves the previewer page
+    /// built into dar beside the tables, prints its address and opens it.
+    #[cfg(feature = "serve")]
+    View(view::ViewArgs),
     /// Version, protocol, partition columns, file count and size.
     Info(TableArgs),
     /// The table schema (Delta and Arrow types).
@@ -121,6 +127,8 @@ async fn run(command: Command) -> Result<(), DeltaError> {
         }
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::serve(&args).await,
+        #[cfg(feature = "serve")]
+        Command::View(args) => view::view(&args).await,
         Command::Export(args) => {
             let table = open(&args.table).await?;
             export::export(&table, &args).await

@@ -1,5 +1,6 @@
 //! `dar serve`: a static HTTP server for local tables (byte ranges, CORS, no directory
-//! listing), so a browser can preview them; it also serves the `www/` previewer when present.
+//! listing), so a browser can preview them; it also serves the previewer page under `/www/`
+//! (the one built into dar, or a folder given with `--www`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,7 +21,7 @@ pub struct ServeArgs {
     /// Added latency per request, to see how a page behaves on a slow network.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
-    /// Serve this folder under /www/ (default: the project's www/ folder when it exists).
+    /// Serve this folder under /www/ (default: the previewer page built into dar, if any).
     #[arg(long)]
     pub www: Option<PathBuf>,
     /// Print one line per request.
@@ -56,12 +57,14 @@ pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
     config.header_timeout = Duration::from_secs(args.header_timeout.max(1));
     config.max_connections = args.max_connections.max(1);
     config.max_connections_per_client = args.max_connections_per_client.max(1);
-    let www = args.www.clone().or_else(|| {
-        let bundled = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("www");
-        bundled.join("index.html").is_file().then_some(bundled)
-    });
-    if let Some(www) = www {
+    if let Some(www) = &args.www {
         config = config.with_mount("/www", www).with_index("index.html");
+    } else if !super::view::VIEWER_FILES.is_empty() {
+        config = config.with_index("index.html");
+        for (name, bytes) in super::view::VIEWER_FILES {
+            let kind = super::view::content_type(name);
+            config = config.with_memory_file(format!("www/{name}"), *bytes, kind);
+        }
     }
     run_forever(config).await.map_err(|e| DeltaError::Io {
         path: args.dir.display().to_string(),

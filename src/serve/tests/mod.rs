@@ -403,6 +403,46 @@ async fn index_file_when_configured() {
 }
 
 #[tokio::test]
+async fn memory_files_come_first_and_whole() {
+    let f = fixture();
+    let config = ServeConfig::new(&f.root)
+        .with_mount("/tables", &f.tables)
+        .with_index("index.html")
+        .with_memory_file(
+            "index.html",
+            &b"<p>embedded</p>"[..],
+            "text/html; charset=utf-8",
+        )
+        .with_memory_file("/app/viewer.wasm", &b"\0asm\x01"[..], "application/wasm");
+    let s = StaticServer::start(config).await.unwrap();
+    // The in-memory index wins over the root's index.html, at `/` and by name.
+    for path in ["/", "/index.html", "/?url=x"] {
+        let r = get(&s, path).await;
+        assert_eq!(
+            (r.status, r.body.as_slice()),
+            (200, &b"<p>embedded</p>"[..]),
+            "{path}"
+        );
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    }
+    // Whole even when a range is asked for; HEAD has the length and no body.
+    let r = get_range(&s, "/app/viewer.wasm", "bytes=0-1").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"\0asm\x01"[..]));
+    assert_eq!(r.header("content-type"), Some("application/wasm"));
+    let r = request(&s, "HEAD", "/app/viewer.wasm", "").await;
+    assert_eq!((r.status, r.header("content-length")), (200, Some("5")));
+    assert!(r.body.is_empty());
+    // Everything else is still found on disk, and a directory without an embedded index is
+    // not answered with one.
+    assert_eq!(get(&s, "/digits.bin").await.body, DIGITS);
+    assert_eq!(get(&s, "/tables/t/part-0.parquet").await.status, 200);
+    assert_eq!(get(&s, "/app/").await.status, 404);
+    assert_eq!(get(&s, "/app/missing.js").await.status, 404);
+    assert_eq!(get(&s, "/../index.html").await.status, 400);
+}
+
+#[tokio::test]
 async fn path_traversal_is_refused() {
     let f = fixture();
     let s = serve(&f).await;

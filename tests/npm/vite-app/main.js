@@ -56,6 +56,17 @@ async function inWorker(name, table, rows) {
     for await (const chunk of (await remote.scan()).batches()) batched += tableFromIPC(chunk).numRows;
     agree(name, 'the worker batches()', batched, rows);
     if ((await remote.files()).length !== table.numFiles) throw new Error(`${name}: worker files()`);
+    // The worker's scan plans the same files out as one on this thread.
+    const part = table.partitionColumns.find((c) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(c));
+    if (part !== undefined) {
+      const filter = `${part} is null`;
+      const local = table.scan({ filter });
+      const there = await remote.scan({ filter });
+      const [a, b] = [JSON.stringify(local.skippedFiles), JSON.stringify(there.skippedFiles)];
+      local.free();
+      there.cancel();
+      if (a !== b || local.skippedFiles === undefined) throw new Error(`${name}: skippedFiles in the worker ${b}, on the page ${a}`);
+    }
     const controller = new AbortController();
     const cancelled = await remote.scan({ batchSize: 1, signal: controller.signal });
     await cancelled.next();
