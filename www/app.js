@@ -1,63 +1,22 @@
-// The previewer page: open a table (URL, served list, time travel), show its facts and
-// schema, read the first rows into a grid with progress and Cancel, report the last
-// action's requests and bytes, and show every error in the page.
+// The viewer page: open a table (URL, served list, version box and slider, time), show its
+// facts and schema, read the whole result into the virtual grid as it streams in (progress,
+// Cancel), report the last action's requests, bytes and skipped files, and show every error
+// in the page. The result view (view.js) owns what is done with the rows.
 
-import {
-  formatBytes,
-  formatCell,
-  formatCount,
-  formatDuration,
-  formatInstant,
-  plural,
-} from './format.js';
-import { coded, describeTable, isAbort, listFiles, loadLibraries, openTableOffThread, tableMetrics } from './reader.js';
-
-/** Rows rendered in the grid at most; a read may return more (up to the row limit). */
-const GRID_ROWS = 200;
-/** Data files listed at most in the files panel. */
-const FILE_ROWS = 500;
-
-const $ = (id) => document.getElementById(id);
-const el = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  for (const c of children) node.append(c);
-  return node;
-};
+import { readAddress, servedTables, writeAddress } from './address.js';
+import { $, el } from './dom.js';
+import { formatBytes, formatCount, formatDuration, plural } from './format.js';
+import { renderFiles, renderInfo, selectedColumns, tickAll } from './info.js';
+import { coded, describeTable, isAbort, loadReader, openTable, tableMetrics } from './reader.js';
+import { renderSkipped, skippedOf } from './skipped.js';
+import { VersionSlider } from './versions.js';
+import { ResultView } from './view.js';
 
 const ui = {
-  libStatus: $('lib-status'),
   error: $('error'),
-  openForm: $('open-form'),
-  pickField: $('pick-field'),
-  pick: $('table-pick'),
   url: $('url'),
   version: $('version'),
   timestamp: $('timestamp'),
-  open: $('open'),
-  latest: $('latest'),
-  info: $('info'),
-  infoVersion: $('info-version'),
-  infoVersionNote: $('info-version-note'),
-  infoCommitted: $('info-committed'),
-  committedRow: [...document.querySelectorAll('.committed-row')],
-  infoProtocol: $('info-protocol'),
-  infoPartitions: $('info-partitions'),
-  infoFiles: $('info-files'),
-  filesDetails: $('files-details'),
-  filesBody: $('files-body'),
-  infoLog: $('info-log'),
-  infoLogRow: [...document.querySelectorAll('.log-row')],
-  infoRows: $('info-rows'),
-  infoRowsRow: [...document.querySelectorAll('.rows-row')],
-  infoDescription: $('info-description'),
-  infoDescriptionRow: [...document.querySelectorAll('.description-row')],
-  propertiesDetails: $('properties-details'),
-  propertiesBody: $('properties-body'),
-  schemaCard: $('schema-card'),
-  schemaBody: $('schema-body'),
-  colsAll: $('cols-all'),
-  colsNone: $('cols-none'),
-  readForm: $('read-form'),
   filter: $('filter'),
   limit: $('limit'),
   read: $('read'),
@@ -67,16 +26,16 @@ const ui = {
   rowCount: $('row-count'),
   status: $('status'),
   metrics: $('metrics'),
-  grid: $('grid'),
+  pick: $('table-pick'),
 };
 
 const state = {
-  lib: null, // { DeltaTable, arrow }
+  ready: false,
   table: null, // the open table: in the package's Web Worker (RemoteDeltaTable), or a DeltaTable
   info: null, // describeTable(table)
   url: '',
-  latestVersion: null, // per URL, learned when opened without time travel
-  action: null, // { controller, kind, id }
+  latestVersion: null, // of state.url, learned from an open without time travel
+  action: null, // { controller, kind, id, started }
   actionSeq: 0,
 };
 
@@ -90,14 +49,7 @@ function showError(err, what) {
     el('code', { className: 'code', textContent: code }),
     ' ',
     el('span', { className: 'message', textContent: message }),
-    el('button', {
-      type: 'button',
-      className: 'close',
-      textContent: '×',
-      title: 'Dismiss',
-      ariaLabel: 'Dismiss the error',
-      onclick: clearError,
-    }),
+    el('button', { type: 'button', className: 'close', textContent: '×', title: 'Dismiss', ariaLabel: 'Dismiss the error', onclick: clearError }),
   );
   ui.error.dataset.code = code;
   ui.error.hidden = false;
@@ -118,11 +70,13 @@ function setStatus(text, kind = '') {
 window.addEventListener('error', (e) => showError(e.error ?? e.message, 'Unexpected error'));
 window.addEventListener('unhandledrejection', (e) => showError(e.reason, 'Unexpected error'));
 
+const view = new ResultView({ status: setStatus, error: showError });
+
 // ---------------------------------------------------------------- actions
 
 /** Starts an action (open or read): aborts the running one, shows progress and Cancel. */
 function beginAction(kind) {
-  if (state.action) state.action.controller.abort();
+  state.action?.controller.abort();
   const action = { controller: new AbortController(), kind, id: ++state.actionSeq, started: performance.now() };
   state.action = action;
   clearError();
@@ -136,19 +90,19 @@ function beginAction(kind) {
   ui.metrics.querySelector(`[data-kind="${kind}"]`)?.remove();
   delete ui.rowCount.dataset.rows;
   delete ui.status.dataset.cancelled;
-  startResourceCount();
+  performance.setResourceTimingBufferSize?.(100000);
+  performance.clearResourceTimings?.();
   return action;
 }
 
 function endAction(action) {
-  if (state.action !== action) return false;
+  if (state.action !== action) return;
   state.action = null;
   ui.cancel.disabled = true;
   ui.progress.hidden = true;
   ui.progressText.textContent = '';
   document.body.classList.remove('busy');
   ui.read.disabled = !state.table;
-  return true;
 }
 
 const current = (action) => state.action === action;
@@ -163,54 +117,50 @@ function onProgress(action, p) {
     ui.progress.max = p.filesTotal;
     ui.progress.value = Math.min(p.filesDone, p.filesTotal);
   }
-  const parts = [];
-  parts.push(`${formatCount(p.filesDone)} of ${plural(p.filesTotal, 'file')}`);
-  parts.push(`${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}`);
-  ui.progressText.textContent = parts.join(' · ');
+  ui.progressText.textContent = `${formatCount(p.filesDone)} of ${plural(p.filesTotal, 'file')} · ${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}`;
 }
 
-// Requests seen by the browser during an open that failed, which leaves no table to ask for
-// its metrics (same-origin sizes only: other origins hide them without Timing-Allow-Origin).
-function startResourceCount() {
-  performance.setResourceTimingBufferSize?.(100000);
-  performance.clearResourceTimings?.();
-}
-
+/** Requests this page saw for `url` (a failed open on this thread leaves no table to ask). */
 async function resourceCount(url) {
-  // Entries reach the timeline a little after their fetch has settled.
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const entries = performance
-    .getEntriesByType('resource')
-    .filter((e) => e.name.startsWith(url) && e.initiatorType === 'fetch');
+  await new Promise((resolve) => setTimeout(resolve, 50)); // entries land a little later
+  const entries = performance.getEntriesByType('resource').filter((e) => e.name.startsWith(url) && e.initiatorType === 'fetch');
   const bytes = entries.reduce((sum, e) => sum + (e.encodedBodySize || 0), 0);
   return { requests: entries.length, bytesReceived: bytes || undefined };
 }
 
-/**
- * Shows the last open's or read's line: `m` is `table.metrics` (`TableMetrics`) or
- * `scan.metrics` (`ScanMetrics`), or what resourceCount saw of a failed open.
- */
+/** The last open's or read's line: `m` is `TableMetrics` or `ScanMetrics` (index.d.ts). */
 function showMetrics(kind, m, started) {
-  const parts = [`${formatDuration(performance.now() - started)}`];
-  parts.push(plural(m.requests, 'request'));
+  const parts = [formatDuration(performance.now() - started), plural(m.requests, 'request')];
   if (m.bytesReceived !== undefined) parts.push(`${formatBytes(m.bytesReceived)} fetched`);
   if (kind === 'read') {
     const skipped = m.filesSkippedByPartition + m.filesSkippedByStats;
     parts.push(`${formatCount(skipped)} of ${formatCount(m.filesInSnapshot)} ${m.filesInSnapshot === 1 ? 'file' : 'files'} skipped`);
     parts.push(`${plural(m.rowGroupsPruned, 'row group')} skipped`);
   }
-  const line = el(
-    'span',
-    { className: 'metric-line' },
-    el('span', { className: 'metric-kind', textContent: `Last ${kind}: ` }),
-    parts.join(' · '),
-  );
+  const line = el('span', { className: 'metric-line' }, el('span', { className: 'metric-kind', textContent: `Last ${kind}: ` }), parts.join(' · '));
   line.dataset.kind = kind;
   line.dataset.requests = m.requests ?? '';
   line.dataset.bytes = m.bytesReceived ?? '';
   ui.metrics.querySelector(`[data-kind="${kind}"]`)?.remove();
   if (kind === 'open') ui.metrics.prepend(line);
   else ui.metrics.append(line);
+}
+
+async function finishFailed(action, err, what, url = state.url) {
+  if (!current(action)) return;
+  if (isAbort(err) || action.controller.signal.aborted) {
+    setStatus(`Cancelled: the ${action.kind === 'open' ? 'table was not opened' : 'read stopped'} after ${formatDuration(performance.now() - action.started)}.`, 'warn');
+    ui.status.dataset.cancelled = 'true';
+  } else {
+    showError(err, what);
+    const previous = action.kind === 'open' && state.table ? ` (still showing version ${state.info.version} of ${state.url})` : '';
+    setStatus(`${what}${previous}.`, 'bad');
+  }
+  if (action.kind === 'open') {
+    // Opened in the worker: its own timeline counted the requests (see the package's worker.js).
+    const counted = err?.requests !== undefined ? { requests: err.requests, bytesReceived: err.bytesReceived } : await resourceCount(url || location.origin);
+    if (current(action)) showMetrics('open', counted, action.started);
+  }
 }
 
 // ---------------------------------------------------------------- open
@@ -237,12 +187,38 @@ function timeTravel() {
     if (!/^\d+$/.test(v)) throw coded('invalid_argument', `a version is a whole number ≥ 0, not '${v}'`);
     return { version: Number(v) };
   }
-  if (t) return { timestamp: t };
-  return {};
+  return t ? { timestamp: t } : {};
 }
 
-async function openTable({ autoRead = true } = {}) {
-  if (!state.lib) return;
+const slider = new VersionSlider({
+  range: $('version-slider'),
+  output: $('version-slider-value'),
+  field: $('slider-field'),
+  onPick: (version) => {
+    ui.version.value = String(version);
+    ui.timestamp.value = '';
+    open();
+  },
+});
+
+/** Learns the latest version of `url` with an open of its own (the page was opened at an
+ * older one), for the slider and the "latest is" note. */
+async function learnLatest(url) {
+  try {
+    const latest = await openTable(url, {});
+    const version = latest.version;
+    latest.free();
+    if (state.url !== url || state.latestVersion !== null) return;
+    state.latestVersion = version;
+    renderInfo(state.info, version, true);
+    slider.set(version, state.info.version);
+  } catch {
+    // The slider stays hidden; the version box still works.
+  }
+}
+
+async function open({ autoRead = true } = {}) {
+  if (!state.ready) return;
   const action = beginAction('open');
   let url;
   try {
@@ -250,20 +226,20 @@ async function openTable({ autoRead = true } = {}) {
     ui.url.value = url;
     const travel = timeTravel();
     setStatus(`Opening ${url}…`);
-    // In the package's Web Worker: a long read never freezes the page (or its Cancel button).
-    const table = await openTableOffThread(state.lib, url, { ...travel, signal: action.controller.signal });
-    if (!current(action)) return;
+    const table = await openTable(url, { ...travel, signal: action.controller.signal });
+    if (!current(action)) return table.free();
     const info = await describeTable(table);
-    if (!current(action)) return;
+    if (!current(action)) return table.free();
     const sameTable = state.url === url;
     if (!sameTable) state.latestVersion = null;
-    if (travel.version === undefined && travel.timestamp === undefined) state.latestVersion = info.version;
+    const latestOpen = travel.version === undefined && travel.timestamp === undefined;
+    if (latestOpen) state.latestVersion = info.version;
     state.table?.free();
-    state.table = table;
-    state.info = info;
-    state.url = url;
-    renderInfo(info, sameTable);
-    updateLocation();
+    Object.assign(state, { table, info, url });
+    renderInfo(info, state.latestVersion, sameTable);
+    slider.set(state.latestVersion, info.version);
+    if (state.latestVersion === null) learnLatest(url);
+    writeAddress({ url, version: ui.version.value.trim(), timestamp: ui.timestamp.value.trim(), filter: ui.filter.value.trim() });
     showMetrics('open', await tableMetrics(table), action.started);
     setStatus(`Opened version ${info.version}.`);
     syncPick(url);
@@ -273,322 +249,101 @@ async function openTable({ autoRead = true } = {}) {
   } finally {
     endAction(action);
   }
-  if (autoRead) await readRows();
-}
-
-async function finishFailed(action, err, what, url = state.url) {
-  if (!current(action)) return;
-  if (isAbort(err) || action.controller.signal.aborted) {
-    setStatus(`Cancelled: the ${action.kind === 'open' ? 'table was not opened' : 'read stopped'} after ${formatDuration(performance.now() - action.started)}.`, 'warn');
-    ui.status.dataset.cancelled = 'true';
-  } else {
-    showError(err, what);
-    const previous = action.kind === 'open' && state.table ? ` (still showing version ${state.info.version} of ${state.url})` : '';
-    setStatus(`${what}${previous}.`, 'bad');
-  }
-  if (action.kind === 'open') {
-    // Opened in the worker: its own timeline counted the requests (see the package's worker.js).
-    const counted = err?.requests !== undefined ? { requests: err.requests, bytesReceived: err.bytesReceived } : await resourceCount(url || location.origin);
-    if (current(action)) showMetrics('open', counted, action.started);
-  }
+  if (autoRead) await read();
 }
 
 // ---------------------------------------------------------------- read
 
-function selectedColumns() {
-  const boxes = [...ui.schemaBody.querySelectorAll('input[type=checkbox]')];
-  const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
-  return chosen.length === boxes.length ? undefined : chosen;
+function readOptions(action) {
+  const columns = selectedColumns();
+  if (columns && columns.length === 0) throw coded('invalid_argument', 'tick at least one column to read');
+  const filter = ui.filter.value.trim();
+  const limitText = ui.limit.value.trim();
+  const limit = limitText ? Number(limitText) : undefined;
+  if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
+    throw coded('invalid_argument', `the row limit is a whole number ≥ 1 (or empty for none), not '${limitText}'`);
+  }
+  const options = { signal: action.controller.signal, onProgress: (p) => onProgress(action, p) };
+  if (columns) options.columns = columns;
+  if (filter) options.filter = filter;
+  if (limit !== undefined) options.limit = limit;
+  return options;
 }
 
-async function readRows() {
+let lastRead = { url: '', version: null };
+let countFrame = 0;
+
+/** Shows the row count, at most once a frame while rows stream in. */
+function showCount(text) {
+  if (countFrame) return;
+  countFrame = requestAnimationFrame(() => {
+    countFrame = 0;
+    ui.rowCount.textContent = text();
+  });
+}
+
+async function read() {
   if (!state.table) return;
   const action = beginAction('read');
-  const { arrow } = state.lib;
   let scan;
-  const result = { fields: null, rows: [], total: 0, renderedAt: performance.now() };
+  const info = state.info;
   try {
-    const columns = selectedColumns();
-    if (columns && columns.length === 0) throw coded('invalid_argument', 'tick at least one column to read');
-    const filter = ui.filter.value.trim();
-    const limitText = ui.limit.value.trim();
-    const limit = limitText ? Number(limitText) : undefined;
-    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
-      throw coded('invalid_argument', `the row limit is a whole number ≥ 1, not '${limitText}'`);
-    }
+    const options = readOptions(action);
     setStatus('Reading…');
-    const options = { signal: action.controller.signal, onProgress: (p) => onProgress(action, p) };
-    if (columns) options.columns = columns;
-    if (filter) options.filter = filter;
-    if (limit !== undefined) options.limit = limit;
+    renderSkipped($('skipped'), null, '');
     scan = await state.table.scan(options);
-    if (!current(action)) {
-      scan.cancel();
-      return;
-    }
-
-    const labels = arrowTypeLabels(scan);
-    // Batch by batch: each chunk of batches() is a complete IPC stream, shown as it comes.
-    for await (const bytes of scan.batches()) {
+    if (!current(action)) return scan.cancel();
+    const sameTable = lastRead.url === state.url;
+    lastRead = { url: state.url, version: info.version };
+    view.begin(
+      {
+        arrowTypes: new Map(scan.outputSchema.fields.map((f) => [f.name, f.arrowType])),
+        deltaTypes: new Map(info.fields.map((f) => [f.name, f.deltaType])),
+        table: state.url,
+        version: info.version,
+      },
+      sameTable,
+    );
+    // The scan is one Arrow IPC stream; each piece is decoded as it arrives (result.js).
+    for await (const piece of scan) {
       if (!current(action)) return;
-      const batch = arrow.tableFromIPC(bytes);
-      if (!result.fields) {
-        result.fields = batch.schema.fields.map((f) => ({ name: f.name, type: f.type, label: labels.get(f.name) }));
-      }
-      const take = Math.min(batch.numRows, GRID_ROWS - result.rows.length);
-      if (take > 0) {
-        const vectors = result.fields.map((_, j) => batch.getChildAt(j));
-        for (let i = 0; i < take; i++) {
-          result.rows.push(result.fields.map((f, j) => formatCell(vectors[j]?.get(i), f.type, arrow.Type)));
-        }
-      }
-      result.total += batch.numRows;
-      ui.rowCount.textContent = `${formatCount(result.total)} so far`;
-      // Show rows as they come, re-rendering at most every 150 ms.
-      if (take > 0 && performance.now() - result.renderedAt > 150) {
-        renderGrid(result.fields, result.rows);
-        result.renderedAt = performance.now();
-      }
+      view.addPiece(piece);
+      showCount(() => `${formatCount(view.rowCount)} so far`);
     }
     if (!current(action)) return;
-    if (!result.fields) {
-      result.fields = state.info.fields
-        .filter((f) => !columns || columns.includes(f.name))
-        .map((f) => ({ name: f.name, type: null, label: f.arrowType }));
-    }
-    renderGrid(result.fields, result.rows);
-    const { total, rows } = result;
-    const limited = limit !== undefined && total >= limit;
+    const total = view.rowCount;
+    const limited = options.limit !== undefined && total >= options.limit;
+    cancelAnimationFrame(countFrame);
+    countFrame = 0;
     ui.rowCount.textContent = `${formatCount(total)}${limited ? ' (limit reached)' : ''}`;
     ui.rowCount.dataset.rows = String(total);
-    const shown = total > rows.length ? `; showing the first ${formatCount(rows.length)}` : '';
-    setStatus(`${plural(total, 'row')} read from version ${state.info.version}${filter ? ' matching the filter' : ''}${shown}.`, 'good');
     showMetrics('read', scan.metrics, action.started);
-    updateLocation();
+    renderSkipped($('skipped'), skippedOf(scan), options.filter ?? '');
+    writeAddress({ filter: ui.filter.value.trim() });
+    const sorted = await view.end();
+    if (!current(action)) return;
+    setStatus(`${plural(total, 'row')} read from version ${info.version}${options.filter ? ' matching the filter' : ''}${sorted ? `, ${sorted}` : ''}.`, 'good');
   } catch (err) {
-    if (current(action) && result.fields) {
-      // Keep what was read before the cancel or the error on screen.
-      renderGrid(result.fields, result.rows);
-      ui.rowCount.textContent = `${formatCount(result.total)} before ${isAbort(err) ? 'Cancel' : 'the error'}`;
-    } else if (current(action)) {
-      ui.rowCount.textContent = '';
+    if (current(action)) {
+      cancelAnimationFrame(countFrame);
+      countFrame = 0;
+      ui.rowCount.textContent = view.rowCount ? `${formatCount(view.rowCount)} before ${isAbort(err) ? 'Cancel' : 'the error'}` : '';
+      await finishFailed(action, err, 'Could not read the rows');
+      if (scan) showMetrics('read', scan.metrics, action.started);
+      await view.end(isAbort(err) ? 'Cancelled before any row arrived.' : 'No rows.');
     }
-    await finishFailed(action, err, 'Could not read the rows');
-    if (current(action) && scan) showMetrics('read', scan.metrics, action.started);
   } finally {
     endAction(action);
     scan?.cancel();
   }
 }
 
-// ---------------------------------------------------------------- rendering
-
-function chip(text, cls = '') {
-  return el('span', { className: `chip ${cls}`.trim(), textContent: text });
-}
-
-/** The min, max and null-count cells of a column: `≤ min` and `≥ max` when some file has
- * no bounds (the true extremes may lie there, so the table's minimum is at most the one
- * shown, its maximum at least). */
-function statCells(stats) {
-  const bound = (value, sign) => (value === null || value === undefined ? '' : stats.complete ? value : `${sign} ${value}`);
-  const title = stats ? `${stats.filesWithBounds} file(s) with bounds${stats.complete ? ' (all)' : ''}` : 'no statistics';
-  return [
-    el('td', { className: 'type stat', textContent: stats ? bound(stats.min, '≤') : '', title }),
-    el('td', { className: 'type stat', textContent: stats ? bound(stats.max, '≥') : '', title }),
-    el('td', { className: 'num stat', textContent: stats?.nullCount === null || !stats ? '' : formatCount(stats.nullCount), title }),
-  ];
-}
-
-function renderInfo(info, sameTable) {
-  $('placeholder').hidden = true;
-  ui.info.hidden = false;
-  ui.schemaCard.hidden = false;
-  ui.infoVersion.textContent = String(info.version);
-  ui.infoVersion.dataset.version = String(info.version);
-  const notes = [];
-  if (state.latestVersion !== null && state.latestVersion !== info.version) notes.push(`latest is ${state.latestVersion}`);
-  else if (state.latestVersion === info.version) notes.push('latest');
-  ui.infoVersionNote.textContent = notes.length ? `(${notes.join(', ')})` : '';
-  const committed = info.timestamp === null ? '' : typeof info.timestamp === 'number' ? formatInstant(info.timestamp, true) : String(info.timestamp);
-  ui.infoCommitted.textContent = committed;
-  ui.committedRow.forEach((n) => (n.hidden = !committed));
-  ui.version.max = state.latestVersion ?? '';
-
-  const pr = info.protocol;
-  const features = [...new Set([...pr.readerFeatures, ...pr.writerFeatures])];
-  ui.infoProtocol.replaceChildren(
-    el('span', { textContent: `reader ${pr.reader ?? '?'} · writer ${pr.writer ?? '?'}` }),
-    ...(features.length ? [el('br')] : []),
-    ...features.map((f) =>
-      chip(f, pr.readerFeatures.includes(f) ? 'reader' : 'writer'),
-    ),
-  );
-  if (features.length) {
-    ui.infoProtocol.title = 'Blue: reader features (needed to read). Grey: writer-only features.';
-  }
-  ui.infoPartitions.replaceChildren(
-    ...(info.partitionColumns.length ? info.partitionColumns.map((c) => chip(c, 'part')) : [el('span', { className: 'muted', textContent: 'not partitioned' })]),
-  );
-  ui.infoFiles.textContent = `${plural(info.numFiles, 'file')} · ${formatBytes(info.totalBytes)}`;
-  ui.infoFiles.dataset.files = String(info.numFiles);
-  const log = info.loadInfo;
-  if (log) {
-    const parts = [];
-    parts.push(log.checkpointVersion !== null && log.checkpointVersion !== undefined ? `checkpoint ${log.checkpointVersion}` : 'no checkpoint');
-    if (log.logFilesRead !== undefined) parts.push(plural(log.logFilesRead, 'log file') + ' read');
-    if (log.discovery) parts.push(`found by ${log.discovery}`);
-    if (info.columnMapping && info.columnMapping !== 'none') parts.push(`column mapping: ${info.columnMapping}`);
-    ui.infoLog.textContent = parts.join(' · ');
-  }
-  ui.infoLogRow.forEach((n) => (n.hidden = !log));
-  const profile = info.profile;
-  const rows = profile?.numRecords;
-  ui.infoRows.textContent =
-    rows === null || rows === undefined
-      ? ''
-      : `${profile.countsExact ? '' : 'at most '}${formatCount(rows)} (from the log's statistics${profile.countsExact ? '' : '; deleted rows may be counted'})`;
-  ui.infoRowsRow.forEach((n) => (n.hidden = !ui.infoRows.textContent));
-  ui.infoDescription.textContent = info.description ?? '';
-  ui.infoDescriptionRow.forEach((n) => (n.hidden = !info.description));
-  const properties = Object.entries(info.configuration).sort(([a], [b]) => a.localeCompare(b));
-  ui.propertiesBody.replaceChildren(
-    ...properties.map(([k, v]) => el('tr', {}, el('td', { className: 'path', textContent: k }), el('td', { textContent: v }))),
-  );
-  ui.propertiesDetails.hidden = properties.length === 0;
-  ui.filesBody.replaceChildren();
-  if (ui.filesDetails.open) renderFiles();
-
-  // Keep the column choice on the same table (time travel), not across tables.
-  const previous = new Map(
-    sameTable ? [...ui.schemaBody.querySelectorAll('input[type=checkbox]')].map((b) => [b.value, b.checked]) : [],
-  );
-  ui.schemaBody.replaceChildren(
-    ...info.fields.map((f, i) => {
-      const id = `col-${i}`;
-      const box = el('input', { type: 'checkbox', id, value: f.name, checked: previous.get(f.name) ?? true });
-      return el(
-        'tr',
-        {},
-        el('td', {}, box),
-        el(
-          'td',
-          {},
-          el('label', { htmlFor: id, textContent: f.name }),
-          ...(f.partition ? [' ', chip('partition', 'part small')] : []),
-          ...(f.nullable ? [] : [' ', chip('not null', 'small')]),
-        ),
-        el('td', { className: 'type', textContent: f.deltaType, title: f.deltaType }),
-        el('td', { className: 'type', textContent: f.arrowType, title: f.arrowType }),
-        ...statCells(f.stats),
-      );
-    }),
-  );
-  ui.read.disabled = false;
-}
-
-/** Fills the data files panel (on demand: a table may have very many files). */
-async function renderFiles() {
-  if (!state.table || ui.filesBody.childElementCount) return;
-  let files;
-  try {
-    files = await listFiles(state.table);
-    if (ui.filesBody.childElementCount) return;
-  } catch (err) {
-    showError(err, 'Could not list the files');
-    return;
-  }
-  const rows = files.slice(0, FILE_ROWS).map((f) => {
-    const pv = Object.entries(f.partitionValues ?? {}).map(([k, v]) => `${k}=${v ?? 'null'}`).join(', ');
-    return el(
-      'tr',
-      {},
-      el('td', { className: 'path', textContent: decodeURIComponentSafe(f.path), title: f.path }),
-      el('td', { className: 'num', textContent: formatBytes(f.size) }),
-      el('td', { textContent: pv }),
-      el('td', { textContent: f.deletionVector ? 'yes' : '' }),
-    );
-  });
-  if (files.length > FILE_ROWS) {
-    rows.push(el('tr', {}, el('td', { colSpan: 4, className: 'muted', textContent: `… and ${formatCount(files.length - FILE_ROWS)} more` })));
-  }
-  if (!files.length) rows.push(el('tr', {}, el('td', { colSpan: 4, className: 'muted', textContent: 'No data files.' })));
-  ui.filesBody.replaceChildren(...rows);
-}
-
-function decodeURIComponentSafe(s) {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
-function renderGrid(fields, rows) {
-  const head = el(
-    'tr',
-    {},
-    el('th', { scope: 'col', className: 'rownum', textContent: '#' }),
-    ...fields.map((f) =>
-      el('th', { scope: 'col' }, el('span', { className: 'colname', textContent: f.name }), el('span', { className: 'coltype', textContent: f.label ?? shortType(f.type) })),
-    ),
-    el('td', { className: 'fill', ariaHidden: 'true' }),
-  );
-  const body = document.createDocumentFragment();
-  rows.forEach((cells, i) => {
-    const tr = el('tr', {}, el('th', { scope: 'row', className: 'rownum', textContent: String(i + 1) }));
-    for (const c of cells) {
-      const td = el('td', { className: c.kind, textContent: c.text });
-      if (c.title) td.title = c.title;
-      tr.append(td);
-    }
-    tr.append(el('td', { className: 'fill', ariaHidden: 'true' }));
-    body.append(tr);
-  });
-  const tbody = el('tbody');
-  tbody.append(body);
-  if (rows.length === 0) {
-    tbody.append(el('tr', {}, el('td', { colSpan: fields.length + 2, className: 'empty', textContent: 'No rows.' })));
-  }
-  ui.grid.replaceChildren(el('thead', {}, head), tbody);
-}
-
-/** Arrow type names as the reader prints them (`Decimal128(10, 2)`), by column name. */
-function arrowTypeLabels(scan) {
-  return new Map(scan.outputSchema.fields.map((f) => [f.name, f.arrowType]));
-}
-
-function shortType(type) {
-  return type ? String(type) : '';
-}
-
-// ---------------------------------------------------------------- served tables, URL state
-
-async function servedTables() {
-  const params = new URLSearchParams(location.search);
-  const fromQuery = params.get('tables');
-  if (fromQuery) return fromQuery.split(',').map((s) => s.trim()).filter(Boolean).map((name) => ({ name, url: new URL(`/${name.replace(/^\/+|\/+$/g, '')}/`, location.origin).href }));
-  try {
-    const res = await fetch(new URL('/tables.json', location.origin), { cache: 'no-store' });
-    if (!res.ok) return [];
-    const json = await res.json();
-    const list = Array.isArray(json) ? json : json?.tables ?? [];
-    return list
-      .map((t) => (typeof t === 'string' ? { name: t } : t))
-      .filter((t) => t && (t.name || t.url))
-      .map((t) => ({
-        name: t.name ?? t.url,
-        url: new URL(t.url ?? `/${String(t.name).replace(/^\/+|\/+$/g, '')}/`, location.origin).href,
-      }));
-  } catch {
-    return [];
-  }
-}
+// ---------------------------------------------------------------- served tables
 
 function fillPick(tables) {
   if (!tables.length) return;
   ui.pick.append(...tables.map((t) => el('option', { value: t.url, textContent: t.name })));
-  ui.pickField.hidden = false;
+  $('pick-field').hidden = false;
 }
 
 function syncPick(url) {
@@ -596,27 +351,16 @@ function syncPick(url) {
   ui.pick.value = match ? url : '';
 }
 
-function updateLocation() {
-  const params = new URLSearchParams(location.search);
-  const set = (k, v) => (v ? params.set(k, v) : params.delete(k));
-  set('url', state.url);
-  set('version', ui.version.value.trim());
-  set('timestamp', ui.timestamp.value.trim());
-  set('filter', ui.filter.value.trim());
-  const query = params.toString();
-  history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
-}
-
 // ---------------------------------------------------------------- wiring
 
-ui.openForm.addEventListener('submit', (e) => {
+$('open-form').addEventListener('submit', (e) => {
   e.preventDefault();
-  openTable();
+  open();
 });
-ui.latest.addEventListener('click', () => {
+$('latest').addEventListener('click', () => {
   ui.version.value = '';
   ui.timestamp.value = '';
-  openTable();
+  open();
 });
 ui.pick.addEventListener('change', () => {
   if (!ui.pick.value) return;
@@ -624,7 +368,7 @@ ui.pick.addEventListener('change', () => {
   ui.version.value = '';
   ui.timestamp.value = '';
   ui.filter.value = '';
-  openTable();
+  open();
 });
 ui.version.addEventListener('input', () => {
   if (ui.version.value) ui.timestamp.value = '';
@@ -632,44 +376,46 @@ ui.version.addEventListener('input', () => {
 ui.timestamp.addEventListener('input', () => {
   if (ui.timestamp.value) ui.version.value = '';
 });
-ui.readForm.addEventListener('submit', (e) => {
+$('read-form').addEventListener('submit', (e) => {
   e.preventDefault();
-  readRows();
+  read();
 });
-ui.filesDetails.addEventListener('toggle', () => {
-  if (ui.filesDetails.open) renderFiles();
+$('files-details').addEventListener('toggle', () => {
+  if ($('files-details').open) renderFiles(state.table).catch((err) => showError(err, 'Could not list the files'));
 });
 ui.cancel.addEventListener('click', () => state.action?.controller.abort());
 document.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape' && state.action) state.action.controller.abort();
+  if (e.key !== 'Escape') return;
+  if (view.panel.isOpen) view.panel.close();
+  else state.action?.controller.abort();
 });
-ui.colsAll.addEventListener('click', () => ui.schemaBody.querySelectorAll('input[type=checkbox]').forEach((b) => (b.checked = true)));
-ui.colsNone.addEventListener('click', () => ui.schemaBody.querySelectorAll('input[type=checkbox]').forEach((b) => (b.checked = false)));
+$('cols-all').addEventListener('click', () => tickAll(true));
+$('cols-none').addEventListener('click', () => tickAll(false));
 
 async function start() {
-  const params = new URLSearchParams(location.search);
-  const [libs, tables] = await Promise.allSettled([loadLibraries(), servedTables()]);
+  const address = readAddress();
+  const [reader, tables] = await Promise.allSettled([loadReader(), servedTables()]);
   if (tables.status === 'fulfilled') fillPick(tables.value);
-  if (libs.status === 'rejected') {
-    ui.libStatus.textContent = 'Reader not loaded';
-    ui.libStatus.classList.add('bad');
-    showError(libs.reason, 'Could not load the reader');
+  const status = $('lib-status');
+  if (reader.status === 'rejected') {
+    status.textContent = 'Reader not loaded';
+    status.classList.add('bad');
+    showError(reader.reason, 'Could not load the reader');
     setStatus('The reader could not be loaded.', 'bad');
     return;
   }
-  state.lib = libs.value;
-  ui.open.disabled = false;
-  ui.latest.disabled = false;
-  ui.libStatus.textContent = libs.value.version ? `Reader ${libs.value.version} ready` : 'Reader ready';
-  ui.libStatus.classList.add('good');
+  state.ready = true;
+  $('open').disabled = false;
+  $('latest').disabled = false;
+  status.textContent = reader.value.version ? `Reader ${reader.value.version} ready` : 'Reader ready';
+  status.classList.add('good');
   document.body.dataset.ready = 'true';
-  if (params.get('filter')) ui.filter.value = params.get('filter');
-  if (params.get('version')) ui.version.value = params.get('version');
-  if (params.get('timestamp')) ui.timestamp.value = params.get('timestamp');
-  const url = params.get('url');
-  if (url) {
-    ui.url.value = url;
-    await openTable();
+  if (address.filter) ui.filter.value = address.filter;
+  if (address.version) ui.version.value = address.version;
+  if (address.timestamp) ui.timestamp.value = address.timestamp;
+  if (address.url) {
+    ui.url.value = address.url;
+    await open();
   }
 }
 

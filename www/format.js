@@ -1,8 +1,20 @@
-// Formatting for the previewer: Arrow values to display text, byte sizes, counts.
+// Formatting for the viewer: Arrow values to text, byte sizes, counts and durations.
 //
-// Pure functions with no DOM and no imports, so Node can test them as they are. Arrow
-// values arrive as apache-arrow returns them (numbers, bigints, Vectors, StructRows,
-// MapRows, DecimalBigNums, Uint8Arrays); the Arrow `Type` enum is passed in by the caller.
+// Pure functions with no DOM and no imports, so Node can test them as they are. Values
+// arrive as Flechette extracts them with the options in result.js (`DECODE_OPTIONS`):
+// 64-bit integers, timestamps and 64-bit-or-wider decimals as BigInt (timestamps in their
+// own unit, decimals unscaled), dates as epoch milliseconds, binary as Uint8Array, structs
+// as objects, lists as arrays, maps as arrays of [key, value] pairs. Types are Flechette's
+// data type objects (`typeId`, `unit`, `scale`, `children`, ...); the numbers below are the
+// Arrow type ids Flechette uses.
+
+/** Arrow type ids (Flechette's `Type`), written out so this file imports nothing. */
+export const T = Object.freeze({
+  Dictionary: -1, Null: 1, Int: 2, Float: 3, Binary: 4, Utf8: 5, Bool: 6, Decimal: 7, Date: 8,
+  Time: 9, Timestamp: 10, Interval: 11, List: 12, Struct: 13, Union: 14, FixedSizeBinary: 15,
+  FixedSizeList: 16, Map: 17, Duration: 18, LargeBinary: 19, LargeUtf8: 20, LargeList: 21,
+  BinaryView: 23, Utf8View: 24, ListView: 25, LargeListView: 26,
+});
 
 /** Bytes as a short human size: `10.7 KiB`. */
 export function formatBytes(n) {
@@ -36,33 +48,62 @@ export function plural(n, one, many = `${one}s`) {
 
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 
-/**
- * Epoch milliseconds (apache-arrow gives microsecond and nanosecond timestamps as fractional
- * milliseconds) as `2024-01-02 03:04:05.678901`, `Z` appended when zoned. Fractions are
- * shown to the millisecond or microsecond, as needed.
- */
-export function formatInstant(ms, zoned) {
-  ms = Number(ms);
-  let whole = Math.floor(ms);
-  let micros = Math.round((ms - whole) * 1000);
-  if (micros === 1000) {
-    whole += 1;
-    micros = 0;
-  }
-  const d = new Date(whole);
-  if (!Number.isFinite(ms) || Number.isNaN(d.getTime())) return String(ms);
+function dateText(d) {
   const year = d.getUTCFullYear();
   const y = year < 0 ? `-${pad(-year, 6)}` : year > 9999 ? `+${year}` : pad(year, 4);
-  const date = `${y}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
-  const milli = pad(d.getUTCMilliseconds(), 3);
-  const frac = micros ? `.${milli}${pad(micros, 3)}` : d.getUTCMilliseconds() ? `.${milli}` : '';
-  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${frac}`;
-  return `${date} ${time}${zoned ? 'Z' : ''}`;
+  return `${y}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+}
+
+/** Epoch milliseconds as `2024-01-02 03:04:05.678`, `Z` appended when zoned (commit times). */
+export function formatInstant(ms, zoned) {
+  const d = new Date(Number(ms));
+  if (Number.isNaN(d.getTime())) return String(ms);
+  const milli = d.getUTCMilliseconds();
+  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${milli ? `.${pad(milli, 3)}` : ''}`;
+  return `${dateText(d)} ${time}${zoned ? 'Z' : ''}`;
 }
 
 /** An epoch-millisecond day as `2024-01-02`. */
 export function formatDate(ms) {
-  return formatInstant(ms, false).slice(0, 10);
+  const d = new Date(Number(ms));
+  return Number.isNaN(d.getTime()) ? String(ms) : dateText(d);
+}
+
+const PER_SECOND = [1n, 1000n, 1000000n, 1000000000n]; // Arrow TimeUnit: s, ms, µs, ns
+
+/** Fraction digits of a second, in groups of three, as few as show it exactly. */
+function fraction(rest, unit) {
+  if (rest === 0n || unit === 0) return '';
+  let digits = String(rest).padStart(unit * 3, '0');
+  while (digits.length > 3 && digits.endsWith('000')) digits = digits.slice(0, -3);
+  return `.${digits}`;
+}
+
+/**
+ * A timestamp given as a BigInt count of `unit` (Arrow TimeUnit 0–3) since the epoch, exactly:
+ * `2024-01-02 03:04:05.000200`, `Z` appended when zoned.
+ */
+export function formatTimestamp(raw, unit, zoned) {
+  const per = PER_SECOND[unit] ?? 1000n;
+  const v = BigInt(raw);
+  let secs = v / per;
+  let rest = v % per;
+  if (rest < 0n) {
+    rest += per;
+    secs -= 1n;
+  }
+  const d = new Date(Number(secs) * 1000);
+  if (Number.isNaN(d.getTime())) return String(raw);
+  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${fraction(rest, unit)}`;
+  return `${dateText(d)} ${time}${zoned ? 'Z' : ''}`;
+}
+
+/** A time of day in `unit` since midnight as `13:04:05.25`. */
+function formatTime(raw, unit) {
+  const per = PER_SECOND[unit] ?? 1000n;
+  const v = BigInt(raw);
+  const secs = Number(v / per);
+  return `${pad(Math.floor(secs / 3600))}:${pad(Math.floor(secs / 60) % 60)}:${pad(secs % 60)}${fraction(v % per, unit)}`;
 }
 
 /** An unscaled decimal integer (as text) with `scale` digits after the point. */
@@ -75,65 +116,10 @@ export function scaleDecimal(unscaled, scale) {
   return `${neg ? '-' : ''}${s.slice(0, -scale)}.${s.slice(-scale)}`;
 }
 
-function hex(bytes, max = 32) {
+/** Bytes as `0x…` hex; cut after `max` bytes (with the length) unless `max` is Infinity. */
+export function hex(bytes, max = 32) {
   const shown = Array.from(bytes.subarray(0, max), (b) => b.toString(16).padStart(2, '0'));
   return `0x${shown.join('')}${bytes.length > max ? `… (${bytes.length} bytes)` : ''}`;
-}
-
-/**
- * An Arrow value as a plain JSON-able value, following its Arrow type: instants and dates
- * become text, 64-bit integers and decimals become exact text, structs and maps become
- * objects, lists become arrays, binary becomes hex.
- */
-export function toPlain(value, type, Type) {
-  if (value === null || value === undefined) return null;
-  switch (type?.typeId) {
-    case Type.Timestamp:
-      return formatInstant(value, Boolean(type.timezone));
-    case Type.Date:
-      return formatDate(value);
-    case Type.Decimal:
-      return scaleDecimal(decimalText(value), type.scale);
-    case Type.Binary:
-    case Type.LargeBinary:
-    case Type.FixedSizeBinary:
-      return hex(value);
-    case Type.Struct: {
-      const out = {};
-      for (const field of type.children) out[field.name] = toPlain(value[field.name], field.type, Type);
-      return out;
-    }
-    case Type.List:
-    case Type.LargeList:
-    case Type.FixedSizeList: {
-      const item = type.children[0]?.type;
-      return Array.from(value, (x) => toPlain(x, item, Type));
-    }
-    case Type.Map: {
-      const [keyField, valueField] = type.children[0]?.type?.children ?? [];
-      const out = {};
-      for (const [k, v] of value) {
-        out[String(toPlain(k, keyField?.type, Type))] = toPlain(v, valueField?.type, Type);
-      }
-      return out;
-    }
-    case Type.Dictionary:
-      return toPlain(value, type.dictionary, Type);
-    case Type.Float:
-      // Float32 and Float16 values arrive widened to a double: print their shortest form.
-      return type.precision === 2 ? numberText(value) : shortFloat(value);
-    default:
-      break;
-  }
-  if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
-  if (value instanceof Uint8Array) return hex(value);
-  if (typeof value === 'object' && typeof value.toJSON === 'function') return value.toJSON();
-  return value;
-}
-
-function numberText(v) {
-  return Number.isFinite(v) ? v : String(v);
 }
 
 /** The shortest decimal text that rounds back to the same single-precision value. */
@@ -146,37 +132,112 @@ export function shortFloat(v) {
   return v;
 }
 
-function decimalText(value) {
-  if (typeof value === 'bigint' || typeof value === 'number') return String(value);
-  // DecimalBigNum: its toString gives the unscaled integer.
-  return String(value);
+/**
+ * An Arrow value as a plain JSON-able value by its Arrow type: instants and dates become
+ * text, 64-bit integers and decimals exact text, structs and maps objects, lists arrays,
+ * binary hex (cut at `binaryMax` bytes).
+ */
+export function toPlain(value, type, binaryMax = 32) {
+  if (value === null || value === undefined) return null;
+  switch (type?.typeId) {
+    case T.Timestamp:
+      return formatTimestamp(value, type.unit, Boolean(type.timezone));
+    case T.Date:
+      return formatDate(value);
+    case T.Time:
+      return formatTime(value, type.unit);
+    case T.Decimal:
+      return scaleDecimal(value, type.scale);
+    case T.Binary:
+    case T.LargeBinary:
+    case T.BinaryView:
+    case T.FixedSizeBinary:
+      return hex(value, binaryMax);
+    case T.Struct: {
+      const out = {};
+      for (const field of type.children) out[field.name] = toPlain(value[field.name], field.type, binaryMax);
+      return out;
+    }
+    case T.List:
+    case T.LargeList:
+    case T.ListView:
+    case T.LargeListView:
+    case T.FixedSizeList: {
+      const item = type.children[0]?.type;
+      return Array.from(value, (x) => toPlain(x, item, binaryMax));
+    }
+    case T.Map: {
+      const [keyField, valueField] = type.children[0]?.type?.children ?? [];
+      const out = {};
+      for (const [k, v] of value) out[String(toPlain(k, keyField?.type, binaryMax))] = toPlain(v, valueField?.type, binaryMax);
+      return out;
+    }
+    case T.Dictionary:
+      return toPlain(value, type.dictionary, binaryMax);
+    case T.Float:
+      // Float32 values arrive widened to a double: print their shortest form.
+      return type.precision === 1 ? shortFloat(value) : Number.isFinite(value) ? value : String(value);
+    default:
+      break;
+  }
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  if (value instanceof Uint8Array) return hex(value, binaryMax);
+  return value;
+}
+
+const NUMERIC = new Set([T.Int, T.Float, T.Decimal, T.Duration]);
+
+/** Whether values of `type` are numbers (right-aligned in the grid). */
+export function isNumericType(type) {
+  return NUMERIC.has(type?.typeId);
 }
 
 /**
- * One cell's display text and kind (`null`, `number`, `nested`, `text`) for an Arrow value.
- * Nested values are compact JSON; long text is cut at `max` characters (the full text is
- * returned as `title`).
+ * One cell's display text and kind (`null`, `number`, `nested`, `text`). Nested values are
+ * compact JSON; text is cut at `max` characters (the cell panel shows all of it).
  */
-export function formatCell(value, type, Type, max = 200) {
+export function formatCell(value, type, max = 300) {
   if (value === null || value === undefined) return { text: 'null', kind: 'null' };
-  const plain = toPlain(value, type, Type);
-  let text;
-  let kind = 'text';
-  if (plain !== null && typeof plain === 'object') {
-    text = JSON.stringify(plain);
-    kind = 'nested';
-  } else {
-    text = String(plain);
-    if (
-      typeof value === 'number' ||
-      typeof value === 'bigint' ||
-      type?.typeId === Type.Decimal ||
-      type?.typeId === Type.Int ||
-      type?.typeId === Type.Float
-    ) {
-      kind = 'number';
-    }
+  const plain = toPlain(value, type);
+  const nested = plain !== null && typeof plain === 'object';
+  const text = nested ? JSON.stringify(plain) : String(plain);
+  const kind = nested ? 'nested' : isNumericType(type) ? 'number' : 'text';
+  return { text: text.length > max ? `${text.slice(0, max)}…` : text, kind };
+}
+
+/** A value in full for export and the cell panel: `''` for null, compact or (`pretty`)
+ * indented JSON for nested values, every byte of binary. */
+export function fullText(value, type, pretty = false) {
+  if (value === null || value === undefined) return '';
+  const plain = toPlain(value, type, Infinity);
+  if (plain !== null && typeof plain === 'object') return pretty ? JSON.stringify(plain, null, 2) : JSON.stringify(plain);
+  return String(plain);
+}
+
+/** A Flechette data type as short text: `Int64`, `Timestamp(µs, UTC)`, `List<Utf8>`. */
+export function typeLabel(type) {
+  if (!type) return '';
+  const units = ['s', 'ms', 'µs', 'ns'];
+  switch (type.typeId) {
+    case T.Int:
+      return `${type.signed ? 'Int' : 'UInt'}${type.bitWidth}`;
+    case T.Float:
+      return ['Float16', 'Float32', 'Float64'][type.precision] ?? 'Float';
+    case T.Decimal:
+      return `Decimal${type.bitWidth}(${type.precision}, ${type.scale})`;
+    case T.Timestamp:
+      return `Timestamp(${units[type.unit]}${type.timezone ? `, ${type.timezone}` : ''})`;
+    case T.Date:
+      return type.unit === 0 ? 'Date32' : 'Date64';
+    case T.List:
+    case T.LargeList:
+      return `List<${typeLabel(type.children[0]?.type)}>`;
+    case T.Struct:
+      return `Struct<${type.children.map((f) => f.name).join(', ')}>`;
+    case T.Map:
+      return 'Map';
+    default:
+      return Object.entries(T).find(([, id]) => id === type.typeId)?.[0] ?? `type ${type.typeId}`;
   }
-  if (text.length > max) return { text: `${text.slice(0, max)}…`, kind, title: text };
-  return { text, kind };
 }

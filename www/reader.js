@@ -1,68 +1,53 @@
-// The previewer's view of the `delta-arrow-reader` package: loads it (and apache-arrow),
-// and turns an opened DeltaTable and its files into what the page renders, using the package
-// as its `index.d.ts` documents it.
+// The viewer's view of the `delta-arrow-reader` package: opens tables in its Web Worker
+// (`openInWorker`, from the package's remote.js, bundled into viewer.js by
+// scripts/build-viewer: the page's thread never loads the WebAssembly), and turns an opened
+// table and its files into what the page renders, as the package's index.d.ts documents them.
 
-/** Loads the reader and apache-arrow; throws an Error with a `code` when they are missing. */
-export async function loadLibraries() {
-  let lib;
-  let arrow;
-  try {
-    lib = await import('delta-arrow-reader');
-  } catch (e) {
-    throw coded(
-      'package_missing',
-      `the delta-arrow-reader package is not next to this page (${e.message}); stage the page with www/stage, see www/README.md`,
-    );
-  }
-  try {
-    arrow = await import('apache-arrow');
-  } catch (e) {
-    throw coded(
-      'package_missing',
-      `apache-arrow is not next to this page (${e.message}); stage the page with www/stage, see www/README.md`,
-    );
-  }
-  // DeltaTable.open would load the .wasm on first use; loading it now reports a missing or
-  // broken .wasm before anyone opens a table.
-  await lib.init();
-  return { DeltaTable: lib.DeltaTable, openInWorker: lib.openInWorker, arrow, version: await packageVersion() };
-}
+import { openInWorker } from 'delta-arrow-reader/remote.js';
 
-/**
- * Opens the table in the package's Web Worker, so that reading never blocks this page;
- * on the page's thread where there are no module workers.
- */
-export function openTableOffThread(lib, url, options) {
-  if (typeof Worker === 'function' && typeof lib.openInWorker === 'function') {
-    return lib.openInWorker(url, options);
-  }
-  return lib.DeltaTable.open(url, options);
-}
-
-/** A table's request counts: asked of the worker, or read from a table on this thread. */
-export async function tableMetrics(table) {
-  return typeof table.metrics === 'function' ? table.metrics() : table.metrics;
-}
-
-async function packageVersion() {
-  try {
-    const res = await fetch(new URL('./pkg/package.json', document.baseURI), { cache: 'no-store' });
-    return res.ok ? (await res.json()).version ?? null : null;
-  } catch {
-    return null;
-  }
-}
+/** The package version, written in by scripts/build-viewer (esbuild --define). */
+// eslint-disable-next-line no-undef
+const PACKAGE_VERSION = typeof __DAR_VERSION__ === 'string' ? __DAR_VERSION__ : null;
 
 /** An Error with a stable `code`, like the package's own errors. */
 export function coded(code, message) {
-  const e = new Error(message);
-  e.code = code;
-  return e;
+  return Object.assign(new Error(message), { code });
 }
 
 /** True when `err` reports an aborted operation (our Cancel button), not a failure. */
 export function isAbort(err) {
   return Boolean(err) && (err.name === 'AbortError' || err.code === 'aborted');
+}
+
+/** The files the worker needs, next to viewer.js (scripts/build-viewer puts them there). */
+const WASM_URL = new URL('./delta_arrow_reader_bg.wasm', import.meta.url);
+
+/**
+ * Checks that the reader is there before anyone opens a table: module workers, and the
+ * .wasm next to this script (its first bytes, `\0asm`). Rejects with code `package_missing`.
+ */
+export async function loadReader() {
+  if (typeof Worker !== 'function') throw coded('unsupported', 'this browser has no Web Workers');
+  let head;
+  try {
+    const res = await fetch(WASM_URL, { headers: { Range: 'bytes=0-3' }, cache: 'no-store' });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    head = new Uint8Array(await res.arrayBuffer()).subarray(0, 4);
+  } catch (e) {
+    throw coded('package_missing', `the reader's WebAssembly (${WASM_URL.pathname}) could not be loaded: ${e.message}; build the viewer with scripts/build-viewer (see www/README.md)`);
+  }
+  if (String.fromCharCode(...head) !== '\0asm') throw coded('package_missing', `${WASM_URL.pathname} is not WebAssembly`);
+  return { version: PACKAGE_VERSION };
+}
+
+/** Opens the table in the package's Web Worker, so that reading never blocks this page. */
+export function openTable(url, options) {
+  return openInWorker(url, options);
+}
+
+/** A table's request counts: asked of the worker, or read from a table on this thread. */
+export async function tableMetrics(table) {
+  return typeof table.metrics === 'function' ? table.metrics() : table.metrics;
 }
 
 /** A Delta type (a name or the protocol's JSON for nested types) as short text. */
@@ -81,7 +66,7 @@ export function deltaTypeText(t) {
   }
 }
 
-/** Everything the page shows about an opened table (the file list comes from listFiles):
+/** Everything the page shows about an opened table (the file list comes from listFiles);
  * the column statistics come from the log (`columnProfile`), before any data is read. */
 export async function describeTable(table) {
   const { partitionColumns } = table;
@@ -89,7 +74,7 @@ export async function describeTable(table) {
   try {
     profile = await table.columnProfile();
   } catch {
-    // A package without columnProfile, or statistics it cannot read: no profile shown.
+    // Statistics the package cannot read: no profile shown.
   }
   const stats = new Map((profile?.columns ?? []).map((c) => [c.name, c]));
   const fields = table.schema.fields.map((f) => ({

@@ -1,0 +1,55 @@
+// Where the viewer is and what it offers to open: the page address keeps its state
+// (`?url=`, `version=`, `timestamp=`, `filter=`), and the tables to pick from come from
+// `?tables=a,b` or a `tables.json` on the server. The page may be served at any path (`/`
+// by `dar view`, `/www/` by `dar serve --www`): tables.json is looked for at the server's
+// root, then next to the page, and names in it are resolved against where it was found.
+
+/**
+ * The tables to offer: `[{ name, url }]` (empty when there is no list).
+ * `tables.json` is `["a", "b"]`, `{ "tables": ["a", "b"] }`, or entries `{ name, url }`.
+ * @returns {Promise<Array<{ name: string, url: string }>>}
+ */
+export async function servedTables() {
+  const params = new URLSearchParams(location.search);
+  const fromQuery = params.get('tables');
+  const tableUrl = (name, base) => new URL(`${String(name).replace(/^\/+|\/+$/g, '')}/`, base).href;
+  if (fromQuery) {
+    return fromQuery.split(',').map((s) => s.trim()).filter(Boolean).map((name) => ({ name, url: tableUrl(name, new URL('/', location.href)) }));
+  }
+  const candidates = [...new Set([new URL('/tables.json', location.href).href, new URL('tables.json', document.baseURI).href])];
+  for (const candidate of candidates) {
+    try {
+      const res = await fetch(candidate, { cache: 'no-store' });
+      if (!res.ok) continue;
+      const json = await res.json();
+      const list = Array.isArray(json) ? json : json?.tables ?? [];
+      return list
+        .map((t) => (typeof t === 'string' ? { name: t } : t))
+        .filter((t) => t && (t.name || t.url))
+        .map((t) => ({ name: t.name ?? t.url, url: t.url ? new URL(t.url, candidate).href : tableUrl(t.name, candidate) }));
+    } catch {
+      // Not JSON or not reachable: try the next place.
+    }
+  }
+  return [];
+}
+
+/** The state in the page address: `{ url, version, timestamp, filter }` (strings or null). */
+export function readAddress() {
+  const params = new URLSearchParams(location.search);
+  return { url: params.get('url'), version: params.get('version'), timestamp: params.get('timestamp'), filter: params.get('filter') };
+}
+
+/**
+ * Writes the state into the page address (without a navigation); empty values are left out.
+ * @param {{ url?: string, version?: string, timestamp?: string, filter?: string }} state
+ */
+export function writeAddress(state) {
+  const params = new URLSearchParams(location.search);
+  for (const [k, v] of Object.entries(state)) {
+    if (v) params.set(k, v);
+    else params.delete(k);
+  }
+  const query = params.toString();
+  history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
+}
