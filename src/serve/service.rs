@@ -4,9 +4,9 @@
 //! headers, [`ServeFile`] sends a file whole or as one byte range (206, 416), answers `HEAD`,
 //! sets `Content-Type`, `Last-Modified` and `Accept-Ranges`. What is ours: finding the file
 //! (see `path`), the faults, a `Range` header that tower-http would refuse but HTTP says to
-//! ignore (another unit, several ranges, bad syntax, any `If-Range`: we send no validator to
-//! match) is dropped so the whole file goes out with 200, and the request is recorded before
-//! hyper writes the response head.
+//! ignore (another unit, several ranges, bad syntax, an `If-Range` other than the file's
+//! current entity tag) is dropped so the whole file goes out with 200, and the request is
+//! recorded before hyper writes the response head.
 
 use std::convert::Infallible;
 use std::io;
@@ -153,13 +153,21 @@ async fn answer(
         .get(header::RANGE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| !v.contains(',') && http_range_header::parse_range_header(v).is_ok());
-    if decision.ignore_range || !usable_range || parts.headers.contains_key(header::IF_RANGE) {
+    let etag = entity_tag(&file).await;
+    // `If-Range` keeps the range only when it names the file as it is now: our strong entity
+    // tag (a browser resuming a cached part sends it). A date, or another tag, gets the
+    // whole file, which is always correct.
+    let if_range_ok = parts.headers.get(header::IF_RANGE).is_none_or(|v| {
+        etag.as_ref()
+            .is_some_and(|tag| tag.as_bytes() == v.as_bytes())
+    });
+    if decision.ignore_range || !usable_range || !if_range_ok {
         parts.headers.remove(header::RANGE);
     } else if decision.shift_range {
         shift_range(&mut parts.headers);
     }
+    parts.headers.remove(header::IF_RANGE);
     let req = Request::from_parts(parts, body);
-    let etag = entity_tag(&file).await;
     let Ok(resp) = ServeFile::new(file).oneshot(req).await;
     let mut resp = resp.map(|body| body.boxed_unsync());
     if let Some(tag) = etag.filter(|_| resp.status().is_success()) {

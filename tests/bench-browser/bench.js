@@ -1,0 +1,114 @@
+// One task of the browser benchmark, run by one reader, in a fresh page: the address says
+// which (`?reader=ours|parquet-wasm|hyparquet&task=first100|columns2|full|dv&table=URL
+// &file=URL&columns=a,b`). The reader's module is loaded (and its wasm compiled) before the
+// clock starts; the timed part opens the table or file and reads the task's rows. The
+// result goes to `window.benchResult`: milliseconds, rows, the wasm memory after the read
+// and the JS heap, or the error.
+
+const params = new URLSearchParams(location.search);
+const reader = params.get('reader');
+const task = params.get('task');
+const tableUrl = params.get('table');
+const fileUrl = params.get('file');
+const columns = (params.get('columns') ?? '').split(',').filter(Boolean);
+
+/** Each reader: `load()` before the clock, `run()` timed, `memory()` after. */
+const readers = {
+  async ours() {
+    const lib = await import('delta-arrow-reader');
+    const { tableFromIPC } = await import('@uwdata/flechette');
+    await lib.init();
+    // wasm-bindgen's init hands back the instance's exports once it is loaded.
+    const glue = await import('./pkg/delta_arrow_reader.js');
+    const exports = await glue.default();
+    return {
+      async run() {
+        const table = await lib.DeltaTable.open(tableUrl);
+        const options = task === 'first100' ? { limit: 100 } : task === 'columns2' ? { columns } : {};
+        // The result as Arrow IPC bytes in JS, as parquet-wasm's below; the rows are counted
+        // by decoding the stream's batches with Flechette (mostly views over the bytes).
+        const pieces = [];
+        let ipcBytes = 0;
+        for await (const piece of table.scan(options)) {
+          pieces.push(piece);
+          ipcBytes += piece.byteLength;
+        }
+        const joined = new Uint8Array(ipcBytes);
+        let at = 0;
+        for (const p of pieces) {
+          joined.set(p, at);
+          at += p.byteLength;
+        }
+        table.free?.();
+        return { rows: tableFromIPC(joined).numRows, ipcBytes };
+      },
+      memory: () => exports.memory.buffer.byteLength,
+    };
+  },
+  async 'parquet-wasm'() {
+    const pw = await import('parquet-wasm');
+    const { tableFromIPC } = await import('@uwdata/flechette');
+    await pw.default();
+    return {
+      async run() {
+        const file = await pw.ParquetFile.fromUrl(fileUrl);
+        const options = task === 'first100' ? { limit: 100 } : task === 'columns2' ? { columns } : {};
+        const table = await file.read(options);
+        // Into JS as Arrow IPC bytes, as ours; rows counted the same way.
+        const ipc = table.intoIPCStream();
+        file.free();
+        return { rows: tableFromIPC(ipc).numRows, ipcBytes: ipc.byteLength };
+      },
+      memory: () => pw.wasmMemory().buffer.byteLength,
+    };
+  },
+  async hyparquet() {
+    const hp = await import('hyparquet');
+    return {
+      async run() {
+        const file = await hp.asyncBufferFromUrl({ url: fileUrl });
+        const metadata = await hp.parquetMetadataAsync(file);
+        if (task === 'first100') {
+          const rows = await hp.parquetReadObjects({ file, metadata, rowStart: 0, rowEnd: 100 });
+          return { rows: rows.length, ipcBytes: null };
+        }
+        // Columnar chunks, not row objects: the least a full read can cost in hyparquet.
+        let rows = 0;
+        await hp.parquetRead({
+          file,
+          metadata,
+          columns: task === 'columns2' ? columns : undefined,
+          onChunk: (chunk) => {
+            if (chunk.columnName === (task === 'columns2' ? columns[0] : metadata.schema[1].name)) {
+              rows += chunk.rowEnd - chunk.rowStart;
+            }
+          },
+        });
+        return { rows, ipcBytes: null };
+      },
+      memory: () => null,
+    };
+  },
+};
+
+async function main() {
+  const make = readers[reader];
+  if (!make) throw new Error(`unknown reader ${reader}`);
+  const r = await make();
+  performance.clearResourceTimings();
+  const started = performance.now();
+  const { rows, ipcBytes } = await r.run();
+  const ms = performance.now() - started;
+  return { ms, rows, ipcBytes, wasmBytes: r.memory(), jsHeapBytes: performance.memory?.usedJSHeapSize ?? null, started };
+}
+
+main().then(
+  (result) => {
+    window.benchResult = result;
+    document.getElementById('status').textContent = 'done';
+  },
+  (error) => {
+    window.benchResult = { error: `${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}` };
+    document.getElementById('status').textContent = 'failed';
+  },
+);

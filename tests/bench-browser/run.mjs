@@ -1,0 +1,203 @@
+// The browser benchmark's driver (started by scripts/bench-browser): runs every task with
+// every reader in headless Chromium through Playwright, each run in a fresh browser context
+// (no cache), and prints one table of medians with what the network did.
+//
+// Env: BENCH_PAGE (the page's origin, serving bench.html, pkg/, node_modules/), BENCH_TABLES
+// (the tables' origin: another port, so every request is cross-origin as on a real site),
+// BENCH_LOG (that server's request log, `dar serve --log`), BENCH_TASKS (JSON, below),
+// BENCH_REPS, BENCH_CHROMIUM, BENCH_LATENCY_MS.
+//
+// Per run: time (opening to the last row in JS, measured in the page), requests to the
+// tables' origin and round trips (the longest chain of requests each starting after the
+// previous one ended), bytes the server sent and CORS preflights it answered (from its log),
+// wasm memory after the read. Decoded MB/s: the uncompressed bytes of the column chunks the
+// task reads (from the Parquet footer) per second.
+
+import { readFileSync, statSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+const env = process.env;
+const pageBase = env.BENCH_PAGE;
+const tablesBase = env.BENCH_TABLES;
+const logPath = env.BENCH_LOG;
+const tasks = JSON.parse(env.BENCH_TASKS);
+const reps = Number(env.BENCH_REPS ?? 3);
+const latency = Number(env.BENCH_LATENCY_MS ?? 50);
+const RUN_TIMEOUT_MS = 240_000;
+
+/** The length of the longest chain of requests where each starts after the one before ended. */
+export function roundTrips(requests) {
+  const sorted = [...requests].sort((a, b) => a.start - b.start);
+  const depth = [];
+  let most = 0;
+  sorted.forEach((r, i) => {
+    let d = 1;
+    for (let j = 0; j < i; j++) {
+      if (sorted[j].end <= r.start + 0.5) d = Math.max(d, depth[j] + 1);
+    }
+    depth.push(d);
+    most = Math.max(most, d);
+  });
+  return most;
+}
+
+/** What the tables' server logged since byte `from`: bytes sent, requests, preflights. */
+function serverLog(from) {
+  const text = readFileSync(logPath, 'utf8').slice(from);
+  let bytes = 0;
+  let requests = 0;
+  let preflights = 0;
+  for (const line of text.split('\n')) {
+    const m = /^(\w+) .* -> (\d+) \((\d+|-) bytes\)$/.exec(line);
+    if (!m) continue;
+    requests += 1;
+    if (m[1] === 'OPTIONS') preflights += 1;
+    else if (m[3] !== '-') bytes += Number(m[3]);
+  }
+  return { bytes, requests, preflights };
+}
+
+async function runOnce(browser, task, reader) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const requests = [];
+  page.on('requestfinished', (request) => {
+    if (!request.url().startsWith(tablesBase)) return;
+    const t = request.timing();
+    requests.push({ start: t.startTime, end: t.startTime + Math.max(t.responseEnd, 0) });
+  });
+  page.on('requestfailed', (request) => {
+    if (request.url().startsWith(tablesBase)) requests.push({ start: request.timing().startTime, end: request.timing().startTime, failed: true });
+  });
+  const logFrom = statSync(logPath).size;
+  const query = new URLSearchParams({
+    reader,
+    task: task.task,
+    table: task.table,
+    file: task.file ?? '',
+    columns: (task.columns ?? []).join(','),
+  });
+  try {
+    await page.goto(`${pageBase}bench.html?${query}`);
+    await page.waitForFunction(() => window.benchResult !== undefined, null, { timeout: RUN_TIMEOUT_MS, polling: 50 });
+    const result = await page.evaluate(() => window.benchResult);
+    // Let the last responses' log lines land.
+    await new Promise((r) => setTimeout(r, 100));
+    return { ...result, requests: requests.length, roundTrips: roundTrips(requests), server: serverLog(logFrom) };
+  } catch (error) {
+    return { error: String(error?.message ?? error).split('\n')[0] };
+  } finally {
+    await context.close();
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)] : null;
+};
+const ms = (x) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
+const mb = (x) => (x >= 1 << 20 ? `${(x / (1 << 20)).toFixed(1)} MiB` : `${(x / 1024).toFixed(1)} KiB`);
+
+const browser = await chromium.launch({
+  executablePath: env.BENCH_CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--no-sandbox', '--enable-precise-memory-info'],
+});
+const readersAll = ['ours', 'parquet-wasm', 'hyparquet'];
+const cells = [];
+for (const task of tasks) {
+  for (const reader of readersAll) {
+    if (!task.readers.includes(reader)) {
+      cells.push({ task, reader, note: task.why?.[reader] ?? 'n/a' });
+      continue;
+    }
+    const runs = [];
+    for (let i = 0; i < reps; i++) {
+      const r = await runOnce(browser, task, reader);
+      runs.push(r);
+      process.stderr.write(`  ${task.name} / ${reader} #${i + 1}: ${r.error ? `failed: ${r.error}` : `${ms(r.ms)}, ${r.rows} rows, ${r.roundTrips} RT, ${r.requests} requests`}\n`);
+      if (r.error) break;
+    }
+    const failed = runs.find((r) => r.error);
+    if (failed) {
+      cells.push({ task, reader, note: `failed: ${failed.error}` });
+      continue;
+    }
+    const pick = (f) => median(runs.map(f));
+    cells.push({
+      task,
+      reader,
+      ms: pick((r) => r.ms),
+      rows: runs[0].rows,
+      rowsAgree: runs.every((r) => r.rows === runs[0].rows),
+      roundTrips: pick((r) => r.roundTrips),
+      requests: pick((r) => r.requests),
+      bytes: pick((r) => r.server.bytes),
+      preflights: Math.max(...runs.map((r) => r.server.preflights)),
+      wasm: Math.max(...runs.map((r) => r.wasmBytes ?? 0)) || null,
+      heap: Math.max(...runs.map((r) => r.jsHeapBytes ?? 0)) || null,
+    });
+  }
+}
+await browser.close();
+
+// The table: one row per task, one column per reader, ratios to ours.
+const head = ['task', ...readersAll];
+const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+for (const task of tasks) {
+  const row = [task.label];
+  const ours = cells.find((c) => c.task === task && c.reader === 'ours');
+  for (const reader of readersAll) {
+    const c = cells.find((x) => x.task === task && x.reader === reader);
+    if (c.note) {
+      row.push(c.note);
+      continue;
+    }
+    const parts = [ms(c.ms)];
+    if (reader !== 'ours' && ours?.ms) parts[0] += ` (${(c.ms / ours.ms).toFixed(2)}×)`;
+    parts.push(`${c.roundTrips} RT`, `${c.requests} req`, mb(c.bytes));
+    if (task.uncompressedBytes) parts.push(`${(task.uncompressedBytes / (1 << 20) / (c.ms / 1000)).toFixed(0)} decoded MB/s`);
+    if (c.wasm) parts.push(`wasm ${mb(c.wasm)}`);
+    if (c.preflights) parts.push(`${c.preflights} preflights`);
+    row.push(parts.join(', '));
+  }
+  lines.push(`| ${row.join(' | ')} |`);
+}
+const mismatches = [];
+for (const task of tasks) {
+  const got = cells.filter((c) => c.task === task && c.rows !== undefined);
+  if (got.some((c) => !c.rowsAgree || c.rows !== task.rows)) {
+    mismatches.push(`${task.label}: rows ${got.map((c) => `${c.reader} ${c.rows}`).join(', ')}, expected ${task.rows}`);
+  }
+}
+console.log(`Chromium headless, ${latency} ms added per request by the tables' server, median of ${reps} runs, each in a fresh browser context.`);
+console.log('');
+console.log(lines.join('\n'));
+console.log('');
+console.log('RT: round trips (the longest chain of requests each waiting for the one before); req: requests to the tables\' origin; bytes: what the server sent; decoded MB/s: the uncompressed size of the column chunks read (Parquet footer) per second; wasm: the module\'s memory after the read; preflights: CORS OPTIONS requests (shown when any).');
+if (mismatches.length) {
+  console.log('');
+  for (const m of mismatches) console.log(`MISMATCH ${m}`);
+}
+
+// The issue's targets, checked against this run.
+const cell = (name, reader) => cells.find((c) => c.task.name === name && c.reader === reader);
+const checks = [];
+const first = cell('first100', 'ours');
+if (first?.ms) checks.push([`open + first 100 rows: ≤ 3 round trips and < 350 ms`, first.roundTrips <= 3 && first.ms < 350, `${first.roundTrips} RT, ${ms(first.ms)}`]);
+const dv = cell('dv', 'ours');
+if (dv?.ms) checks.push(['deletion-vector table, all rows: ≤ 5 round trips', dv.roundTrips <= 5, `${dv.roundTrips} RT`]);
+const full = cell('full', 'ours');
+const pwFull = cell('full', 'parquet-wasm');
+if (full?.ms) {
+  const rate = tasks.find((t) => t.name === 'full').uncompressedBytes / (1 << 20) / (full.ms / 1000);
+  checks.push(['full scan ≥ 150 decoded MB/s', rate >= 150, `${rate.toFixed(0)} MB/s`]);
+  if (pwFull?.ms) checks.push(['full scan ≥ 1.5× parquet-wasm', pwFull.ms / full.ms >= 1.5, `${(pwFull.ms / full.ms).toFixed(2)}×`]);
+  checks.push(['full scan: wasm memory < 256 MiB', (full.wasm ?? 0) < 256 * (1 << 20), mb(full.wasm ?? 0)]);
+}
+const preflights = cells.filter((c) => c.reader === 'ours' && c.preflights !== undefined).reduce((n, c) => n + c.preflights, 0);
+checks.push(['0 CORS preflights (ours, no auth headers)', preflights === 0, `${preflights}`]);
+console.log('');
+console.log('| target | this run | met |');
+console.log('|---|---|---|');
+for (const [what, ok, value] of checks) console.log(`| ${what} | ${value} | ${ok ? 'yes' : 'no'} |`);
+if (mismatches.length) process.exitCode = 1;
