@@ -386,6 +386,7 @@ $('files-details').addEventListener('toggle', () => {
 ui.cancel.addEventListener('click', () => state.action?.controller.abort());
 document.addEventListener('keydown', (e) => {
   if (e.key !== 'Escape') return;
+  if (view.closeMenu()) return;
   if (view.panel.isOpen) view.panel.close();
   else state.action?.controller.abort();
 });

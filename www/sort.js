@@ -2,7 +2,8 @@
 // row numbers (a Uint32Array) in which display position p shows stream row perm[p].
 // Comparison follows the column's Arrow type: numbers, BigInts (64-bit integers, decimals,
 // timestamps), strings, booleans, dates; binary by its bytes; nested values by their JSON.
-// Nulls come last in both directions, NaN after every number; ties keep stream order.
+// Nulls come last in both directions, NaN after every number (ascending; first among the
+// values descending); ties keep stream order.
 
 import { fullText, hex, T } from './format.js';
 
@@ -40,21 +41,46 @@ function keyOf(value, type, kind) {
   return fullText(value, type);
 }
 
-/** Compares two numbers with NaN after every other number. */
-function compareNumbers(x, y) {
-  if (x < y) return -1;
-  if (x > y) return 1;
-  if (x === y) return 0;
-  const xn = Number.isNaN(x);
-  const yn = Number.isNaN(y);
-  return xn === yn ? 0 : xn ? 1 : -1;
+/** Room for stream row numbers in a packed sort entry: rank * ROWS + row stays below 2^53. */
+const ROWS = 2 ** 26;
+
+/** Dense ranks of numbers (NaN after every number): `rankOf(x)`, and how many ranks there are. */
+function numberRanks(keys, present) {
+  const sorted = Float64Array.from(present, (row) => keys[row]).sort(); // NaN sorts last
+  let unique = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    if (Number.isNaN(sorted[i])) break;
+    if (unique === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i];
+  }
+  const values = sorted.subarray(0, unique);
+  const rankOf = (x) => {
+    if (Number.isNaN(x)) return unique;
+    let lo = 0;
+    let hi = unique - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (values[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return { rankOf, count: unique + 1 };
 }
 
-const compareOther = (x, y) => (x < y ? -1 : x > y ? 1 : 0);
+/** Dense ranks of other keys (BigInts, strings): through a Map of the distinct keys. */
+function mapRanks(keys, present, kind) {
+  const distinct = [...new Set(Array.from(present, (row) => keys[row]))];
+  if (kind === 'bigint') distinct.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  else distinct.sort(); // UTF-16 code unit order, as `<` compares strings
+  const ranks = new Map(distinct.map((k, i) => [k, i]));
+  return { rankOf: (k) => ranks.get(k), count: distinct.length };
+}
 
 /**
- * Sorts the rows of column `col` of `store` (a ResultStore): resolves to the permutation
- * (`Uint32Array`, display position → stream row). `direction` is 'asc' or 'desc'.
+ * Sorts the rows of column `col` of `store` (a ResultStore) and returns the permutation
+ * (display position → stream row). Each row's key becomes a dense rank; rank and row are
+ * packed into one double and sorted natively (no comparator calls), which keeps ties in
+ * stream order.
  * @param {import('./result.js').ResultStore} store
  * @param {number} col
  * @param {'asc' | 'desc'} direction
@@ -62,9 +88,9 @@ const compareOther = (x, y) => (x < y ? -1 : x > y ? 1 : 0);
  */
 export function sortPermutation(store, col, direction) {
   const n = store.rowCount;
+  if (n >= ROWS) throw Object.assign(new Error(`cannot sort more than ${ROWS} rows`), { code: 'limit_exceeded' });
   const type = store.fields[col]?.type;
   let kind = keyKind(type);
-  const sign = direction === 'desc' ? -1 : 1;
   const present = new Uint32Array(n);
   const nulls = [];
   let count = 0;
@@ -80,16 +106,23 @@ export function sortPermutation(store, col, direction) {
     keys[row] = key;
     present[count++] = row;
   });
-  // BigInts that all fit in a double sort as numbers, which is several times faster.
+  const rows = present.subarray(0, count);
+  // BigInts that all fit in a double rank as numbers.
   if (safe) {
     keys = Float64Array.from(keys, (k) => (k === undefined ? 0 : Number(k)));
     kind = 'number';
   }
-  const compare = kind === 'number' ? compareNumbers : compareOther;
-  const order = present.subarray(0, count);
-  order.sort((a, b) => sign * compare(keys[a], keys[b]) || a - b);
+  const { rankOf, count: ranks } = kind === 'number' ? numberRanks(keys, rows) : mapRanks(keys, rows, kind);
+  const desc = direction === 'desc';
+  const packed = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const row = rows[i];
+    const rank = rankOf(keys[row]);
+    packed[i] = (desc ? ranks - 1 - rank : rank) * ROWS + row;
+  }
+  packed.sort();
   const perm = new Uint32Array(n);
-  perm.set(order);
+  for (let i = 0; i < count; i++) perm[i] = packed[i] % ROWS;
   perm.set(nulls, count);
   return perm;
 }

@@ -46,6 +46,11 @@ export class ResultView {
       else this.hidden.add(e.target.value);
       this.#columnsChanged();
     });
+    // The column menu closes on a click elsewhere (and on Escape: app.js).
+    const menu = $('colmenu');
+    document.addEventListener('click', (e) => {
+      if (menu.open && !menu.contains(e.target)) menu.open = false;
+    });
     $('show-all').addEventListener('click', () => {
       this.hidden.clear();
       this.#columnsChanged();
@@ -151,18 +156,40 @@ export class ResultView {
     );
     this.grid.setSource(this.#source(), !fresh);
     $('colmenu-summary').textContent = `Columns (${this.visible.length} of ${fields.length})`;
-    $('colmenu-list').replaceChildren(
-      ...fields.map((f, i) =>
-        el(
-          'label',
-          { className: 'colmenu-item' },
-          el('input', { type: 'checkbox', name: 'show-column', value: f.name, checked: !this.hidden.has(f.name) }),
-          ` ${f.name}`,
-          el('span', { className: 'coltype', textContent: ` ${this.#arrowType(i)}` }),
-        ),
-      ),
-    );
+    this.#columnMenu();
     this.#buttons();
+  }
+
+  /** The column menu's checkboxes: rebuilt for new columns, else only their state set (so
+   * that the one being clicked keeps the focus). */
+  #columnMenu() {
+    const fields = this.store.fields;
+    const list = $('colmenu-list');
+    const names = fields.map((f) => f.name).join('\u0000');
+    if (list.dataset.names !== names) {
+      list.dataset.names = names;
+      list.replaceChildren(
+        ...fields.map((f, i) =>
+          el(
+            'label',
+            { className: 'colmenu-item' },
+            el('input', { type: 'checkbox', name: 'show-column', value: f.name }),
+            ` ${f.name}`,
+            el('span', { className: 'coltype', textContent: ` ${this.#arrowType(i)}` }),
+          ),
+        ),
+      );
+    }
+    for (const box of list.querySelectorAll('input')) box.checked = !this.hidden.has(box.value);
+  }
+
+  /** Closes the column menu; true when it was open. */
+  closeMenu() {
+    const menu = $('colmenu');
+    if (!menu.open) return false;
+    menu.open = false;
+    menu.querySelector('summary').focus({ preventScroll: true });
+    return true;
   }
 
   #buttons() {
@@ -183,6 +210,7 @@ export class ResultView {
     const direction = nextDirection(this.sort?.name === name ? this.sort.direction : null);
     this.sort = direction ? { name, direction } : null;
     await this.#applySort();
+    this.grid.setActive(0, this.grid.active.col); // the first rows of the new order
   }
 
   /** Sorts by `this.sort` (or restores the stream order); `report`: say so in the status.
