@@ -3,8 +3,16 @@
 use crate::error::{DeltaError, Result};
 use crate::limits::DEFAULT_MAX_PAGE_BYTES;
 
-/// Default of [`DeltaScanExecutionOptions::max_concurrent_file_reads_per_partition`].
+/// Default of [`DeltaScanExecutionOptions::max_concurrent_file_reads_per_partition`]
+/// natively.
+#[cfg(not(target_arch = "wasm32"))]
 pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 3;
+
+/// Default of [`DeltaScanExecutionOptions::max_concurrent_file_reads_per_partition`] on
+/// wasm32: the connections a browser opens to one host over HTTP/1.1, so that a table of
+/// small files fills them (small files are admitted past the prefetch depth up to this).
+#[cfg(target_arch = "wasm32")]
+pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 6;
 
 /// Default of [`DeltaScanExecutionOptions::prefetch_files_per_partition`].
 pub const DEFAULT_PREFETCH_FILES_PER_PARTITION: usize = 2;
@@ -57,7 +65,9 @@ pub struct DeltaScanExecutionOptions {
     /// Files read at once over the whole scan. `None` (default): target partitions ×
     /// `max_concurrent_file_reads_per_partition`. At least 1.
     pub max_concurrent_file_reads: Option<usize>,
-    /// Files read at once in one partition (default 3). At least 1.
+    /// Files read at once in one partition (default 3; 6 on wasm32). With prefetch on, files
+    /// read whole (see `parquet_full_file_read_threshold_bytes`) are admitted past the
+    /// prefetch depth up to this. At least 1.
     pub max_concurrent_file_reads_per_partition: usize,
     /// File streams a partition opens ahead of the one it is emitting, in task order (default 2).
     /// 0 waits until the current file is drained before opening the next. Prefetched streams

@@ -5,7 +5,9 @@
 //! advances only while the consumer polls it, so the same code runs on multi-threaded Tokio
 //! and on wasm32's single-threaded executor. On each poll it
 //!
-//! 1. admits the next task in order when fewer than `1 + prefetch` files are open: the task
+//! 1. admits the next task in order when fewer than `1 + prefetch` files are open (with
+//!    prefetch on, a file read whole may come in past that, up to the partition's
+//!    concurrent reads): the task
 //!    first takes a per-partition permit, then a scan-wide one ([`Semaphore`], fair, FIFO),
 //!    and only then is its file stream created; a task that cannot get both waits without
 //!    opening its file. With an [`AdmitCheck`], the check is asked just before a task that
@@ -150,6 +152,16 @@ pub struct PartitionLimits {
     pub decoder: Arc<dyn FileDecoder>,
 }
 
+impl PartitionLimits {
+    /// Whether `task` fetches its file whole in one request (ranged tasks never do).
+    fn reads_whole(&self, task: &FileTask) -> bool {
+        task.range.is_none()
+            && self
+                .full_file_read_threshold
+                .is_some_and(|t| task.size <= t)
+    }
+}
+
 /// An admitted file: its task's index in the scan, its stream, its permits, and (when
 /// prefetched) its first item.
 struct OpenFile {
@@ -240,13 +252,7 @@ impl PartitionStream {
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let mut ctx = self.ctx.clone();
         ctx.store = Arc::new(CreditingStore::new(ctx.store, Arc::clone(credit)));
-        // Ranged tasks never fetch their whole file.
-        if task.range.is_none()
-            && self
-                .limits
-                .full_file_read_threshold
-                .is_some_and(|t| task.size <= t)
-        {
+        if self.limits.reads_whole(&task) {
             ctx.store = Arc::new(WholeFileStore::new(
                 Arc::clone(&ctx.store),
                 task.path.clone(),
@@ -257,12 +263,29 @@ impl PartitionStream {
             .read(ctx, task, Some(Arc::clone(&self.metrics)))
     }
 
+    /// Whether another file may be admitted: fewer than `1 + prefetch` are open, or (with
+    /// prefetch on) the next is small enough to be read whole and fewer than the partition's
+    /// concurrent reads are open. A small file holds one request's bytes at most, so a table
+    /// of many small files keeps every read slot busy (in a browser each request costs a
+    /// round trip) while large files stay at the prefetch depth, which bounds the bytes held.
+    fn has_room(&self) -> bool {
+        let open = self.files.len();
+        let prefetch = self.limits.prefetch_files;
+        match self.pending.front() {
+            None => false,
+            Some(_) if open < prefetch.saturating_add(1) => true,
+            Some((_, task)) => {
+                prefetch > 0
+                    && open < self.limits.max_concurrent_file_reads
+                    && self.limits.reads_whole(task)
+            }
+        }
+    }
+
     /// Admits tasks while there is room; `true` when one was admitted.
     fn admit(&mut self, cx: &mut Context<'_>) -> bool {
         let mut admitted = false;
-        while self.files.len() < self.limits.prefetch_files.saturating_add(1)
-            && !self.pending.is_empty()
-        {
+        while self.has_room() {
             let Some(shared) = &self.shared else { break };
             let fut = self.admitting.get_or_insert_with(|| {
                 Box::pin(acquire_both(

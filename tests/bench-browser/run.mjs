@@ -20,7 +20,9 @@ const env = process.env;
 const pageBase = env.BENCH_PAGE;
 const tablesBase = env.BENCH_TABLES;
 const logPath = env.BENCH_LOG;
-const tasks = JSON.parse(env.BENCH_TASKS);
+// BENCH_ONLY=dv,first100 runs those tasks only.
+const only = (env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+const tasks = JSON.parse(env.BENCH_TASKS).filter((t) => only.length === 0 || only.includes(t.name));
 const reps = Number(env.BENCH_REPS ?? 3);
 const latency = Number(env.BENCH_LATENCY_MS ?? 50);
 const RUN_TIMEOUT_MS = 240_000;
@@ -64,7 +66,8 @@ async function runOnce(browser, task, reader) {
   page.on('requestfinished', (request) => {
     if (!request.url().startsWith(tablesBase)) return;
     const t = request.timing();
-    requests.push({ start: t.startTime, end: t.startTime + Math.max(t.responseEnd, 0) });
+    const range = request.headers().range ?? '';
+    requests.push({ start: t.startTime, end: t.startTime + Math.max(t.responseEnd, 0), url: request.url().slice(tablesBase.length), range });
   });
   page.on('requestfailed', (request) => {
     if (request.url().startsWith(tablesBase)) requests.push({ start: request.timing().startTime, end: request.timing().startTime, failed: true });
@@ -83,6 +86,13 @@ async function runOnce(browser, task, reader) {
     const result = await page.evaluate(() => window.benchResult);
     // Let the last responses' log lines land.
     await new Promise((r) => setTimeout(r, 100));
+    if (env.BENCH_TRACE && `${task.name}/${reader}`.includes(env.BENCH_TRACE)) {
+      // BENCH_TRACE=dv/ours: each request of the run, by start, with its times (ms).
+      const t0 = Math.min(...requests.map((r) => r.start));
+      for (const r of [...requests].sort((a, b) => a.start - b.start)) {
+        process.stderr.write(`    ${(r.start - t0).toFixed(0).padStart(5)} → ${(r.end - t0).toFixed(0).padStart(5)}  ${r.url} ${r.range}\n`);
+      }
+    }
     return { ...result, requests: requests.length, roundTrips: roundTrips(requests), server: serverLog(logFrom) };
   } catch (error) {
     return { error: String(error?.message ?? error).split('\n')[0] };

@@ -443,9 +443,17 @@ async fn permit_caps_are_never_exceeded() {
     caps_hold(&rows, options(1, None, 2, 5), 2).await;
     // Scan-wide: three partitions of 3 permits each, 4 over the scan.
     caps_hold(&rows, options(3, Some(4), 3, 5), 4).await;
-    // Prefetch: one current file and one prefetched.
-    caps_hold(&rows, options(1, None, 3, 1), 2).await;
-    // Prefetch 0: a file opens only when the previous one is drained.
+    // Prefetch: one current file and one prefetched, for files not read whole.
+    let ranged = |opts: DeltaScanExecutionOptions| DeltaScanExecutionOptions {
+        parquet_full_file_read_threshold_bytes: None,
+        ..opts
+    };
+    caps_hold(&rows, ranged(options(1, None, 3, 1)), 2).await;
+    // Files small enough to be read whole fill the partition's permits past the prefetch
+    // depth (each holds one request's bytes at most), never past the permits.
+    caps_hold(&rows, options(1, None, 3, 1), 3).await;
+    caps_hold(&rows, options(3, Some(4), 3, 1), 4).await;
+    // Prefetch 0: a file opens only when the previous one is drained, small or not.
     caps_hold(&rows, options(1, None, 3, 0), 1).await;
 }
 
@@ -498,13 +506,18 @@ async fn a_consumer_that_stops_polling_stops_the_reads() {
     assert_eq!(first.num_rows(), 10);
     let opened = probe.opened().len();
     let requests = probe.requests.load(Ordering::SeqCst);
-    assert!(opened <= 2, "current file and one prefetched, saw {opened}");
+    // The current file, one prefetched, and (the files are small enough to be read whole)
+    // one more up to the partition's 3 permits.
+    assert!(
+        opened <= 3,
+        "at most the partition's 3 permits, saw {opened}"
+    );
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(probe.opened().len(), opened, "no file opened while idle");
     assert_eq!(probe.requests.load(Ordering::SeqCst), requests);
     let m = stream.metrics();
     assert_eq!(m.batches_emitted(), 1);
-    assert!(m.file_tasks_started() <= 2);
+    assert!(m.file_tasks_started() <= 3);
     // Reading on finishes the scan.
     let rest = ok(stream.collect_batches().await);
     assert_eq!(ids(&rest).len() + 10, 240);
