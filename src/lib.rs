@@ -48,7 +48,7 @@ pub use api::{
     ParquetReaderBackend, SkipReason, SkippedFile, SkippedFiles, StringType,
     DEFAULT_BATCHES_AHEAD_PER_PARTITION, DEFAULT_BATCH_SIZE, DEFAULT_FULL_FILE_READ_THRESHOLD,
     DEFAULT_LOG_CONCURRENCY, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
-    DEFAULT_PREFETCH_FILES_PER_PARTITION,
+    DEFAULT_PREFETCH_FILES_PER_PARTITION, DEFAULT_READ_AHEAD_BYTES,
 };
 pub use error::{DeltaError, Phase, Result};
 pub use plan::{ColumnProfile, FileTask, TableProfile};

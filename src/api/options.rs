@@ -32,6 +32,16 @@ pub const DEFAULT_FULL_FILE_READ_THRESHOLD: u64 = 64 * 1024;
 #[cfg(target_arch = "wasm32")]
 pub const DEFAULT_FULL_FILE_READ_THRESHOLD: u64 = 256 * 1024;
 
+/// Default of [`DeltaScanExecutionOptions::parquet_read_ahead_bytes`] natively: off (local
+/// disks answer at once; the next row group's read is already in flight while one decodes).
+#[cfg(not(target_arch = "wasm32"))]
+pub const DEFAULT_READ_AHEAD_BYTES: u64 = 0;
+
+/// Default of [`DeltaScanExecutionOptions::parquet_read_ahead_bytes`] on wasm32: a file of
+/// many row groups over HTTP is otherwise read one round trip per row group.
+#[cfg(target_arch = "wasm32")]
+pub const DEFAULT_READ_AHEAD_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Which Parquet reader decodes the data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -82,6 +92,12 @@ pub struct DeltaScanExecutionOptions {
     /// read, which already fetches such a file whole; 256 KiB on wasm32, where every request
     /// costs a round trip).
     pub parquet_full_file_read_threshold_bytes: Option<u64>,
+    /// When a file's row groups are read whole (no row filter, row selection or limit), the
+    /// read of a row group also fetches the same columns of the row groups after it, up to
+    /// this many bytes in all, in the same request: one round trip serves several row
+    /// groups. 0: off. Default: [`DEFAULT_READ_AHEAD_BYTES`] (off natively, 16 MiB on
+    /// wasm32). The bytes fetched ahead are held until their row group decodes.
+    pub parquet_read_ahead_bytes: u64,
     /// The Parquet reader [`ParquetReaderBackend::Direct`].
     pub parquet_reader_backend: ParquetReaderBackend,
     /// The largest uncompressed size of one Parquet page a data file may declare
@@ -102,6 +118,7 @@ impl Default for DeltaScanExecutionOptions {
             prefetch_files_per_partition: DEFAULT_PREFETCH_FILES_PER_PARTITION,
             batches_ahead_per_partition: DEFAULT_BATCHES_AHEAD_PER_PARTITION,
             parquet_full_file_read_threshold_bytes: Some(DEFAULT_FULL_FILE_READ_THRESHOLD),
+            parquet_read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
             parquet_reader_backend: ParquetReaderBackend::Direct,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
         }

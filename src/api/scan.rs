@@ -661,6 +661,7 @@ impl DeltaScan {
                 pushdown: true,
                 output_types: self.output_types,
                 max_page_bytes: self.execution.max_page_bytes,
+                read_ahead_bytes: self.execution.parquet_read_ahead_bytes,
             }),
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
         };

@@ -114,6 +114,9 @@ pub(crate) struct ExecutionWire {
     prefetch_files_per_partition: u64,
     batches_ahead_per_partition: u64,
     parquet_full_file_read_threshold_bytes: Option<u64>,
+    /// Absent from senders before read-ahead: off.
+    #[serde(default)]
+    parquet_read_ahead_bytes: u64,
     parquet_reader_backend: String,
     max_page_bytes: u64,
 }
@@ -205,6 +208,7 @@ impl ExecutionWire {
             prefetch_files_per_partition: to_u64(o.prefetch_files_per_partition),
             batches_ahead_per_partition: to_u64(o.batches_ahead_per_partition),
             parquet_full_file_read_threshold_bytes: o.parquet_full_file_read_threshold_bytes,
+            parquet_read_ahead_bytes: o.parquet_read_ahead_bytes,
             parquet_reader_backend: name_of(&BACKENDS, o.parquet_reader_backend)?,
             max_page_bytes: o.max_page_bytes,
         })
@@ -233,6 +237,7 @@ impl ExecutionWire {
                 "a buffer size",
             )?,
             parquet_full_file_read_threshold_bytes: self.parquet_full_file_read_threshold_bytes,
+            parquet_read_ahead_bytes: self.parquet_read_ahead_bytes,
             parquet_reader_backend: value_of(&BACKENDS, &self.parquet_reader_backend, "backend")?,
             max_page_bytes: self.max_page_bytes,
         })

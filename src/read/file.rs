@@ -25,7 +25,7 @@ use super::decode_types::reader_metadata;
 use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSource};
 use super::file_plan::{plan_file, FileOutput, ReadSpec};
 use super::footer::read_metadata;
-use super::row_group_reads::{PageCheck, RowGroupReads};
+use super::row_group_reads::{Lookahead, PageCheck, RowGroupReads};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store, TableLocation};
 use crate::limits::pages::ChunkIndex;
@@ -165,7 +165,10 @@ async fn open(
             None => return Ok(None),
         }
     }
-    let read_ahead = read.read_ahead();
+    let lookahead = Lookahead {
+        next: read.read_ahead(),
+        groups: read.ahead(metadata.metadata(), ctx.spec.read_ahead_bytes),
+    };
     let pages = PageCheck {
         chunks: ChunkIndex::new(metadata.metadata()),
         max_page_bytes: ctx.spec.max_page_bytes,
@@ -177,7 +180,7 @@ async fn open(
             decoder,
             ctx.store.clone(),
             path,
-            read_ahead,
+            lookahead,
             masked,
             filter_errors,
             pages,

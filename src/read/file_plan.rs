@@ -16,6 +16,7 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::deletion_vector::DeletionVector;
+use super::read_ahead::{leaves_of, ReadAhead};
 use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
 use super::row_group_reads::DeletedRows;
 use super::row_groups::prune_row_groups;
@@ -50,6 +51,9 @@ pub struct ReadSpec {
     /// The largest uncompressed page a data file may declare (see
     /// [`crate::limits::DEFAULT_MAX_PAGE_BYTES`]).
     pub max_page_bytes: u64,
+    /// Bytes of later row groups fetched with a row group's read (0: off; see
+    /// `DeltaScanExecutionOptions::parquet_read_ahead_bytes`).
+    pub read_ahead_bytes: u64,
 }
 
 /// A file's plan before its deletion vector is known.
@@ -280,6 +284,23 @@ impl FileRead {
     /// after decoding (a head-like scan would read a row group it then drops).
     pub(crate) fn read_ahead(&self) -> bool {
         self.limit.is_none() || self.decoder_limit().is_some()
+    }
+
+    /// Reading row groups ahead (see `read::read_ahead`), when the decoder reads them whole:
+    /// no row filter, no row selection, no limit, and a budget.
+    pub(crate) fn ahead(&self, parquet: &ParquetMetaData, budget: u64) -> Option<ReadAhead> {
+        let whole = self.row_filter.is_none()
+            && self.limit.is_none()
+            && !matches!(self.deletes, Deletes::Selection(_));
+        if !whole {
+            return None;
+        }
+        ReadAhead::new(
+            parquet,
+            &self.row_groups,
+            &leaves_of(parquet, &self.roots),
+            budget,
+        )
     }
 
     /// The row groups read, in file order.

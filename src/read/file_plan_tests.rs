@@ -96,6 +96,7 @@ fn scan(filter: Option<&str>, limit: Option<usize>, pushdown: bool) -> (ReadSpec
         pushdown,
         output_types: Default::default(),
         max_page_bytes: crate::limits::DEFAULT_MAX_PAGE_BYTES,
+        read_ahead_bytes: 0,
     };
     (spec, tasks.remove(0))
 }

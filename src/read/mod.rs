@@ -13,6 +13,7 @@ mod footer;
 pub mod metrics;
 mod progress;
 mod ranges;
+mod read_ahead;
 mod row_filter;
 mod row_group_reads;
 mod row_groups;

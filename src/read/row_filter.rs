@@ -554,6 +554,7 @@ mod tests {
                 pushdown: false,
                 output_types: Default::default(),
                 max_page_bytes: crate::limits::DEFAULT_MAX_PAGE_BYTES,
+                read_ahead_bytes: 0,
             }),
             row_groups_pruned: Default::default(),
         };

@@ -24,6 +24,7 @@ use parquet::DecodeResult;
 
 use super::coalesce::{coalesce, slice, COALESCE_GAP};
 use super::deletion_vector::DeletionVector;
+use super::read_ahead::{Ahead, ReadAhead};
 use super::row_filter::{take_error, ErrorSlot};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, Store};
@@ -76,11 +77,22 @@ struct RowGroupRead {
     next_row: u64,
 }
 
+/// How far a file's reads run ahead of its decoding.
+pub(crate) struct Lookahead {
+    /// Whether the next row group is read while one decodes (off when a limit is applied
+    /// after decoding: a head-like scan would read a row group it then drops).
+    pub(crate) next: bool,
+    /// Later row groups fetched with a row group's read (see `read_ahead`).
+    pub(crate) groups: Option<ReadAhead>,
+}
+
 /// A read of the ranges the decoder asked for, in flight while earlier rows decode.
 struct PendingRead {
     ranges: Vec<Range<u64>>,
     read: Option<BoxFuture<'static, Result<Vec<Bytes>>>>,
     done: Option<Result<Vec<Bytes>>>,
+    /// Started by read-ahead before the decoder asked.
+    ahead: bool,
 }
 
 impl PendingRead {
@@ -90,6 +102,7 @@ impl PendingRead {
             ranges,
             read: Some(Box::pin(async move { fetch(&store, &path, &asked).await })),
             done: None,
+            ahead: false,
         }
     }
 
@@ -146,11 +159,15 @@ pub(crate) struct RowGroupReads {
     /// was already buffered, the next.
     ready: VecDeque<RowGroupRead>,
     pending: Option<PendingRead>,
+    /// A read of later row groups started before the decoder asked (see `read_ahead`).
+    speculative: Option<PendingRead>,
     /// The decoder has handed out its last row group.
     planned_all: bool,
     /// Whether the next row group is read while one decodes (off when a limit is applied
     /// after decoding: a head-like scan would read a row group it then drops).
     read_ahead: bool,
+    /// Later row groups fetched with a row group's read (see `read_ahead`), while on.
+    ahead: Option<ReadAhead>,
     masked: Option<DeletedRows>,
     /// With `masked`: the first file row of the row group being planned.
     announced: Option<u64>,
@@ -166,7 +183,7 @@ impl RowGroupReads {
         decoder: ParquetPushDecoder,
         store: Store,
         path: &str,
-        read_ahead: bool,
+        lookahead: Lookahead,
         masked: Option<DeletedRows>,
         filter_errors: ErrorSlot,
         pages: PageCheck,
@@ -177,8 +194,10 @@ impl RowGroupReads {
             path: path.to_string(),
             ready: VecDeque::with_capacity(2),
             pending: None,
+            speculative: None,
             planned_all: false,
-            read_ahead,
+            read_ahead: lookahead.next,
+            ahead: lookahead.groups,
             masked,
             announced: None,
             filter_errors,
@@ -192,6 +211,7 @@ impl RowGroupReads {
     fn panicked(&mut self, panic: String) -> DeltaError {
         self.ready.clear();
         self.pending = None;
+        self.speculative = None;
         self.planned_all = true;
         let reason = format!("the decoder failed on the file's contents: {panic}");
         self.failed = Some(reason.clone());
@@ -214,11 +234,17 @@ impl RowGroupReads {
             && (self.ready.is_empty() || (self.read_ahead && self.ready.len() < 2))
         {
             // With masked deletes, the file rows of a row group's batches need to know which
-            // row group it is: the decoder says so at the boundary, before planning it.
-            if self.masked.is_some() && self.announced.is_none() {
-                let upcoming = contain(|| self.decoder.peek_next_row_group())
+            // row group it is: the decoder says so at the boundary, before planning it. Read-
+            // ahead needs to know which row group a request is for.
+            let announce = self.masked.is_some() && self.announced.is_none();
+            let upcoming = if announce || self.ahead.is_some() {
+                contain(|| self.decoder.peek_next_row_group())
                     .map_err(|panic| self.panicked(panic))?
-                    .map_err(|e| self.parquet_error(e))?;
+                    .map_err(|e| self.parquet_error(e))?
+            } else {
+                None
+            };
+            if announce {
                 let starts = self.masked.as_ref().map(|m| &m.row_group_starts);
                 self.announced = upcoming.and_then(|i| starts?.get(i).copied());
             }
@@ -226,7 +252,24 @@ impl RowGroupReads {
                 .map_err(|panic| self.panicked(panic))?
                 .map_err(|e| self.parquet_error(e))?;
             match step {
-                DecodeResult::NeedsData(ranges) => {
+                DecodeResult::NeedsData(asked) => {
+                    let ahead = self.ahead.as_mut();
+                    let ranges = match ahead.map(|a| a.on_request(upcoming, asked.clone())) {
+                        None => asked,
+                        Some(Ahead::Fetch(ranges)) => ranges,
+                        Some(Ahead::Wait) => {
+                            // The row group is in the read already in flight.
+                            self.pending = self.speculative.take();
+                            continue;
+                        }
+                        Some(Ahead::Stop(asked)) => {
+                            // What was fetched ahead and not used stays out of memory.
+                            self.ahead = None;
+                            self.speculative = None;
+                            self.decoder.clear_all_ranges();
+                            asked
+                        }
+                    };
                     self.pending = Some(PendingRead::start(&self.store, &self.path, ranges));
                 }
                 DecodeResult::Data(reader) => {
@@ -244,7 +287,64 @@ impl RowGroupReads {
                 DecodeResult::Finished => self.planned_all = true,
             }
         }
+        self.speculate()
+    }
+
+    /// Starts reading later row groups ahead when what is buffered ahead of the decoder
+    /// runs low (see `read_ahead`).
+    fn speculate(&mut self) -> Result<()> {
+        if self.planned_all || self.speculative.is_some() || self.ahead.is_none() {
+            return Ok(());
+        }
+        let upcoming = contain(|| self.decoder.peek_next_row_group())
+            .map_err(|panic| self.panicked(panic))?
+            .map_err(|e| self.parquet_error(e))?;
+        if let Some(ranges) = self.ahead.as_mut().and_then(|a| a.speculate(upcoming)) {
+            let mut read = PendingRead::start(&self.store, &self.path, ranges);
+            read.ahead = true;
+            self.speculative = Some(read);
+        }
         Ok(())
+    }
+
+    /// Checks the pages of fetched ranges and hands them to the decoder; `ahead` when they
+    /// are the read started before the decoder asked.
+    fn push(&mut self, ranges: Vec<Range<u64>>, data: Vec<Bytes>, ahead: bool) -> Result<()> {
+        let fetched = ranges.iter().zip(&data).map(|(r, b)| (r.start, &b[..]));
+        self.pages.chunks.check_ranges(
+            fetched,
+            self.pages.max_page_bytes,
+            &self.path,
+            Phase::Read,
+        )?;
+        if ahead {
+            if let Some(a) = self.ahead.as_mut() {
+                a.arrived();
+            }
+        }
+        contain(|| self.decoder.push_ranges(ranges, data))
+            .map_err(|panic| self.panicked(panic))?
+            .map_err(|e| self.parquet_error(e))
+    }
+
+    /// Hands the read started ahead to the decoder once it is in (waiting for nothing).
+    async fn take_speculative(&mut self) -> Result<()> {
+        let Some(read) = self.speculative.as_mut() else {
+            return Ok(());
+        };
+        read.advance().await;
+        if read.done.is_none() {
+            return Ok(());
+        }
+        let Some(read) = self.speculative.take() else {
+            return Ok(());
+        };
+        if self.planned_all {
+            // The decoder is done (a limit, the last row group): nothing to hand over.
+            return Ok(());
+        }
+        let (ranges, data) = read.finish().await?;
+        self.push(ranges, data, true)
     }
 
     /// The next decoded batch of the file's columns (deleted rows dropped when masked; a batch
@@ -258,22 +358,15 @@ impl RowGroupReads {
             if let Some(pending) = self.pending.as_mut() {
                 pending.advance().await;
             }
+            self.take_speculative().await?;
             let Some(row_group) = self.ready.front_mut() else {
                 // Nothing to decode: wait for the data asked for, or the file is done.
                 let Some(pending) = self.pending.take() else {
                     return Ok(None);
                 };
+                let ahead = pending.ahead;
                 let (ranges, data) = pending.finish().await?;
-                let fetched = ranges.iter().zip(&data).map(|(r, b)| (r.start, &b[..]));
-                self.pages.chunks.check_ranges(
-                    fetched,
-                    self.pages.max_page_bytes,
-                    &self.path,
-                    Phase::Read,
-                )?;
-                contain(|| self.decoder.push_ranges(ranges, data))
-                    .map_err(|panic| self.panicked(panic))?
-                    .map_err(|e| self.parquet_error(e))?;
+                self.push(ranges, data, ahead)?;
                 continue;
             };
             let decoded = match contain(|| row_group.reader.next()) {

@@ -95,6 +95,8 @@ async function main() {
   const make = readers[reader];
   if (!make) throw new Error(`unknown reader ${reader}`);
   const r = await make();
+  // `&wait=1`: start when told (`window.go()`), e.g. once a profiler runs.
+  if (params.get('wait')) await new Promise((resolve) => { window.go = resolve; });
   performance.clearResourceTimings();
   const started = performance.now();
   const { rows, ipcBytes } = await r.run();

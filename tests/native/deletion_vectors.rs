@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use delta_arrow_reader::fixture::TableWriter;
-use delta_arrow_reader::DeltaScanBuilder;
+use delta_arrow_reader::{DeltaScanBuilder, DeltaScanExecutionOptions};
 use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
 use serde_json::json;
 
@@ -132,10 +132,11 @@ async fn many_row_groups(deleted: &[u64]) -> DeltaTable {
 
 /// The `id`s a scan returns, in the order of its one partition (or of its partitions, one after
 /// the other, when `split` cuts the file into byte ranges).
-async fn scan_ids(scan: DeltaScanBuilder, split: Option<usize>) -> Vec<u64> {
+async fn scan_ids(scan: DeltaScanBuilder, split: Option<usize>, ahead: u64) -> Vec<u64> {
     let scan = scan
         .with_target_partitions(1)
         .with_batch_size(256)
+        .with_execution_options(reading_ahead(ahead))
         .build()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -160,18 +161,79 @@ async fn scan_ids(scan: DeltaScanBuilder, split: Option<usize>) -> Vec<u64> {
     out
 }
 
-/// Every way of reading the table of `deleted` returns exactly the rows not deleted.
+/// Execution options reading `ahead` bytes of row groups ahead; with read-ahead on, the
+/// (small) file is read by ranges, not whole, so the decoder's requests are real ones.
+fn reading_ahead(ahead: u64) -> DeltaScanExecutionOptions {
+    let defaults = DeltaScanExecutionOptions::default();
+    DeltaScanExecutionOptions {
+        parquet_read_ahead_bytes: ahead,
+        parquet_full_file_read_threshold_bytes: if ahead > 0 {
+            None
+        } else {
+            defaults.parquet_full_file_read_threshold_bytes
+        },
+        ..defaults
+    }
+}
+
+#[tokio::test]
+async fn reading_ahead_serves_several_row_groups_per_request() {
+    let deleted: Vec<u64> = (0..ROWS).filter(|i| i % 5 == 2).collect();
+    let table = many_row_groups(&deleted).await;
+    let mut requests = Vec::new();
+    for ahead in [1, 1 << 20] {
+        let mut options = reading_ahead(ahead);
+        options.parquet_full_file_read_threshold_bytes = None;
+        let scan = table
+            .scan()
+            .with_target_partitions(1)
+            .with_execution_options(options)
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let metrics = scan.metrics();
+        let rows: usize = scan
+            .into_stream()
+            .collect_batches()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum();
+        assert_eq!(
+            rows as u64,
+            ROWS - deleted.len() as u64,
+            "read-ahead {ahead}"
+        );
+        requests.push(metrics.io().requests);
+    }
+    // A budget of 1 byte fetches each of the ten row groups on its own (besides the footer
+    // and the deletion vector); 1 MiB fetches the other nine with the first.
+    assert!(
+        requests[1] + 9 <= requests[0],
+        "requests with and without read-ahead: {requests:?}"
+    );
+}
+
+/// Every way of reading the table of `deleted` returns exactly the rows not deleted, with
+/// row groups read ahead (a budget of a few of them, of all) and without.
 async fn check_deletes(name: &str, deleted: &[u64]) {
+    for ahead in [0, 20_000, 1 << 20] {
+        check_deletes_reading_ahead(&format!("{name}, read-ahead {ahead}"), deleted, ahead).await;
+    }
+}
+
+async fn check_deletes_reading_ahead(name: &str, deleted: &[u64], ahead: u64) {
     let table = many_row_groups(deleted).await;
     let kept: Vec<u64> = (0..ROWS).filter(|i| !deleted.contains(i)).collect();
     assert_eq!(
-        scan_ids(table.scan(), None).await,
+        scan_ids(table.scan(), None, ahead).await,
         kept,
         "{name}: whole scan"
     );
     for split in [3, 10, 25] {
         assert_eq!(
-            scan_ids(table.scan(), Some(split)).await,
+            scan_ids(table.scan(), Some(split), ahead).await,
             kept,
             "{name}: {split} byte ranges"
         );
@@ -179,7 +241,7 @@ async fn check_deletes(name: &str, deleted: &[u64]) {
     for limit in [1, 255, 1000, 1500, 9000] {
         let want: Vec<u64> = kept.iter().copied().take(limit).collect();
         assert_eq!(
-            scan_ids(table.scan().with_limit(limit), None).await,
+            scan_ids(table.scan().with_limit(limit), None, ahead).await,
             want,
             "{name}: limit {limit}"
         );
@@ -190,11 +252,15 @@ async fn check_deletes(name: &str, deleted: &[u64]) {
         .filter(|&i| (2500..7000).contains(&i))
         .collect();
     let filtered = table.scan().with_filter("id >= 2500 and id < 7000");
-    assert_eq!(scan_ids(filtered, None).await, want, "{name}: predicate");
+    assert_eq!(
+        scan_ids(filtered, None, ahead).await,
+        want,
+        "{name}: predicate"
+    );
     // A predicate on the partition column only is decided per file: the data is read whole.
     let on_partition = table.scan().with_filter("part = 'a'");
     assert_eq!(
-        scan_ids(on_partition, None).await,
+        scan_ids(on_partition, None, ahead).await,
         kept,
         "{name}: partition predicate"
     );
