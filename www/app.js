@@ -107,9 +107,16 @@ function endAction(action) {
 
 const current = (action) => state.action === action;
 
+/** Progress is shown at most this often (each update costs the page a layout). */
+const PROGRESS_EVERY_MS = 150;
+let progressAt = 0;
+
 /** Shows a scan's `onProgress` report (`ScanProgress` in the package's index.d.ts). */
 function onProgress(action, p) {
   if (!current(action)) return;
+  const now = performance.now();
+  if (now - progressAt < PROGRESS_EVERY_MS && p.filesDone < p.filesTotal) return;
+  progressAt = now;
   if (p.bytesTotal > 0) {
     ui.progress.max = p.bytesTotal;
     ui.progress.value = Math.min(p.bytesDone, p.bytesTotal);
@@ -273,13 +280,13 @@ function readOptions(action) {
 let lastRead = { url: '', version: null };
 let countFrame = 0;
 
-/** Shows the row count, at most once a frame while rows stream in. */
+/** Shows the row count while rows stream in, at most every PROGRESS_EVERY_MS. */
 function showCount(text) {
   if (countFrame) return;
-  countFrame = requestAnimationFrame(() => {
+  countFrame = setTimeout(() => {
     countFrame = 0;
     ui.rowCount.textContent = text();
-  });
+  }, PROGRESS_EVERY_MS);
 }
 
 async function read() {
@@ -311,9 +318,11 @@ async function read() {
       showCount(() => `${formatCount(view.rowCount)} so far`);
     }
     if (!current(action)) return;
+    // A cancelled scan may simply end: that is a Cancel, not the whole result.
+    action.controller.signal.throwIfAborted();
     const total = view.rowCount;
     const limited = options.limit !== undefined && total >= options.limit;
-    cancelAnimationFrame(countFrame);
+    clearTimeout(countFrame);
     countFrame = 0;
     ui.rowCount.textContent = `${formatCount(total)}${limited ? ' (limit reached)' : ''}`;
     ui.rowCount.dataset.rows = String(total);
@@ -325,7 +334,7 @@ async function read() {
     setStatus(`${plural(total, 'row')} read from version ${info.version}${options.filter ? ' matching the filter' : ''}${sorted ? `, ${sorted}` : ''}.`, 'good');
   } catch (err) {
     if (current(action)) {
-      cancelAnimationFrame(countFrame);
+      clearTimeout(countFrame);
       countFrame = 0;
       ui.rowCount.textContent = view.rowCount ? `${formatCount(view.rowCount)} before ${isAbort(err) ? 'Cancel' : 'the error'}` : '';
       await finishFailed(action, err, 'Could not read the rows');

@@ -10,6 +10,8 @@
 
 /** The tallest scroller we make; beyond it scroll positions are scaled onto the rows. */
 const MAX_HEIGHT_PX = 8_000_000;
+/** While rows stream in, the scroller grows at most this often (a layout each time). */
+const GROW_EVERY_MS = 200;
 
 const el = (tag, className, attrs = {}) => {
   const node = document.createElement(tag);
@@ -42,6 +44,9 @@ export class VirtualGrid {
     this.active = { row: 0, col: 0 };
     this.stamp = 0; // bumped when every rendered row must be refilled
     this.frame = 0;
+    this.height = -1; // the canvas height set last, and when
+    this.heightAt = 0;
+    this.growTimer = 0;
     this.pool = [];
     this.canvas = el('div', 'vg-canvas');
     this.head = el('div', 'vg-head', { role: 'row', 'aria-rowindex': '1' });
@@ -60,8 +65,13 @@ export class VirtualGrid {
     this.setEmpty('No rows yet.');
   }
 
-  /** Sets the columns (display order); rebuilds the header and the row pool. */
+  /** Sets the columns (display order). The header is rebuilt when they differ; the row
+   * pool only when their number does (a new read of the same columns reuses every row). */
   setColumns(columns) {
+    const key = JSON.stringify(columns);
+    if (key === this.columnsKey) return;
+    this.columnsKey = key;
+    const rebuild = columns.length !== this.columns.length;
     this.columns = columns;
     const widths = [this.rownumWidth(), ...columns.map((c) => c.width)];
     this.canvas.style.setProperty('--vg-cols', widths.map((w) => `${w}px`).join(' '));
@@ -81,8 +91,10 @@ export class VirtualGrid {
     );
     this.scroller.setAttribute('aria-colcount', String(columns.length + 1));
     this.active.col = Math.min(this.active.col, Math.max(0, columns.length - 1));
-    this.pool = [];
-    this.body.replaceChildren();
+    if (rebuild) {
+      this.pool = [];
+      this.body.replaceChildren();
+    }
     this.#layout();
   }
 
@@ -94,6 +106,7 @@ export class VirtualGrid {
   /** Sets the row source; `keep` keeps the scroll position and active cell. */
   setSource(source, keep = false) {
     this.source = source;
+    this.height = -1;
     if (!keep) {
       this.active = { row: 0, col: 0 };
       this.scroller.scrollTop = 0;
@@ -141,8 +154,11 @@ export class VirtualGrid {
     this.frame = 0;
     const { n, height, scale } = this.#geometry();
     const rh = this.rowHeight;
-    this.canvas.style.height = `${this.headHeight + height}px`;
-    this.scroller.setAttribute('aria-rowcount', String(n + 1));
+    this.#resize(this.headHeight + height);
+    if (this.ariaRows !== n) {
+      this.ariaRows = n;
+      this.scroller.setAttribute('aria-rowcount', String(n + 1));
+    }
     this.empty.hidden = n > 0;
     const top = this.scroller.scrollTop;
     const virtualTop = top * scale;
@@ -164,6 +180,31 @@ export class VirtualGrid {
     if (activeId) this.scroller.setAttribute('aria-activedescendant', activeId);
     else this.scroller.removeAttribute('aria-activedescendant');
     this.hooks.onRender?.(first, Math.min(n, first + this.pool.length));
+  }
+
+  /** Sets the canvas height (and the row count it stands for), at most every GROW_EVERY_MS
+   * while it only grows (rows streaming in), at once when it shrinks or rows are replaced. */
+  #resize(px) {
+    if (px === this.height) return;
+    const wait = GROW_EVERY_MS - (performance.now() - this.heightAt);
+    if (px > this.height && this.height > 0 && wait > 0) {
+      if (!this.growTimer) {
+        this.growTimer = setTimeout(() => {
+          this.growTimer = 0;
+          this.refresh(false);
+        }, wait);
+      }
+      return;
+    }
+    this.height = px;
+    this.heightAt = performance.now();
+    this.canvas.style.height = `${px}px`;
+  }
+
+  /** Renders with the scroller sized for every row at once (the read has ended). */
+  settle() {
+    this.heightAt = 0;
+    this.refresh(true);
   }
 
   #fill(row, p) {

@@ -81,8 +81,8 @@ export class ResultView {
       this.hidden.clear();
       this.sort = null;
     }
-    this.visible = [];
-    this.grid.setColumns([]);
+    // The grid keeps the previous columns until the first rows arrive: a read of the same
+    // columns then reuses every row element.
     this.grid.setEmpty('Reading…');
     this.grid.setSource(this.#source());
     this.#buttons();
@@ -92,7 +92,7 @@ export class ResultView {
   addPiece(piece) {
     const first = !this.store.schema;
     const added = this.store.addPiece(piece);
-    if (first && this.store.schema) this.#columnsChanged(true);
+    if (first && this.store.schema) this.#columnsChanged(!this.#sameColumns());
     if (added) this.grid.refresh(false);
     return added;
   }
@@ -102,7 +102,12 @@ export class ResultView {
   async end(emptyText = 'No rows.') {
     this.reading = false;
     this.grid.setEmpty(emptyText);
-    this.grid.refresh(true);
+    if (!this.store.schema) {
+      // Nothing arrived: no columns of an earlier read stay on show.
+      this.visible = [];
+      this.grid.setColumns([]);
+    }
+    this.grid.settle();
     this.#buttons();
     return this.sort ? this.#applySort(false) : '';
   }
@@ -139,6 +144,15 @@ export class ResultView {
   #arrowType(col) {
     const field = this.store.fields[col];
     return this.meta.arrowTypes.get(field.name) ?? typeLabel(field.type);
+  }
+
+  /** Whether the new read has the columns of the one before (names and types): then the
+   * columns keep their widths. */
+  #sameColumns() {
+    const key = this.store.fields.map((f) => `${f.name}:${this.#arrowType(this.store.fields.indexOf(f))}`).join(',');
+    const same = key === this.fieldsKey;
+    this.fieldsKey = key;
+    return same && Boolean(this.widths);
   }
 
   #columnsChanged(fresh = false) {

@@ -162,15 +162,28 @@ async function visibleGrid() {
   }));
 }
 
+/** Rejects after `ms` unless `promise` settles first (page.evaluate has no timeout). */
+function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /** Every row of the grid in display order (scrolled through, a viewport at a time). */
 async function grid() {
+  return within(gridRows(), TIMEOUT, 'reading the grid');
+}
+
+async function gridRows() {
   return page.evaluate(async () => {
     const scroller = document.getElementById('grid');
     const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
     const byIndex = new Map();
     scroller.scrollTop = 0;
     await frame();
-    for (;;) {
+    for (let step = 0; step < 10_000; step++) {
       for (const r of scroller.querySelectorAll('.vg-row:not([hidden])')) {
         byIndex.set(Number(r.getAttribute('aria-rowindex')), [...r.children].slice(1).map((c) => c.textContent));
       }
@@ -231,6 +244,15 @@ async function showColumn(name, on) {
     await page.keyboard.press('Escape'); // closes the menu
   }
   assert.ok(!(await page.locator('#colmenu').getAttribute('open')), 'Escape closes the column menu');
+}
+
+/** Saves a screenshot of the page from its top (at `height` px tall) in SHOTS. */
+async function screenshot(name, height = 860) {
+  await page.setViewportSize({ width: 1280, height });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.screenshot({ path: join(SHOTS, name) });
+  await page.setViewportSize({ width: 1280, height: 860 });
 }
 
 const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
@@ -553,9 +575,17 @@ await test('the cell panel: column, Delta and Arrow types, the value in full, Co
   await openUrl(`${BASE}golden__parquet-all-types/`);
   assert.equal(await rowCount(), 200);
   const cell = (col, row) => page.locator(`#grid .vg-row[aria-rowindex="${row + 2}"] .vg-cell`).nth(col);
+  /** Clicks a cell after closing the panel and scrolling the cell into view in the page (so
+   * that Playwright's own scrolling does not move the grid's pooled rows under it). */
+  const clickCell = async (col, row) => {
+    if (await page.locator('#cell-panel').isVisible()) await page.click('#cell-close');
+    await cell(col, row).evaluate((c) => c.scrollIntoView({ block: 'nearest', inline: 'nearest' }));
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await cell(col, row).click();
+  };
   const names = (await visibleGrid()).names;
   // Row 1 (the second) of nested_struct: pretty JSON.
-  await cell(names.indexOf('nested_struct'), 1).click();
+  await clickCell(names.indexOf('nested_struct'), 1);
   const panel = page.locator('#cell-panel');
   assert.ok(await panel.isVisible());
   assert.equal(await text('#cell-title'), 'nested_struct');
@@ -565,6 +595,7 @@ await test('the cell panel: column, Delta and Arrow types, the value in full, Co
   const value = await page.locator('#cell-value').textContent();
   assert.deepEqual(JSON.parse(value), { aa: '1', ac: { aca: 1 } });
   assert.match(value, /\n {2}"aa"/, 'indented JSON');
+  if (SHOTS) await screenshot('screenshot-cell.png');
   await page.click('#cell-copy');
   await page.waitForFunction(() => document.getElementById('cell-note').textContent === 'Copied.');
   assert.equal(await clipboard(), value);
@@ -583,11 +614,10 @@ await test('the cell panel: column, Delta and Arrow types, the value in full, Co
   await page.keyboard.press('Escape');
   assert.ok(await panel.isHidden());
   // Binary in full as hex; a null as null.
-  await cell(names.indexOf('BinaryType'), 1).click();
+  await clickCell(names.indexOf('BinaryType'), 1);
   assert.equal(await page.locator('#cell-value').textContent(), '0x31');
-  await cell(names.indexOf('LongType'), 0).click();
+  await clickCell(names.indexOf('LongType'), 0);
   assert.equal(await page.locator('#cell-value').textContent(), 'null');
-  if (SHOTS) await page.screenshot({ path: join(SHOTS, 'screenshot-cell.png') });
   await page.click('#cell-close');
   assert.ok(await panel.isHidden());
 });
@@ -784,7 +814,7 @@ async function largeRead(name, rows) {
   }
   const top = await visibleGrid();
   assert.equal(top.rows[0].cells[top.names.indexOf(col)], formatCell(max, values.type).text);
-  if (SHOTS) await page.screenshot({ path: join(SHOTS, 'screenshot-grid.png') });
+  if (SHOTS) await screenshot('screenshot-grid.png', 1100);
   await sortBy(col, 'none');
   return `${total.toLocaleString('en-US')} rows in ${(readMs / 1000).toFixed(1)} s, longest stall ${stall.max} ms, ${statuses.at(-1)}`;
 }
@@ -829,7 +859,7 @@ await test('screenshot for the README', async () => {
   assert.match(await text('#metrics'), /files skipped/);
   await sortBy('col1', 'descending');
   await page.locator('#grid .vg-row:not([hidden]) .vg-rownum').nth(1).click();
-  await page.screenshot({ path: join(SHOTS, 'screenshot.png') });
+  await screenshot('screenshot.png', 1100);
   return 'screenshot.png, screenshot-cell.png, screenshot-grid.png';
 });
 
