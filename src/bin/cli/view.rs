@@ -28,6 +28,10 @@ pub struct ViewArgs {
     /// Print one line per request.
     #[arg(long)]
     pub log: bool,
+    /// Serve files that symlinks lead to outside the served folder (a folder of links to
+    /// tables); refused by default, as by `dar serve`.
+    #[arg(long)]
+    pub follow_symlinks: bool,
 }
 
 /// The port tried when none is given.
@@ -62,7 +66,8 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
     let plan = plan(&path)?;
     let mut config = ServeConfig::new(&plan.root)
         .with_index("index.html")
-        .with_request_log(args.log);
+        .with_request_log(args.log)
+        .with_follow_symlinks(args.follow_symlinks);
     if let Some((name, dir)) = &plan.mount {
         config = config.with_mount(format!("/{name}"), dir);
     }
