@@ -210,4 +210,7 @@ console.log('');
 console.log('| target | this run | met |');
 console.log('|---|---|---|');
 for (const [what, ok, value] of checks) console.log(`| ${what} | ${value} | ${ok ? 'yes' : 'no'} |`);
-if (mismatches.length) process.exitCode = 1;
+// A failed cell of ours, or rows that differ, fail the run (a peer's failure is printed only).
+const oursFailed = cells.filter((c) => c.reader === 'ours' && c.note?.startsWith('failed'));
+for (const c of oursFailed) console.log(`FAILED ours: ${c.task.label}: ${c.note}`);
+if (mismatches.length || oursFailed.length) process.exitCode = 1;
