@@ -63,7 +63,7 @@ async function inWorker(name, table, rows) {
       const local = table.scan({ filter });
       const there = await remote.scan({ filter });
       const [a, b] = [JSON.stringify(local.skippedFiles), JSON.stringify(there.skippedFiles)];
-      local.free();
+      local.cancel();
       there.cancel();
       if (a !== b || local.skippedFiles === undefined) throw new Error(`${name}: skippedFiles in the worker ${b}, on the page ${a}`);
     }
