@@ -22,3 +22,8 @@ export function chip(text, cls = '') {
 export function afterPaint() {
   return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
+
+/** Resolves in a new task, letting the page handle input and paint in between. */
+export function nextTask() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

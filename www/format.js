@@ -41,6 +41,15 @@ export function formatDuration(ms) {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** A percent-encoded path (as the Delta log writes them) as readable text. */
+export function decodePath(path) {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** `1 file`, `3 files`. */
 export function plural(n, one, many = `${one}s`) {
   return `${formatCount(n)} ${Number(n) === 1 ? one : many}`;

@@ -4,9 +4,8 @@
 // (min, max, nulls before any data file is read) and the checkboxes that pick what to read.
 
 import { $, chip, el } from './dom.js';
-import { formatBytes, formatCount, formatInstant, plural } from './format.js';
+import { decodePath, formatBytes, formatCount, formatInstant, plural } from './format.js';
 import { listFiles } from './reader.js';
-import { decodePath } from './skipped.js';
 
 /** Data files listed at most in the files panel. */
 const FILE_ROWS = 500;

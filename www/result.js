@@ -17,7 +17,7 @@ export const DECODE_OPTIONS = Object.freeze({
 });
 
 /** The bytes of the first message of an IPC stream (the schema), with its framing. */
-function schemaMessage(bytes) {
+export function schemaMessage(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const continued = view.getInt32(0, true) === -1;
   const length = view.getInt32(continued ? 4 : 0, true);
@@ -88,6 +88,12 @@ export class ResultStore {
   value(col, row) {
     const c = this.chunkOf(row);
     return this.chunks[c][col].at(row - this.starts[c]);
+  }
+
+  /** The column batches of stream row `row` and the row's index in them: `[batches, i]`. */
+  locate(row) {
+    const c = this.chunkOf(row);
+    return [this.chunks[c], row - this.starts[c]];
   }
 
   /** Calls `fn(value, row)` for every row of column `col`, batch by batch (no search). */

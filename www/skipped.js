@@ -3,7 +3,7 @@
 // saved. It lists `scan.skippedFiles` where the package has it (and it agrees with the
 // scan's counts); otherwise it shows the counts of `scan.metrics` alone.
 
-import { formatBytes, formatCount, plural } from './format.js';
+import { decodePath, formatBytes, formatCount, plural } from './format.js';
 
 /** Files listed at most (the counts and bytes cover all of them). */
 const MAX_LISTED = 1000;
@@ -69,13 +69,4 @@ export function renderSkipped(root, skipped, filter) {
     rows.push(tr);
   }
   body.replaceChildren(...rows);
-}
-
-/** A log path (percent-encoded) as readable text. */
-export function decodePath(path) {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }

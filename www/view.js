@@ -298,14 +298,16 @@ export class ResultView {
     return { count: k, at: (i) => rows[i] };
   }
 
-  async #text(format, rows) {
+  async #text(format, rows, utf8 = false) {
     const fields = this.store.fields;
     const header = this.visible.map((c) => fields[c].name);
+    const types = this.visible.map((c) => fields[c].type);
     const texts = (i) => {
-      const r = rows.at(i);
-      return this.visible.map((c) => fullText(this.store.value(c, r), fields[c].type));
+      const [batches, at] = this.store.locate(rows.at(i));
+      return this.visible.map((c, k) => fullText(batches[c].at(at), types[k]));
     };
     return delimitedParts(header, rows.count, texts, format, {
+      utf8,
       onProgress: (done, total) => done < total && this.hooks.status(`Writing ${formatCount(done)} of ${plural(total, 'row')}…`),
     });
   }
@@ -326,7 +328,7 @@ export class ResultView {
   async downloadCsv() {
     const rows = { count: this.store.rowCount, at: (i) => this.toStream(i) };
     try {
-      const parts = await this.#text(FORMATS.csv, rows);
+      const parts = await this.#text(FORMATS.csv, rows, true);
       saveBlob(new Blob(parts, { type: FORMATS.csv.mime }), `${baseName(this.meta.table, this.meta.version)}.csv`);
       this.hooks.status(`Downloading ${plural(rows.count, 'row')} as CSV.`, 'good');
     } catch (err) {

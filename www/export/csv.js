@@ -4,6 +4,8 @@
 // field. Built in chunks that yield to the page between them, so a million rows never
 // freeze it.
 
+import { nextTask } from '../dom.js';
+
 /** One CSV field. */
 export function csvField(text) {
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
@@ -27,29 +29,38 @@ export function line(texts, format) {
   return texts.map(format.field).join(format.sep) + format.eol;
 }
 
-const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** How long one slice of work may hold the page's thread before it yields. */
+const SLICE_MS = 25;
 
 /**
- * The text of `count` rows (header first) in `format`, as an array of string parts (for a
- * Blob, or to join): `rowTexts(i)` gives the field texts of the i-th row to write. Yields to
- * the page every `chunkRows` rows and reports `onProgress(done, count)`.
+ * The text of `count` rows (header first) in `format`, as an array of parts: strings to
+ * join, or with `utf8` UTF-8 bytes for a Blob (encoded slice by slice: a Blob made of
+ * strings would encode them all at once). `rowTexts(i)` gives the field texts of the i-th
+ * row to write. Works in slices of about SLICE_MS, yielding to the page between them, and
+ * reports `onProgress(done, count)` after each.
  * @param {string[]} header
  * @param {number} count
  * @param {(i: number) => string[]} rowTexts
  * @param {typeof FORMATS.csv} format
- * @param {{ chunkRows?: number, onProgress?: (done: number, total: number) => void, signal?: AbortSignal }} [options]
- * @returns {Promise<string[]>}
+ * @param {{ utf8?: boolean, onProgress?: (done: number, total: number) => void, signal?: AbortSignal }} [options]
+ * @returns {Promise<Array<string | Uint8Array>>}
  */
 export async function delimitedParts(header, count, rowTexts, format, options = {}) {
-  const { chunkRows = 20_000, onProgress, signal } = options;
-  const parts = [line(header, format)];
-  for (let start = 0; start < count; start += chunkRows) {
-    const end = Math.min(count, start + chunkRows);
+  const { onProgress, signal } = options;
+  const encoder = options.utf8 ? new TextEncoder() : null;
+  const parts = [];
+  const add = (text) => parts.push(encoder ? encoder.encode(text) : text);
+  add(line(header, format));
+  let i = 0;
+  while (i < count) {
+    const start = performance.now();
     let chunk = '';
-    for (let i = start; i < end; i++) chunk += line(rowTexts(i), format);
-    parts.push(chunk);
-    onProgress?.(end, count);
-    if (end < count) {
+    do {
+      for (const end = Math.min(count, i + 256); i < end; i++) chunk += line(rowTexts(i), format);
+    } while (i < count && performance.now() - start < SLICE_MS);
+    add(chunk);
+    onProgress?.(i, count);
+    if (i < count) {
       await nextTask();
       signal?.throwIfAborted();
     }

@@ -1,5 +1,7 @@
 // Downloads: a Blob handed to the browser as a file through a temporary object URL.
 
+import { decodePath } from '../format.js';
+
 /**
  * Saves `blob` as a download named `filename`.
  * @param {Blob} blob
@@ -20,6 +22,6 @@ export function saveBlob(blob, filename) {
 
 /** A file name from a table URL and a version: `events-v12`. */
 export function baseName(tableUrl, version) {
-  const name = decodeURIComponent(new URL(tableUrl).pathname.replace(/\/+$/, '').split('/').pop() || 'table');
+  const name = decodePath(new URL(tableUrl).pathname.replace(/\/+$/, '').split('/').pop() || 'table');
   return `${name.replace(/[^\w.-]+/g, '_')}-v${version}`;
 }
