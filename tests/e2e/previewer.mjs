@@ -1,7 +1,8 @@
 // End-to-end test of the www/ table viewer in Debian's Chromium, driven by playwright-core.
 // `run` builds the viewer, stages the tables and starts the servers; this file gets them
 // from the environment:
-//   E2E_BASE         http://127.0.0.1:P/ : `dar serve` over the corpus tables, viewer at /www/
+//   E2E_BASE         http://127.0.0.1:P/ : the server of the corpus tables
+//   E2E_PAGE         the viewer's address (`dar view`: E2E_BASE; default E2E_BASE + www/)
 //   E2E_SLOW         the same tables behind a second server with --latency-ms
 //   E2E_PROFILE      a fresh, empty Chromium user-data-dir
 //   E2E_SCREENSHOTS  the folder to save screenshots in (www/), or empty for none
@@ -25,7 +26,8 @@ const SHOTS = process.env.E2E_SCREENSHOTS ?? '';
 const DOWNLOADS = process.env.E2E_DOWNLOADS || join(PROFILE, '..', 'downloads');
 const BIG = process.env.E2E_BIG ?? '';
 const PKG_SKIPPED = process.env.E2E_PKG_SKIPPED === '1';
-const PAGE = new URL('www/', BASE).href;
+// The page: at / under `dar view` (E2E_PAGE), at /www/ under `dar serve`.
+const PAGE = process.env.E2E_PAGE || new URL('www/', BASE).href;
 const ORIGIN = new URL(BASE).origin;
 mkdirSync(DOWNLOADS, { recursive: true });
 
