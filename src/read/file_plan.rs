@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, RowFilter, RowSelection};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, RowFilter, RowSelection, RowSelector};
 use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder};
 use parquet::arrow::ProjectionMask;
 use parquet::errors::ParquetError;
@@ -303,6 +303,26 @@ impl FileRead {
         )
     }
 
+    /// For a read of only its first `limit` rows (no deletes, no row filter): a row selection
+    /// of those rows, so that with a page index the decoder fetches only the pages they are
+    /// on, not whole column chunks (a limit of 100 fetched a whole row group). `None` when
+    /// the limit covers every row read.
+    fn head_selection(&self, limit: Option<usize>) -> Option<RowSelection> {
+        let n = limit?;
+        if self.row_filter.is_some() || !matches!(self.deletes, Deletes::None) {
+            return None;
+        }
+        let rows: u64 = self
+            .row_groups
+            .iter()
+            .filter_map(|&rg| self.row_group_rows.get(rg))
+            .map(|&(_, rows)| rows)
+            .sum();
+        let rows = usize::try_from(rows).ok()?;
+        (n < rows)
+            .then(|| RowSelection::from(vec![RowSelector::select(n), RowSelector::skip(rows - n)]))
+    }
+
     /// The row groups read, in file order.
     #[cfg(test)]
     pub(crate) fn row_groups(&self) -> &[usize] {
@@ -323,6 +343,7 @@ impl FileRead {
         FileOutput,
     )> {
         let limit = self.decoder_limit();
+        let head = self.head_selection(limit);
         let num_row_groups = self.row_group_rows.len();
         let mask = ProjectionMask::roots(
             metadata.metadata().file_metadata().schema_descr(),
@@ -335,7 +356,12 @@ impl FileRead {
             builder = builder.with_row_groups(self.row_groups);
         }
         let masked = match self.deletes {
-            Deletes::None => None,
+            Deletes::None => {
+                if let Some(head) = head {
+                    builder = builder.with_row_selection(head);
+                }
+                None
+            }
             Deletes::Selection(selection) => {
                 builder = builder.with_row_selection(selection);
                 None
