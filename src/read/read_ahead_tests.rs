@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
-use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -28,13 +27,9 @@ fn metadata_of(rows: i64) -> ParquetMetaData {
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(100))
         .build();
-    let mut bytes = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(props))
+    let bytes = crate::fixture::parquet_bytes_with_properties("read-ahead.parquet", &batch, props)
         .unwrap_or_else(|e| panic!("{e}"));
-    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
-    writer.close().unwrap_or_else(|e| panic!("{e}"));
-    let reader =
-        SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap_or_else(|e| panic!("{e}"));
+    let reader = SerializedFileReader::new(bytes).unwrap_or_else(|e| panic!("{e}"));
     reader.metadata().clone()
 }
 

@@ -67,16 +67,7 @@ async fn ids(w: &TableWriter) -> delta_arrow_reader::Result<Vec<i64>> {
         .into_stream()
         .collect_batches()
         .await?;
-    Ok(batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .map(|a| a.values().to_vec())
-                .unwrap_or_default()
-        })
-        .collect())
+    Ok(common::ids(&batches))
 }
 
 #[tokio::test]

@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
-use delta_arrow_reader::fixture::TableWriter;
+use delta_arrow_reader::fixture::{parquet_bytes_with_properties, TableWriter};
 use delta_arrow_reader::{DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder};
-use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use serde_json::json;
 
@@ -27,11 +26,8 @@ async fn table() -> DeltaTable {
         .set_dictionary_enabled(false)
         .set_write_batch_size(1_000)
         .build();
-    let mut bytes = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(props))
+    let bytes = parquet_bytes_with_properties("part-0.parquet", &batch, props)
         .unwrap_or_else(|e| panic!("{e}"));
-    writer.write(&batch).unwrap_or_else(|e| panic!("{e}"));
-    writer.close().unwrap_or_else(|e| panic!("{e}"));
     let mut w = TableWriter::new();
     let size = bytes.len() as u64;
     w.store().put("part-0.parquet", bytes);
@@ -70,17 +66,7 @@ async fn head(table: &DeltaTable, limit: Option<usize>) -> (Vec<i64>, u64) {
         .collect_batches()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let ids = batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .map(|a| a.values().to_vec())
-                .unwrap_or_default()
-        })
-        .collect();
-    (ids, metrics.io().bytes_received)
+    (crate::common::ids(&batches), metrics.io().bytes_received)
 }
 
 #[tokio::test]

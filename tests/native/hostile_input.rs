@@ -64,16 +64,7 @@ async fn ids(store: Arc<dyn RangeRead>, partitions: usize) -> Result<Vec<i64>> {
         .into_stream()
         .collect_batches()
         .await?;
-    let mut ids: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .map(|a| a.values().to_vec())
-                .unwrap_or_default()
-        })
-        .collect();
+    let mut ids = crate::common::ids(&batches);
     ids.sort_unstable();
     Ok(ids)
 }

@@ -239,19 +239,6 @@ async fn load(rows: &[usize], probe: &Arc<Probe>) -> DeltaTable {
         .await)
 }
 
-fn ids(batches: &[RecordBatch]) -> Vec<i64> {
-    batches
-        .iter()
-        .flat_map(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .map(|a| a.values().to_vec())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
 fn all_ids(rows: &[usize]) -> Vec<i64> {
     let mut v: Vec<i64> = rows
         .iter()
@@ -314,7 +301,7 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
     assert_eq!(streams.len(), 3);
     let mut union = Vec::new();
     for (p, s) in streams.into_iter().enumerate() {
-        let got = ids(&ok(s.collect_batches().await));
+        let got = common::ids(&ok(s.collect_batches().await));
         assert_eq!(got, expected[p], "partition {p} keeps its task order");
         union.extend(got);
     }
@@ -331,7 +318,7 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
         .await);
     assert_eq!(scan.partitions(), 3);
     let expected: Vec<Vec<i64>> = (0..3).map(|p| partition_ids(&scan, p, &rows)).collect();
-    let got = ids(&ok(scan.into_stream().collect_batches().await));
+    let got = common::ids(&ok(scan.into_stream().collect_batches().await));
     for (p, want) in expected.iter().enumerate() {
         let mine: Vec<i64> = got.iter().copied().filter(|id| want.contains(id)).collect();
         assert_eq!(
@@ -352,7 +339,7 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
         .with_limit(total)
         .build()
         .await);
-    let got = ids(&ok(scan.into_stream().collect_batches().await));
+    let got = common::ids(&ok(scan.into_stream().collect_batches().await));
     assert_eq!(got, all_ids(&rows));
 
     // A scan-wide limit too small for every partition to hold its files while it waits for
@@ -367,7 +354,7 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
     assert_eq!(scan.partitions(), 3);
     let stream = scan.into_stream();
     assert_eq!(stream.metrics().partitions_planned(), 2);
-    let got = ids(&ok(stream.collect_batches().await));
+    let got = common::ids(&ok(stream.collect_batches().await));
     assert_eq!(got, all_ids(&rows));
     let scan = ok(t
         .scan()
@@ -376,14 +363,14 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
         .await);
     let stream = scan.into_stream();
     assert_eq!(stream.metrics().partitions_planned(), 3);
-    let mut got = ids(&ok(stream.collect_batches().await));
+    let mut got = common::ids(&ok(stream.collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
 
     // Never more partitions than files; the merged stream returns every row.
     let scan = ok(t.scan().with_target_partitions(50).build().await);
     assert_eq!(scan.partitions(), 7);
-    let mut got = ids(&ok(scan.into_stream().collect_batches().await));
+    let mut got = common::ids(&ok(scan.into_stream().collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
 
@@ -426,7 +413,7 @@ async fn caps_hold(rows: &[usize], opts: DeltaScanExecutionOptions, cap: usize) 
     assert_eq!(probe.files_in_flight(), cap, "nothing opened past the cap");
     assert_eq!(probe.opened().len(), cap);
     probe.open_gate();
-    let mut got = ids(&ok(ok(consumer.await)));
+    let mut got = common::ids(&ok(ok(consumer.await)));
     got.sort_unstable();
     assert_eq!(got, all_ids(rows));
     assert!(
@@ -479,7 +466,7 @@ async fn prefetch_keeps_task_order_within_a_partition() {
         .await);
     assert_eq!(scan.partitions(), 1);
     let expected = partition_ids(&scan, 0, &rows);
-    let got = ids(&ok(scan.into_stream().collect_batches().await));
+    let got = common::ids(&ok(scan.into_stream().collect_batches().await));
     assert_eq!(got, expected);
     assert_eq!(
         probe.max_files.load(Ordering::SeqCst),
@@ -520,7 +507,7 @@ async fn a_consumer_that_stops_polling_stops_the_reads() {
     assert!(m.file_tasks_started() <= 3);
     // Reading on finishes the scan.
     let rest = ok(stream.collect_batches().await);
-    assert_eq!(ids(&rest).len() + 10, 240);
+    assert_eq!(common::ids(&rest).len() + 10, 240);
     assert_eq!(m.file_tasks_completed(), 8);
 }
 
@@ -565,7 +552,7 @@ async fn dropping_a_stream_releases_its_permits() {
     })
     .await;
     probe.open_gate();
-    let got = ids(&ok(ok(second.await)));
+    let got = common::ids(&ok(ok(second.await)));
     assert_eq!(got.len(), p1_files.len() * 10);
     assert_eq!(metrics.partitions_completed(), 1);
 
@@ -575,7 +562,7 @@ async fn dropping_a_stream_releases_its_permits() {
         .with_execution_options(options(2, Some(2), 2, 2))
         .build()
         .await);
-    let mut got = ids(&ok(again.into_stream().collect_batches().await));
+    let mut got = common::ids(&ok(again.into_stream().collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
 }
@@ -604,7 +591,7 @@ async fn an_error_ends_the_partition() {
     let mut error = None;
     while let Some(item) = stream.next().await {
         match item {
-            Ok(b) => seen.extend(ids(&[b])),
+            Ok(b) => seen.extend(common::ids(&[b])),
             Err(e) => {
                 error = Some(e.code());
             }
@@ -631,7 +618,7 @@ async fn small_files_are_fetched_whole_once() {
         .build()
         .await);
     let m = whole.metrics();
-    let mut got = ids(&ok(whole.into_stream().collect_batches().await));
+    let mut got = common::ids(&ok(whole.into_stream().collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows));
     assert_eq!(m.io().requests, 4, "one request per file");
@@ -666,7 +653,7 @@ async fn the_row_limit_holds_across_partitions() {
         .await);
     let m = scan.metrics();
     let got = ok(scan.into_stream().collect_batches().await);
-    assert_eq!(ids(&got).len(), 15);
+    assert_eq!(common::ids(&got).len(), 15);
     assert_eq!(m.rows_emitted(), 15);
 }
 
@@ -835,7 +822,7 @@ async fn into_stream_decodes_partitions_on_two_threads_at_once() {
     let scan = ok(table.scan().with_target_partitions(2).build().await);
     assert_eq!(scan.partitions(), 2);
     let metrics = scan.metrics();
-    let mut got = ids(&ok(scan.into_stream().collect_batches().await));
+    let mut got = common::ids(&ok(scan.into_stream().collect_batches().await));
     got.sort_unstable();
     assert_eq!(got, all_ids(&rows), "same rows as ever");
     assert!(
@@ -902,7 +889,7 @@ async fn dropping_the_merged_stream_mid_scan_ends_every_task_and_permit() {
     .await;
 
     // The table reads in full afterwards.
-    let mut got = ids(&ok(t
+    let mut got = common::ids(&ok(t
         .scan()
         .with_target_partitions(2)
         .build()
@@ -925,7 +912,7 @@ fn into_stream_works_outside_a_runtime() {
             .await);
         let scan = ok(table.scan().with_target_partitions(3).build().await);
         let metrics = scan.metrics();
-        let mut got = ids(&ok(scan.into_stream().collect_batches().await));
+        let mut got = common::ids(&ok(scan.into_stream().collect_batches().await));
         got.sort_unstable();
         assert_eq!(got, all_ids(&rows));
         assert_eq!(metrics.partitions_completed(), 3);

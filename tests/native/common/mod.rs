@@ -1,5 +1,5 @@
 //! Shared helpers for integration tests: the corpus location and its inventory, rows as
-//! text for comparisons, and deletion vector files.
+//! text for comparisons, the ids of a scan's batches, and deletion vector files.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -208,6 +208,21 @@ pub fn file_set(t: &delta_arrow_reader::DeltaTable) -> std::collections::BTreeSe
                 "{}|{}|{:?}|{:?}",
                 f.path, f.size, f.partition_values, f.deletion_vector
             )
+        })
+        .collect()
+}
+
+/// The values of each batch's first column, an `Int64` id (none from a batch whose first
+/// column has another type), in batch order.
+pub fn ids(batches: &[arrow_array::RecordBatch]) -> Vec<i64> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .map(|a| a.values().to_vec())
+                .unwrap_or_default()
         })
         .collect()
 }
