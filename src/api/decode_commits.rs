@@ -144,27 +144,32 @@ mod tests {
         w
     }
 
-    /// The active files of a load of `store` with the async driver (in a runtime: big
-    /// commits decoded here) and with the loader alone (every commit decoded by it).
+    /// The version and active files of a load of `store` at `target` with the async driver
+    /// (in a runtime: big commits decoded here) and with the loader alone (every commit
+    /// decoded by it).
     async fn both_ways(
         store: &crate::io::MemoryStore,
-    ) -> (Result<Vec<String>>, Result<Vec<String>>) {
-        let paths = |files: &[crate::log::Add]| files.iter().map(|f| f.path.clone()).collect();
+        target: VersionTarget,
+    ) -> (Result<(u64, Vec<String>)>, Result<(u64, Vec<String>)>) {
+        let paths = |r: &crate::log::Reconciled| {
+            let files = r.files.iter().map(|f| f.path.clone()).collect();
+            (r.version, files)
+        };
         let driven = crate::api::load::load_log(
             store,
             "memory://t/",
-            VersionTarget::Latest,
+            target,
             LoadScope::ActiveFiles,
             16,
             crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD,
         )
         .await
-        .map(|l| paths(&l.reconciled.files));
-        let mut loader = SnapshotLoader::new("memory://t/", VersionTarget::Latest);
+        .map(|l| paths(&l.reconciled));
+        let mut loader = SnapshotLoader::new("memory://t/", target);
         let alone = loop {
             match loader.poll() {
                 Err(e) => break Err(e),
-                Ok(crate::log::Step::Ready(l)) => break Ok(paths(&l.reconciled.files)),
+                Ok(crate::log::Step::Ready(l)) => break Ok(paths(&l.reconciled)),
                 Ok(crate::log::Step::Need(requests)) => {
                     for r in requests {
                         let pushed = match r {
@@ -207,9 +212,9 @@ mod tests {
             .map(|b| b.len())
             .unwrap_or(0);
         assert!(big > 2 * PARALLEL_DECODE_BYTES, "{big} bytes");
-        let (driven, alone) = both_ways(w.store()).await;
+        let (driven, alone) = both_ways(w.store(), VersionTarget::Latest).await;
         let driven = driven.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(driven.len(), 30_000 + 90);
+        assert_eq!(driven.1.len(), 30_000 + 90);
         assert_eq!(Some(driven), alone.ok());
     }
 
@@ -222,11 +227,48 @@ mod tests {
         // A line in the last run of lines.
         lines[25_000] = b"{\"add\": {\"path\": 7}}";
         w.store().put(path, lines.join(&b'\n'));
-        let (driven, alone) = both_ways(w.store()).await;
+        let (driven, alone) = both_ways(w.store(), VersionTarget::Latest).await;
         let (driven, alone) = (driven.err(), alone.err());
         let text = driven.as_ref().map(|e| e.to_string()).unwrap_or_default();
         assert!(text.contains("line 25001"), "{text}");
         assert_eq!(driven.map(|e| e.to_string()), alone.map(|e| e.to_string()));
+    }
+
+    /// Time travel by in-commit timestamp reads the commits' `commitInfo`: from the actions
+    /// of big commits decoded here (their bytes are not kept), as the loader alone does
+    /// from the bytes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_by_in_commit_timestamp_reads_big_commits_decoded_here() {
+        let w = big_commit_table(30_000);
+        let store = w.store();
+        // In-commit timestamps 1000, 2000, 3000; file times that would pick other versions.
+        for (version, ict) in [(0u64, 1_000i64), (1, 2_000)] {
+            let path = format!("_delta_log/{version:020}.json");
+            let data = store.get(&path).await.unwrap_or_default();
+            let text = String::from_utf8_lossy(&data);
+            let info = json!({"commitInfo": {"inCommitTimestamp": ict, "timestamp": 5}});
+            let lines: Vec<String> = std::iter::once(info.to_string())
+                .chain(text.lines().skip(1).map(str::to_string))
+                .collect();
+            store.put_with_time(path, lines.join("\n") + "\n", 9_000_000 - ict);
+        }
+        let mut third = vec![json!({"commitInfo": {"inCommitTimestamp": 3_000, "timestamp": 5}})];
+        third.extend((0..30_000).map(|i| {
+            json!({"add": {"path": format!("third-{i:06}.parquet"), "partitionValues": {},
+                           "size": 1, "modificationTime": 0, "dataChange": true}})
+        }));
+        let body: Vec<String> = third.iter().map(|l| l.to_string()).collect();
+        store.put_with_time(
+            "_delta_log/00000000000000000002.json",
+            body.join("\n") + "\n",
+            1,
+        );
+        for (ms, want) in [(1_500, 0), (2_500, 1), (3_500, 2)] {
+            let (driven, alone) = both_ways(store, VersionTarget::Timestamp(ms)).await;
+            let driven = driven.unwrap_or_else(|e| panic!("{ms}: {e}"));
+            assert_eq!(driven.0, want, "{ms}");
+            assert_eq!(Some(driven), alone.ok(), "{ms}");
+        }
     }
 
     #[test]

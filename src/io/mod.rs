@@ -26,6 +26,8 @@ mod fetch_wait;
 mod js_source;
 #[cfg(target_arch = "wasm32")]
 mod js_text;
+#[cfg(not(target_arch = "wasm32"))]
+mod local_read;
 mod location;
 mod memory;
 mod metered;

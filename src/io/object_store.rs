@@ -10,7 +10,9 @@
 //! own (never percent-decoded); a list prefix is a string prefix, not whole path segments.
 //!
 //! Local paths that are not regular files (a FIFO, a device, a socket) are refused before
-//! they are opened: opening a FIFO for reading waits for a writer, for ever.
+//! they are opened: opening a FIFO for reading waits for a writer, for ever. Local reads are
+//! done on the caller's thread (see `local_read`); listings and sizes go through
+//! `object_store`.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -87,6 +89,12 @@ impl ObjectStoreRange {
         let cut = whole.slice(range.start as usize..end as usize);
         check_range_len(path, range, &cut)?;
         Ok(cut)
+    }
+
+    /// For a local store: the file `full` names, read on the caller's thread (see
+    /// `local_read`).
+    fn local_file(&self, full: &Path) -> Option<std::path::PathBuf> {
+        self.local.as_ref()?.path_to_filesystem(full).ok()
     }
 
     /// For a local store: refuses `full` unless it is a regular file (or does not exist,
@@ -285,6 +293,9 @@ impl RangeRead for ObjectStoreRange {
             if range.start == range.end {
                 return self.empty_range(&full, &path, &range).await;
             }
+            if let Some(file) = self.local_file(&full) {
+                return super::local_read::read_range(&file, &path, &range);
+            }
             let bytes = match self.store.get_range(&full, range.clone()).await {
                 Ok(bytes) => bytes,
                 Err(object_store::Error::NotSupported { .. }) if self.whole_for_range.is_some() => {
@@ -302,6 +313,9 @@ impl RangeRead for ObjectStoreRange {
         let path = path.to_string();
         Box::pin(async move {
             self.check_regular(&full, &path)?;
+            if let Some(file) = self.local_file(&full) {
+                return super::local_read::read_whole(&file, &path);
+            }
             let result = self
                 .store
                 .get(&full)

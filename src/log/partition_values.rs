@@ -143,6 +143,9 @@ impl<'de> Deserialize<'de> for PartitionValues {
                 while let Some((k, v)) = access.next_entry::<String, Option<String>>()? {
                     values.insert(k, v);
                 }
+                // JSON gives no size hint: the first entry reserved room for four, and a log
+                // holds one map per file.
+                values.entries.shrink_to_fit();
                 Ok(values)
             }
         }

@@ -43,8 +43,8 @@ struct Seen {
 /// Where the key of a [`Seen`] file lives.
 #[derive(Debug, Clone, Copy)]
 enum KeyAt {
-    /// The `add` at `commit_adds[commit][index]`.
-    Added { commit: u32, index: u32 },
+    /// The `add` at `adds[index]`.
+    Added { index: u32 },
     /// The `remove` whose key is `removed[index]`.
     Removed { index: u32 },
 }
@@ -54,6 +54,10 @@ enum KeyAt {
 /// The logical files seen so far are a hash table of positions: an `add`'s key is read from
 /// the kept `add` itself, so a log of a million files does not hold each path twice; only
 /// `remove` keys (whose actions are dropped) are kept as strings.
+///
+/// The kept `add`s are one vector in the order they are fed (newest commit first, the
+/// checkpoint last), cut into blocks; [`Replay::finish`] puts the blocks in file order in
+/// place, so the active files are never copied into a second vector.
 #[derive(Debug, Default)]
 pub struct Replay {
     seen: HashTable<Seen>,
@@ -61,13 +65,15 @@ pub struct Replay {
     removed: Vec<(String, String)>,
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,
-    checkpoint_adds: Vec<Add>,
-    commit_adds: Vec<Vec<Add>>,
+    /// Every kept `add`: each commit's block, newest commit first, then the checkpoint's.
+    adds: Vec<Add>,
+    /// Where each block of `adds` after the first starts.
+    block_starts: Vec<usize>,
     latest_commit_info: Option<CommitInfo>,
     commits_seen: usize,
-    /// The adds and keys of the commit being pushed (its `add`s at commit index
-    /// `commit_adds.len()`).
-    current_adds: Vec<Add>,
+    /// Where the block of the commit being pushed starts in `adds`.
+    current_start: usize,
+    /// The keys of the commit being pushed.
     current_keys: HashTable<Seen>,
 }
 
@@ -88,22 +94,15 @@ impl Replay {
 
     /// The key an entry of `seen` or `current_keys` stands for.
     fn key_of<'a>(
-        commit_adds: &'a [Vec<Add>],
-        current_adds: &'a [Add],
+        adds: &'a [Add],
         removed: &'a [(String, String)],
         at: KeyAt,
     ) -> (&'a str, Cow<'a, str>) {
         match at {
-            KeyAt::Added { commit, index } => {
-                let adds = match commit_adds.get(commit as usize) {
-                    Some(adds) => adds.as_slice(),
-                    None => current_adds,
-                };
-                match adds.get(index as usize) {
-                    Some(add) => (add.path.as_str(), dv_id(add.deletion_vector.as_ref())),
-                    None => ("", Cow::Borrowed("")),
-                }
-            }
+            KeyAt::Added { index } => match adds.get(index as usize) {
+                Some(add) => (add.path.as_str(), dv_id(add.deletion_vector.as_ref())),
+                None => ("", Cow::Borrowed("")),
+            },
             KeyAt::Removed { index } => match removed.get(index as usize) {
                 Some((p, d)) => (p.as_str(), Cow::Borrowed(d.as_str())),
                 None => ("", Cow::Borrowed("")),
@@ -113,11 +112,10 @@ impl Replay {
 
     /// Whether a newer action decided the logical file `(path, dv)`.
     fn is_seen(&self, hash: u64, path: &str, dv: &str) -> bool {
-        let (adds, current, removed) = (&self.commit_adds, &self.current_adds, &self.removed);
+        let (adds, removed) = (&self.adds, &self.removed);
         self.seen
             .find(hash, |s| {
-                s.hash == hash
-                    && Self::key_of(adds, current, removed, s.at) == (path, Cow::Borrowed(dv))
+                s.hash == hash && Self::key_of(adds, removed, s.at) == (path, Cow::Borrowed(dv))
             })
             .is_some()
     }
@@ -125,12 +123,12 @@ impl Replay {
     /// Whether the commit being pushed already has an action of the same type (`add`s when
     /// `add`, else `remove`s) for `(path, dv)`.
     fn is_repeated(&self, hash: u64, path: &str, dv: &str, add: bool) -> bool {
-        let (adds, current, removed) = (&self.commit_adds, &self.current_adds, &self.removed);
+        let (adds, removed) = (&self.adds, &self.removed);
         self.current_keys
             .find(hash, |s| {
                 s.hash == hash
                     && matches!(s.at, KeyAt::Added { .. }) == add
-                    && Self::key_of(adds, current, removed, s.at) == (path, Cow::Borrowed(dv))
+                    && Self::key_of(adds, removed, s.at) == (path, Cow::Borrowed(dv))
             })
             .is_some()
     }
@@ -149,19 +147,31 @@ impl Replay {
     /// [`push_commit_action`](Self::push_commit_action), then [`end_commit`](Self::end_commit).
     pub fn begin_commit(&mut self) {
         self.commits_seen += 1;
-        self.current_adds.clear();
+        self.start_block();
         self.current_keys.clear();
+    }
+
+    /// Starts the block of the next commit (or of the checkpoint) in `adds`.
+    fn start_block(&mut self) {
+        self.current_start = self.adds.len();
+        if self.current_start > 0 && self.block_starts.last() != Some(&self.current_start) {
+            self.block_starts.push(self.current_start);
+        }
     }
 
     /// Makes room for `actions` more actions in the commit begun last.
     pub fn reserve_commit(&mut self, actions: usize) {
-        self.current_adds.reserve(actions);
+        // One vector holds every kept `add`: doubling it could leave half of it unused.
+        // Growing by at least a quarter keeps a log of many large commits linear.
+        let spare = self.adds.capacity() - self.adds.len();
+        if spare < actions {
+            self.adds.reserve_exact(actions.max(self.adds.len() / 4));
+        }
         self.current_keys.reserve(actions, |s| s.hash);
     }
 
     /// One action of the commit begun last.
     pub fn push_commit_action(&mut self, action: Action) {
-        let commit = self.commit_adds.len() as u32;
         match action {
             Action::Add(add) => {
                 let dv = dv_id(add.deletion_vector.as_ref());
@@ -169,11 +179,12 @@ impl Replay {
                 if !self.is_seen(hash, &add.path, &dv)
                     && !self.is_repeated(hash, &add.path, &dv, true)
                 {
-                    let index = self.current_adds.len() as u32;
-                    let at = KeyAt::Added { commit, index };
+                    let at = KeyAt::Added {
+                        index: self.adds.len() as u32,
+                    };
                     self.current_keys
                         .insert_unique(hash, Seen { hash, at }, |s| s.hash);
-                    self.current_adds.push(add);
+                    self.adds.push(add);
                 }
             }
             Action::Remove(remove) => {
@@ -199,8 +210,6 @@ impl Replay {
     /// Ends the commit begun last: its files become visible to older actions only now, so
     /// that actions of one commit never hide each other.
     pub fn end_commit(&mut self) {
-        self.commit_adds
-            .push(std::mem::take(&mut self.current_adds));
         // A file both added and removed in one commit has two entries; either answers a
         // lookup.
         self.seen.reserve(self.current_keys.len(), |s| s.hash);
@@ -211,12 +220,13 @@ impl Replay {
 
     /// Feeds the actions of the checkpoint (all parts and sidecars); it comes last.
     pub fn push_checkpoint(&mut self, actions: Vec<Action>) {
+        self.start_block();
         for action in actions {
             match action {
                 Action::Add(add) => {
                     let dv = dv_id(add.deletion_vector.as_ref());
                     if !self.is_seen(self.hash(&add.path, &dv), &add.path, &dv) {
-                        self.checkpoint_adds.push(add);
+                        self.adds.push(add);
                     }
                 }
                 other => self.take_table_action(other),
@@ -245,10 +255,8 @@ impl Replay {
                 "the metaData action of version {version} has no schemaString"
             )));
         }
-        let mut files = self.checkpoint_adds;
-        for adds in self.commit_adds.into_iter().rev() {
-            files.extend(adds);
-        }
+        let mut files = self.adds;
+        in_file_order(&mut files, &self.block_starts);
         Ok(Reconciled {
             version,
             protocol,
@@ -256,6 +264,21 @@ impl Replay {
             files,
             latest_commit_info: self.latest_commit_info,
         })
+    }
+}
+
+/// Reverses the order of the blocks of `items` (cut at `starts`, ascending), keeping the
+/// order within each block, in place: the whole is reversed, then each block back.
+fn in_file_order<T>(items: &mut [T], starts: &[usize]) {
+    let len = items.len();
+    items.reverse();
+    let mut end = len;
+    for &start in starts.iter().rev().chain(std::iter::once(&0)) {
+        // The block `start..end` now lies at `len - end..len - start`.
+        if let Some(block) = items.get_mut(len - end..len - start) {
+            block.reverse();
+        }
+        end = start;
     }
 }
 
@@ -323,6 +346,38 @@ mod tests {
             .iter()
             .map(|f| (f.path.clone(), f.deletion_vector.is_some()))
             .collect()
+    }
+
+    #[test]
+    fn blocks_come_back_in_file_order() {
+        let mut items = vec![7, 8, 9, 4, 5, 1, 2, 3];
+        in_file_order(&mut items, &[3, 5]);
+        assert_eq!(items, [1, 2, 3, 4, 5, 7, 8, 9]);
+        let mut items = vec![3, 4, 1, 2];
+        in_file_order(&mut items, &[2, 2, 4]);
+        assert_eq!(items, [1, 2, 3, 4]);
+        let mut items = vec![1, 2, 3];
+        in_file_order(&mut items, &[]);
+        assert_eq!(items, [1, 2, 3]);
+        let mut none: Vec<u8> = Vec::new();
+        in_file_order(&mut none, &[]);
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn files_are_in_checkpoint_then_commit_order() {
+        let mut r = Replay::new();
+        r.push_commit([add("c2-a", None), add("c2-b", None)]);
+        r.push_commit([]);
+        r.push_commit([add("c1-a", None), remove("cp-b", None), add("c1-b", None)]);
+        let mut checkpoint = table_actions();
+        checkpoint.extend([add("cp-a", None), add("cp-b", None), add("cp-c", None)]);
+        r.push_checkpoint(checkpoint);
+        let done = r.finish(3).map(|d| paths(&d));
+        let order: Vec<&str> = vec!["cp-a", "cp-c", "c1-a", "c1-b", "c2-a", "c2-b"];
+        let expected: Vec<(String, bool)> =
+            order.into_iter().map(|p| (p.to_string(), false)).collect();
+        assert_eq!(done.ok(), Some(expected));
     }
 
     #[test]

@@ -38,17 +38,16 @@ pub struct TimestampSearch {
     hi: usize,
 }
 
-/// The time of a commit from its file: in-commit timestamp and `commitInfo.timestamp`.
-fn commit_times(path: &str, data: &[u8]) -> Result<CommitTimes> {
-    let mut times = CommitTimes::default();
-    for action in json_actions(path, data)? {
-        if let Action::CommitInfo(info) = action {
-            times.in_commit = info.in_commit_timestamp;
-            times.info = info.timestamp;
-            break;
-        }
+/// The time of a commit from its actions: in-commit timestamp and `commitInfo.timestamp`.
+fn commit_times<'a>(actions: impl IntoIterator<Item = &'a Action>) -> CommitTimes {
+    let info = actions.into_iter().find_map(|a| match a {
+        Action::CommitInfo(info) => Some(info),
+        _ => None,
+    });
+    CommitTimes {
+        in_commit: info.and_then(|i| i.in_commit_timestamp),
+        info: info.and_then(|i| i.timestamp),
     }
-    Ok(times)
 }
 
 fn format_ms(ms: i64) -> String {
@@ -80,9 +79,18 @@ impl TimestampSearch {
 
     /// Records the bytes of a commit file that was asked for.
     pub fn push(&mut self, version: u64, path: &str, data: &Bytes) -> Result<()> {
-        let times = commit_times(path, data)?;
-        self.read.insert(version, times);
+        let actions = json_actions(path, data)?;
+        self.push_actions(version, &actions);
         Ok(())
+    }
+
+    /// Records a commit file that was asked for, as its decoded actions.
+    pub fn push_actions<'a>(
+        &mut self,
+        version: u64,
+        actions: impl IntoIterator<Item = &'a Action>,
+    ) {
+        self.read.insert(version, commit_times(actions));
     }
 
     /// Time of the commit at index `i`, if known without more reads.

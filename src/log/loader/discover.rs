@@ -265,8 +265,11 @@ impl Context {
     ) -> Result<State> {
         for v in asked {
             let path = commit_path(v);
-            let data = self.file_bytes(&path)?;
-            search.push(v, &path, &data)?;
+            match self.decoded.get(&path) {
+                // Decoded by the driver: its bytes were not kept.
+                Some(runs) => search.push_actions(v, runs.iter().flatten()),
+                None => search.push(v, &path, &self.file_bytes(&path)?)?,
+            }
         }
         self.continue_search(search, listing, hint)
     }

@@ -40,7 +40,7 @@ mod fetch;
 
 use fetch::FileRead;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::mem;
 use std::ops::Range;
 
@@ -240,7 +240,12 @@ struct Context {
     target: VersionTarget,
     scope: LoadScope,
     checkpoint_reads: CheckpointReads,
+    /// The requests of the current step, in the order they were made; a `Get` answered is
+    /// dropped from it at the next poll (see `pending_gets`).
     pending: Vec<LogRequest>,
+    /// The paths of the `Get`s of `pending` not answered yet: a step can ask for 10,000
+    /// commits, and finding each answer in `pending` would cost a scan of it.
+    pending_gets: HashSet<String>,
     listing: Option<Option<Vec<LogPath>>>,
     files: HashMap<String, Option<Bytes>>,
     /// Byte ranges pushed and not yet handed to their file's read, by path.
@@ -284,6 +289,7 @@ impl SnapshotLoader {
                 scope: LoadScope::ActiveFiles,
                 checkpoint_reads: CheckpointReads::default(),
                 pending: Vec::new(),
+                pending_gets: HashSet::new(),
                 listing: None,
                 files: HashMap::new(),
                 ranges: HashMap::new(),
@@ -362,10 +368,7 @@ impl SnapshotLoader {
     /// Answers a [`LogRequest::Get`]: `None` when an optional file does not exist.
     pub fn push_file(&mut self, path: &str, data: Option<Bytes>) -> Result<()> {
         let cx = &mut self.cx;
-        let before = cx.pending.len();
-        cx.pending
-            .retain(|r| !matches!(r, LogRequest::Get { path: p, .. } if p == path));
-        if before == cx.pending.len() {
+        if !cx.pending_gets.remove(path) {
             return Err(DeltaError::InvalidArgument {
                 reason: format!("file {path} was pushed but the loader did not ask for it"),
             });
@@ -414,8 +417,8 @@ impl SnapshotLoader {
     /// Answers a [`LogRequest::Get`] of a commit file (`_delta_log/N.json`) with its bytes and
     /// its actions, decoded by the caller with [`decode_commit_actions`] in this load's
     /// [`scope`](Self::scope) (for example in parallel, while other files arrive), as runs
-    /// of consecutive lines. The runs must hold the file's actions in file order: replay uses
-    /// them instead of decoding the bytes.
+    /// of consecutive lines. The runs must hold the file's actions in file order: replay (and
+    /// a search by timestamp) uses them instead of decoding the bytes, which are not kept.
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native driver only
     pub fn push_decoded_commit(
         &mut self,
@@ -424,6 +427,8 @@ impl SnapshotLoader {
         runs: Vec<Vec<Action>>,
     ) -> Result<()> {
         self.push_file(path, Some(data))?;
+        // The actions stand for the bytes from now on: a large log is not held twice.
+        self.cx.files.insert(path.to_string(), Some(Bytes::new()));
         self.cx.decoded.insert(path.to_string(), runs);
         Ok(())
     }
@@ -436,6 +441,15 @@ impl SnapshotLoader {
 
     /// Advances as far as the answers allow.
     pub fn poll(&mut self) -> Result<LoadStep> {
+        let Context {
+            pending,
+            pending_gets,
+            ..
+        } = &mut self.cx;
+        pending.retain(|r| match r {
+            LogRequest::Get { path, .. } => pending_gets.contains(path),
+            _ => true,
+        });
         loop {
             if !self.cx.pending.is_empty() {
                 return Ok(Step::Need(self.cx.pending.clone()));
@@ -488,7 +502,7 @@ impl Context {
     }
 
     fn get(&mut self, path: String, optional: bool) {
-        if !self.files.contains_key(&path) {
+        if !self.files.contains_key(&path) && self.pending_gets.insert(path.clone()) {
             self.pending.push(LogRequest::Get { path, optional });
         }
     }
