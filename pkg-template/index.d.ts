@@ -275,6 +275,8 @@ export interface LoadInfo {
   discovery: string;
   checkpointVersion: number | null;
   logFilesRead: number;
+  /** Bytes of the log read: whole files and the ranges of Parquet checkpoints. */
+  logBytesRead: number;
   roundTrips: number;
 }
 

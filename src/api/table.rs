@@ -25,6 +25,8 @@ pub struct LoadInfo {
     pub checkpoint_version: Option<u64>,
     /// Log files read.
     pub log_files_read: u64,
+    /// Bytes of the log read: whole files and the ranges of Parquet checkpoints.
+    pub log_bytes_read: u64,
     /// Rounds of requests made.
     pub round_trips: u64,
 }
@@ -99,6 +101,7 @@ impl DeltaTable {
             discovery: log.discovery,
             checkpoint_version: log.checkpoint_version,
             log_files_read: log.files_read,
+            log_bytes_read: log.bytes_read,
             round_trips: log.round_trips,
         };
         let snapshot = SnapshotFacts {
@@ -134,6 +137,7 @@ impl DeltaTable {
             discovery: Discovery::Listing,
             checkpoint_version: None,
             log_files_read: 0,
+            log_bytes_read: 0,
             round_trips: 0,
         };
         let counters = Arc::new(IoCounters::default());

@@ -205,7 +205,7 @@ impl WasmTable {
         self.table.eager_size_bytes().unwrap_or_default() as f64
     }
 
-    /// `{ discovery, checkpointVersion, logFilesRead, roundTrips }`.
+    /// `{ discovery, checkpointVersion, logFilesRead, logBytesRead, roundTrips }`.
     #[wasm_bindgen(getter, js_name = loadInfo)]
     pub fn load_info(&self) -> Result<JsValue, JsValue> {
         to_js(&self.table.load_info())

@@ -1,5 +1,6 @@
 //! Walks the whole corpus: every table loads with the version and number of active files the
-//! inventory gives, or, where it must, fails with a typed error. Nothing panics.
+//! inventory gives (and reports the log bytes its store sent), or, where it must, fails with
+//! a typed error. Nothing panics.
 
 use crate::common;
 
@@ -59,6 +60,14 @@ async fn every_corpus_table_loads_or_fails_cleanly() {
                     ));
                 } else if t.schema().fields().is_empty() && !name.contains("concurrent_workers") {
                     failures.push(format!("{name}: empty schema"));
+                } else if t.load_info().log_bytes_read != t.io_counters().snapshot().bytes_received
+                {
+                    // The load is all the table's store has been asked for so far.
+                    failures.push(format!(
+                        "{name}: load info says {} log bytes read, the store sent {}",
+                        t.load_info().log_bytes_read,
+                        t.io_counters().snapshot().bytes_received
+                    ));
                 } else {
                     passed += 1;
                 }

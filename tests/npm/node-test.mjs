@@ -154,6 +154,8 @@ await check('describe: schema, protocol, partitions, files, metadata, metrics', 
   assert(files.every((f) => 'part' in f.partitionValues), 'partitionValues by logical name');
   assertEq(table.loadInfo.discovery, 'probing', 'discovery over HTTP');
   assert(table.metrics.requests > 0 && table.metrics.bytesReceived > 0, 'table metrics');
+  // Nothing but the load has read from this table yet.
+  assertEq(table.loadInfo.logBytesRead, table.metrics.bytesReceived, 'loadInfo.logBytesRead');
   assertEq(typeof table.metadata.id, 'string', 'metadata.id');
   assert(typeof table.timestamp === 'number', 'timestamp');
   table.free();

@@ -85,7 +85,7 @@ pub fn print_info(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
          columns:           {}\n\
          files:             {}\n\
          size:              {} ({} bytes)\n\
-         log:               {:?}, checkpoint {}, {} log files read\n",
+         log:               {:?}, checkpoint {}, {} log files read ({})\n",
         table.location(),
         table.version(),
         timestamp_text(table.timestamp_ms()),
@@ -103,6 +103,7 @@ pub fn print_info(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         load.checkpoint_version
             .map_or("none".to_string(), |v| v.to_string()),
         load.log_files_read,
+        human_bytes(load.log_bytes_read),
     );
     emit(&text)
 }
