@@ -6,15 +6,20 @@
 // installed (worker.mjs imports ./node_modules/ paths).
 //
 //   DAR_BASE, DAR_EXPECT   as for node-test.mjs and runtime-test.mjs
+//   DAR_WORKER_SCRIPT      the Worker to run (default worker.mjs here): scripts/test-npm also
+//                          runs the bundle `wrangler deploy --dry-run` makes of worker.mjs
+//                          with the package's own names in its imports
+//   DAR_WORKERD_LABEL      the name in the result lines (default workerd)
 //
-// Closes with `workerd: N passed, N failed`.
+// Closes with `LABEL: N passed, N failed`.
 import process from 'node:process';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { tableFromIPC } from '@uwdata/flechette';
 
 const BASE = process.env.DAR_BASE?.replace(/\/?$/, '/');
+const LABEL = process.env.DAR_WORKERD_LABEL ?? 'workerd';
 const EXPECT = JSON.parse(process.env.DAR_EXPECT ?? '{}');
 let passed = 0;
 let failed = 0;
@@ -23,10 +28,10 @@ async function check(name, fn) {
   try {
     await fn();
     passed++;
-    console.log(`ok   workerd: ${name}`);
+    console.log(`ok   ${LABEL}: ${name}`);
   } catch (error) {
     failed++;
-    console.log(`FAIL workerd: ${name}: ${error?.stack ?? error}`);
+    console.log(`FAIL ${LABEL}: ${name}: ${error?.stack ?? error}`);
   }
 }
 function assertEq(actual, expected, what) {
@@ -34,16 +39,17 @@ function assertEq(actual, expected, what) {
 }
 
 if (!BASE) {
-  console.log('FAIL workerd: DAR_BASE is not set');
-  console.log('workerd: 0 passed, 1 failed');
+  console.log(`FAIL ${LABEL}: DAR_BASE is not set`);
+  console.log(`${LABEL}: 0 passed, 1 failed`);
   process.exit(1);
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const SCRIPT = resolve(process.env.DAR_WORKER_SCRIPT ?? `${HERE}/worker.mjs`);
 const mf = new Miniflare({
   modules: true,
-  scriptPath: `${HERE}/worker.mjs`,
-  modulesRoot: HERE,
+  scriptPath: SCRIPT,
+  modulesRoot: dirname(SCRIPT),
   // The package is ESM throughout ("type": "module"); Miniflare's default takes .js as
   // CommonJS.
   modulesRules: [
@@ -104,5 +110,5 @@ try {
 } finally {
   await mf.dispose();
 }
-console.log(`workerd: ${passed} passed, ${failed} failed`);
+console.log(`${LABEL}: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);
