@@ -91,20 +91,16 @@ impl ObjectStoreRange {
         Ok(cut)
     }
 
-    /// For a local store: the file `full` names, read on the caller's thread (see
-    /// `local_read`).
-    fn local_file(&self, full: &Path) -> Option<std::path::PathBuf> {
-        self.local.as_ref()?.path_to_filesystem(full).ok()
-    }
-
-    /// For a local store: refuses `full` unless it is a regular file (or does not exist,
-    /// which the read then reports as not found).
-    fn check_regular(&self, full: &Path, path: &str) -> Result<()> {
-        let Some(local) = &self.local else {
-            return Ok(());
-        };
-        let Ok(file) = local.path_to_filesystem(full) else {
-            return Ok(());
+    /// For a local store: the file `full` names, checked to be a regular file (or not to
+    /// exist, which the read then reports as not found); it is read on the caller's thread
+    /// (see `local_read`). `Ok(None)` for other stores.
+    fn local_file(&self, full: &Path, path: &str) -> Result<Option<std::path::PathBuf>> {
+        let Some(file) = self
+            .local
+            .as_ref()
+            .and_then(|local| local.path_to_filesystem(full).ok())
+        else {
+            return Ok(None);
         };
         match std::fs::metadata(&file) {
             Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(DeltaError::Io {
@@ -113,7 +109,7 @@ impl ObjectStoreRange {
                 phase: phase_for(path),
                 transient: false,
             }),
-            _ => Ok(()),
+            _ => Ok(Some(file)),
         }
     }
 
@@ -289,11 +285,11 @@ impl RangeRead for ObjectStoreRange {
         let path = path.to_string();
         Box::pin(async move {
             check_range_order(&path, &range)?;
-            self.check_regular(&full, &path)?;
+            let local = self.local_file(&full, &path)?;
             if range.start == range.end {
                 return self.empty_range(&full, &path, &range).await;
             }
-            if let Some(file) = self.local_file(&full) {
+            if let Some(file) = local {
                 return super::local_read::read_range(&file, &path, &range);
             }
             let bytes = match self.store.get_range(&full, range.clone()).await {
@@ -312,8 +308,7 @@ impl RangeRead for ObjectStoreRange {
         let full = self.full_path(path);
         let path = path.to_string();
         Box::pin(async move {
-            self.check_regular(&full, &path)?;
-            if let Some(file) = self.local_file(&full) {
+            if let Some(file) = self.local_file(&full, &path)? {
                 return super::local_read::read_whole(&file, &path);
             }
             let result = self

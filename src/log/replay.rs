@@ -71,8 +71,6 @@ pub struct Replay {
     block_starts: Vec<usize>,
     latest_commit_info: Option<CommitInfo>,
     commits_seen: usize,
-    /// Where the block of the commit being pushed starts in `adds`.
-    current_start: usize,
     /// The keys of the commit being pushed.
     current_keys: HashTable<Seen>,
 }
@@ -153,9 +151,9 @@ impl Replay {
 
     /// Starts the block of the next commit (or of the checkpoint) in `adds`.
     fn start_block(&mut self) {
-        self.current_start = self.adds.len();
-        if self.current_start > 0 && self.block_starts.last() != Some(&self.current_start) {
-            self.block_starts.push(self.current_start);
+        let start = self.adds.len();
+        if start > 0 && self.block_starts.last() != Some(&start) {
+            self.block_starts.push(start);
         }
     }
 

@@ -251,11 +251,7 @@ impl FileRead {
             return None;
         }
         // The selection covers the row groups read, and only those.
-        let kept: Vec<(u64, u64)> = self
-            .row_groups
-            .iter()
-            .filter_map(|&i| groups.get(i).copied())
-            .collect();
+        let kept: Vec<(u64, u64)> = self.read_group_rows().collect();
         let rows: u64 = kept.iter().map(|&(_, n)| n).sum();
         let chosen = deleted.row_selection(&kept);
         // Deletes scattered over short runs are cheaper to drop from decoded batches: the
@@ -312,15 +308,17 @@ impl FileRead {
         if self.row_filter.is_some() || !matches!(self.deletes, Deletes::None) {
             return None;
         }
-        let rows: u64 = self
-            .row_groups
-            .iter()
-            .filter_map(|&rg| self.row_group_rows.get(rg))
-            .map(|&(_, rows)| rows)
-            .sum();
+        let rows: u64 = self.read_group_rows().map(|(_, rows)| rows).sum();
         let rows = usize::try_from(rows).ok()?;
         (n < rows)
             .then(|| RowSelection::from(vec![RowSelector::select(n), RowSelector::skip(rows - n)]))
+    }
+
+    /// The first file row and the row count of each row group read, in file order.
+    fn read_group_rows(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.row_groups
+            .iter()
+            .filter_map(|&i| self.row_group_rows.get(i).copied())
     }
 
     /// The row groups read, in file order.
