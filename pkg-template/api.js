@@ -15,13 +15,14 @@ import { batchIterable, scanStream } from './scan-views.js';
  */
 export function createApi(loadDefault, { localFolder } = {}) {
   let ready = null;
+  let exports = null;
 
   /** Loads and instantiates the WebAssembly module once; later calls share the promise. */
   function init(input) {
     if (ready === null) {
       ready = (async () => {
         const source = input !== undefined ? await input : await loadDefault();
-        await initWasm(source === undefined ? undefined : { module_or_path: source });
+        exports = await initWasm(source === undefined ? undefined : { module_or_path: source });
       })();
       // A failed load may be retried (e.g. after a network error).
       ready.catch(() => {
@@ -257,7 +258,12 @@ export function createApi(loadDefault, { localFolder } = {}) {
     }
   }
 
-  return { init, DeltaTable, DeltaScan };
+  /** The bytes of the WebAssembly module's memory (0 before it is loaded). */
+  function wasmMemoryBytes() {
+    return exports?.memory?.buffer?.byteLength ?? 0;
+  }
+
+  return { init, DeltaTable, DeltaScan, wasmMemoryBytes };
 }
 
 /** Headers (in `headers` and `requestInit.headers`) may be a Headers instance, an array of

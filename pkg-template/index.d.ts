@@ -106,6 +106,12 @@ export interface ScanOptions {
    * MiB); a larger one fails the scan with code `limit_exceeded` before anything is
    * allocated. */
   maxPageBytes?: number;
+  /** Read only part `index` of `count` (1 to 256) disjoint parts of the scan: its files laid
+   * end to end and cut into byte ranges of about equal size, each range reading the row
+   * groups that start in it. Scans of the same version with the same options and every
+   * `index` read every row once between them, so that several workers share one scan
+   * (`openInWorker` does this itself). Not with `limit`. */
+  part?: { index: number; count: number };
   /** Aborts the scan: reading stops, everything is released, a pending read rejects with an
    * AbortError. */
   signal?: AbortSignal;
@@ -408,8 +414,15 @@ export interface RemoteDeltaTable {
   /** Every request made for this table so far. */
   metrics(): Promise<TableMetrics>;
   /** Plans a scan in the worker; rejects for unknown columns or a bad filter. `onProgress`
-   * is called on this thread; `signal` cancels the worker's read. */
-  scan(options?: ScanOptions): Promise<RemoteDeltaScan>;
+   * is called on this thread; `signal` cancels the worker's read. A scan without `limit`
+   * that reads at least 32 MiB is read by several workers at once when the table has more
+   * than one (`openInWorker`'s `workers`): at most one per 16 MiB it reads, each decoding a
+   * part of its files (see `ScanOptions.part`), their results merged into one. Its batches
+   * then come in the order the workers finish them; `parallel: false` keeps the scan on one
+   * worker, in file order; `parallel: true` uses every worker whatever the scan's size. */
+  scan(options?: ScanOptions & { parallel?: boolean }): Promise<RemoteDeltaScan>;
+  /** The wasm memory of each worker holding this table, in bytes. */
+  memory(): Promise<number[]>;
   free(): void;
 }
 
@@ -421,6 +434,8 @@ export interface RemoteDeltaScan extends AsyncIterableIterator<Uint8Array> {
   readonly skippedFiles: SkippedFile[];
   readonly metrics: ScanMetrics;
   readonly done: boolean;
+  /** How many workers read this scan. */
+  readonly parts: number;
   stream(): ReadableStream<Uint8Array>;
   batches(): AsyncIterableIterator<Uint8Array>;
   toIPC(): Promise<Uint8Array>;
@@ -430,9 +445,16 @@ export interface RemoteDeltaScan extends AsyncIterableIterator<Uint8Array> {
 /** Opens a table in a Web Worker (browsers): `source` and `options` as for
  * `DeltaTable.open`, but only what can be sent to a worker (no custom byte source, no
  * `signUrl` or `fetch` function; `signal` works). `worker`: a worker running the
- * package's `worker.js` (default: one shared worker the package starts). */
+ * package's `worker.js` (default: the first of the workers the package starts).
+ * `workers`: how many workers may read one big scan (1 to 16; default: the machine's
+ * cores, at most 4, or 1 when `worker` is given), the others started by the package when a
+ * scan first needs them, each opening the same version; or the workers themselves, each
+ * running `worker.js`, the first opening the table (then without `worker`). */
 export function openInWorker(
   source: string | URL | FileSystemDirectoryHandle | FileList | File[],
   options?: OpenOptions,
-  settings?: { worker?: Worker },
+  settings?: { worker?: Worker; workers?: number | Worker[] },
 ): Promise<RemoteDeltaTable>;
+
+/** The bytes of the WebAssembly module's memory in this thread (0 before it is loaded). */
+export function wasmMemoryBytes(): number;

@@ -12,6 +12,8 @@ const api = createApi(() => readFile(new URL('./delta_arrow_reader_bg.wasm', imp
 export const init = api.init;
 export const DeltaTable = api.DeltaTable;
 export const DeltaScan = api.DeltaScan;
+/** The bytes of the WebAssembly module's memory in this thread (0 before it is loaded). */
+export const wasmMemoryBytes = api.wasmMemoryBytes;
 
 /** Web Workers are a browser API: in Node.js open tables with DeltaTable.open (in a
  * worker_threads Worker of your own if the event loop must stay free). */

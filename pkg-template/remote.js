@@ -8,10 +8,20 @@
 // becomes a message; `signUrl`, `fetch` and a custom byte source are refused (open those
 // tables in the worker yourself, with the package's DeltaTable).
 
+import { PartsScan } from './parts-scan.js';
 import { batchIterable, scanStream } from './scan-views.js';
 
-let defaultWorker = null;
+/** The package's own workers, started when first needed: the first opens tables, the others
+ * join it to read big scans. */
+const packageWorkers = [];
 let nextId = 1;
+
+/** A scan is read by more than one worker only when it reads at least this many bytes per
+ * worker: below it, opening the table in another worker costs more than it saves. */
+export const MIN_PART_BYTES = 16 * 1024 * 1024;
+
+/** The most workers one table's scans may use. */
+const MAX_WORKERS = 16;
 
 function coded(code, message) {
   return Object.assign(new Error(message), { code });
@@ -140,6 +150,11 @@ class RemoteScan {
     return this.#done;
   }
 
+  /** How many workers read this scan (1). */
+  get parts() {
+    return 1;
+  }
+
   async #read(how) {
     if (this.#done) {
       return { done: true, value: undefined };
@@ -209,11 +224,23 @@ class RemoteTable {
   #channel;
   #id;
   #info;
+  #opening;
+  #helpers;
+  /** The table opened in each helper worker, by its channel: a promise of its id there. */
+  #helperTables = new Map();
 
-  constructor(channel, id, info) {
+  /**
+   * @param {object} opening `{ source, options }` as sent to the first worker, to open the
+   *   same version in the others
+   * @param {{ count: number, take: (n: number) => Channel[] }} helpers the other workers
+   *   that may read this table's scans: how many, and the first `n` of them (started then)
+   */
+  constructor(channel, id, info, opening, helpers) {
     this.#channel = channel;
     this.#id = id;
     this.#info = info;
+    this.#opening = opening;
+    this.#helpers = helpers;
   }
 
   get version() { return this.#info.version; }
@@ -242,47 +269,170 @@ class RemoteTable {
     return this.#channel.call({ op: 'tableMetrics', table: this.#id });
   }
 
-  /** Plans a scan in the worker; resolves once it is planned (a bad filter rejects). */
+  /** The wasm memory of each worker holding this table, in bytes (asked of the workers). */
+  async memory() {
+    const ids = [[this.#channel, Promise.resolve(this.#id)], ...this.#helperTables];
+    const settled = await Promise.allSettled(ids.map(async ([channel, table]) => {
+      await table;
+      return channel.call({ op: 'memory' });
+    }));
+    return settled.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  }
+
+  /**
+   * Plans a scan in the worker; resolves once it is planned (a bad filter rejects). A scan
+   * without a `limit` that reads at least `2 × MIN_PART_BYTES` is read by more workers at
+   * once when the table has them (`openInWorker`'s `workers`), each decoding a part of its
+   * files; its batches then come in the order the workers finish them. `parallel: false`
+   * keeps a scan on one worker, in file order; `parallel: true` uses every worker whatever
+   * the scan's size.
+   */
   async scan(options = {}) {
+    const { signal, onProgress, parallel } = options;
+    const sent = cloneable(options, new Set(['signal', 'onProgress', 'parallel']));
+    const whole = await this.#plan(this.#channel, this.#id, sent, onProgress);
+    const available = parallel === false || sent.limit != null || sent.part != null ? 0 : this.#helpers.count;
+    const byBytes = Math.floor((whole.opened.metrics?.bytesTotal ?? 0) / MIN_PART_BYTES);
+    const count = Math.min(available + 1, parallel === true ? Infinity : byBytes);
+    if (count > 1) {
+      const parts = await this.#planParts(this.#helpers.take(count - 1), sent, whole, signal, onProgress);
+      if (parts !== null) {
+        return new PartsScan(parts, whole.opened, { signal, onProgress, watch });
+      }
+    }
+    return new RemoteScan(this.#channel, whole.id, whole.opened, signal);
+  }
+
+  /** Plans `options` in `channel`'s table `table`; `{ id, opened }`. */
+  async #plan(channel, table, options, onProgress) {
     const id = nextId++;
-    const { signal, onProgress } = options;
-    const sent = cloneable(options, new Set(['signal', 'onProgress']));
-    this.#channel.onProgress(id, onProgress ?? null);
-    let opened;
+    channel.onProgress(id, onProgress ?? null);
     try {
-      opened = await this.#channel.call({ op: 'scan', table: this.#id, options: sent, progress: Boolean(onProgress) }, id);
+      const opened = await channel.call({ op: 'scan', table, options, progress: Boolean(onProgress) }, id);
+      return { channel, id, opened };
     } catch (error) {
-      this.#channel.onProgress(id, null);
+      channel.onProgress(id, null);
       throw error;
     }
-    return new RemoteScan(this.#channel, id, opened, signal);
+  }
+
+  /**
+   * The scan `whole` (planned in the first worker) cut into one part per worker: the first
+   * worker and those of `helpers` that could open this version. `null`, with `whole` left
+   * as it is, when no helper could; otherwise `whole` is dropped.
+   */
+  async #planParts(helpers, options, whole, signal, onProgress) {
+    const opened = await Promise.all(helpers.map((channel) => this.#openIn(channel).then(
+      (table) => ({ channel, table }),
+      () => null,
+    )));
+    const usable = [{ channel: this.#channel, table: this.#id }, ...opened.filter(Boolean)];
+    if (usable.length < 2 || signal?.aborted) {
+      return null;
+    }
+    this.#channel.send({ op: 'cancel', target: whole.id });
+    this.#channel.onProgress(whole.id, null);
+    const count = usable.length;
+    const planned = await Promise.allSettled(usable.map(({ channel, table }, index) => (
+      this.#plan(channel, table, { ...options, part: { index, count } }, onProgress)
+    )));
+    const failed = planned.find((p) => p.status === 'rejected');
+    if (failed) {
+      for (const p of planned) {
+        if (p.status === 'fulfilled') {
+          p.value.channel.send({ op: 'cancel', target: p.value.id });
+          p.value.channel.onProgress(p.value.id, null);
+        }
+      }
+      throw failed.reason;
+    }
+    return planned.map((p) => p.value);
+  }
+
+  /** This table's version opened in `channel`'s worker (once; a failed open is retried by
+   * the next scan). */
+  #openIn(channel) {
+    if (!this.#helperTables.has(channel)) {
+      const { source, options } = this.#opening;
+      const pinned = { ...options, version: this.#info.version };
+      delete pinned.timestamp;
+      const id = nextId++;
+      const table = channel.call({ op: 'open', source, options: pinned }, id).then(() => id);
+      table.catch(() => this.#helperTables.delete(channel));
+      this.#helperTables.set(channel, table);
+    }
+    return this.#helperTables.get(channel);
   }
 
   free() {
     this.#channel.send({ op: 'free', table: this.#id });
+    for (const [channel, table] of this.#helperTables) {
+      table.then((id) => channel.send({ op: 'free', table: id }), () => {});
+    }
+    this.#helperTables.clear();
   }
 }
 
 /**
  * Opens a table in a Web Worker: `source` and `options` as for `DeltaTable.open` (cloneable
- * ones only). `worker` defaults to one shared worker running the package's worker.js.
+ * ones only). `worker` defaults to the first of the package's own workers. `workers`: how
+ * many workers may read one big scan (a number: the package's own workers after the first;
+ * default: the machine's cores, at most 4), or the workers themselves (an array, the first
+ * of which opens the table).
  */
-export async function openInWorker(source, options = {}, { worker } = {}) {
+export async function openInWorker(source, options = {}, { worker, workers } = {}) {
   if (source !== null && typeof source === 'object' && typeof source.read === 'function') {
     throw coded('invalid_argument', 'a custom byte source cannot be sent to a worker: open it in the worker yourself');
   }
-  const channel = channelFor(worker);
+  const { first, helpers } = workerPool(worker, workers);
+  const channel = channelFor(first);
   const { signal } = options;
   const sent = cloneable(options, new Set(['signal']));
   if (signal?.aborted) throw abortError(signal);
   const id = nextId++;
   const unwatch = watch(signal, () => channel.send({ op: 'cancel', target: id }));
+  const opening = { source: pageRelative(source), options: sent };
   try {
-    const info = await channel.call({ op: 'open', source: pageRelative(source), options: sent }, id);
-    return new RemoteTable(channel, id, info);
+    const info = await channel.call({ op: 'open', ...opening }, id);
+    return new RemoteTable(channel, id, info, opening, { count: helpers.count, take: (n) => helpers.take(n).map(channelFor) });
   } finally {
     unwatch();
   }
+}
+
+/** The worker that opens the table, and the others: how many, and the first `n` of them
+ * (the package's own are started then, so a table whose scans stay small starts no more). */
+function workerPool(worker, workers) {
+  if (Array.isArray(workers)) {
+    if (worker !== undefined || workers.length === 0 || workers.length > MAX_WORKERS) {
+      throw coded('invalid_argument', `workers must be 1 to ${MAX_WORKERS} workers, given without worker`);
+    }
+    return { first: workers[0], helpers: { count: workers.length - 1, take: (n) => workers.slice(1, 1 + n) } };
+  }
+  const count = workers ?? (worker === undefined ? defaultWorkers() : 1);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_WORKERS) {
+    throw coded('invalid_argument', `workers must be a whole number from 1 to ${MAX_WORKERS}, or an array of workers`);
+  }
+  const first = worker ?? packageWorker(0);
+  const offset = worker === undefined ? 1 : 0;
+  return {
+    first,
+    helpers: { count: count - 1, take: (n) => Array.from({ length: Math.min(n, count - 1) }, (_, i) => packageWorker(i + offset)) },
+  };
+}
+
+/** The machine's cores, 1 to 4. */
+function defaultWorkers() {
+  return Math.max(1, Math.min(4, globalThis.navigator?.hardwareConcurrency ?? 1));
+}
+
+/** The package's `index`th own worker, started now if it was not. */
+function packageWorker(index) {
+  while (packageWorkers.length <= index) {
+    const name = packageWorkers.length === 0 ? 'delta-arrow-reader' : `delta-arrow-reader-${packageWorkers.length}`;
+    packageWorkers.push(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name }));
+  }
+  return packageWorkers[index];
 }
 
 /** A URL relative to the page, made absolute here: in the worker it would be resolved
@@ -298,10 +448,6 @@ function pageRelative(source) {
 const channels = new WeakMap();
 
 function channelFor(worker) {
-  if (worker === undefined) {
-    defaultWorker ??= new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'delta-arrow-reader' });
-    worker = defaultWorker;
-  }
   if (!channels.has(worker)) channels.set(worker, new Channel(worker));
   return channels.get(worker);
 }

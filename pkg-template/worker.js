@@ -4,7 +4,7 @@
 // `new Worker(new URL('./worker.js', import.meta.url), { type: 'module' })`, which Vite,
 // webpack 5 and esbuild's bundlers understand; start it yourself and pass it to
 // openInWorker to load it from elsewhere.
-import { DeltaTable } from './index.js';
+import { DeltaTable, wasmMemoryBytes } from './index.js';
 
 // Room for the requests of a failed open (see `open`, which clears the timeline first); the
 // browser keeps 250 by default.
@@ -18,13 +18,16 @@ globalThis.performance?.setResourceTimingBufferSize?.(10000);
  * @typedef {{ op: 'files' | 'columnProfile' | 'tableMetrics', id: number, table: number }} TableRequest
  * @typedef {{ op: 'scan', id: number, table: number, options: object, progress: boolean }} ScanRequest
  * @typedef {{ op: 'read', id: number, scan: number, how: 'stream' | 'batch' | 'toIPC' }} ReadRequest
+ * @typedef {{ op: 'memory', id: number }} MemoryRequest
  * @typedef {{ op: 'cancel', target: number }} CancelRequest
  * @typedef {{ op: 'free', table: number }} FreeRequest
- * @typedef {OpenRequest | TableRequest | ScanRequest | ReadRequest | CancelRequest | FreeRequest} Request
+ * @typedef {OpenRequest | TableRequest | ScanRequest | ReadRequest | MemoryRequest | CancelRequest | FreeRequest} Request
  *
  * @typedef {{ id: number, ok: true, value: unknown }} Success
  *   `open` answers a table's description, `scan` `{ schema, metrics, skippedFiles }`, `read`
- *   `{ piece: Uint8Array | null, done: boolean, metrics }` (the piece transferred).
+ *   `{ piece: Uint8Array | null, done: boolean, last: boolean, metrics }` (the piece
+ *   transferred; `last`: the piece holds the stream's end marker), `memory` the bytes of
+ *   this worker's wasm memory.
  * @typedef {{ id: number, ok: false, error: ReturnType<typeof errorData> }} Failure
  * @typedef {{ progress: number, value: object }} Progress  a scan's progress, by scan id
  * @typedef {Success | Failure | Progress} Reply
@@ -34,6 +37,9 @@ const tables = new Map();
 const scans = new Map();
 /** The batches() iterator of each scan read batch by batch, made on first use. */
 const batchIterators = new Map();
+/** The next step of each scan being read, started as soon as the last was handed over, so
+ * that the worker decodes while the page takes a piece (one piece ahead at most). */
+const ahead = new Map();
 /** AbortControllers of opens and scans, by their id, so the page can abort them. */
 const aborts = new Map();
 
@@ -135,25 +141,31 @@ const ops = {
         forget(scanId);
         return { piece: whole, done: false, metrics: scan.metrics };
       }
-      let step;
-      if (how === 'batch') {
-        if (!batchIterators.has(scanId)) {
-          batchIterators.set(scanId, scan.batches());
-        }
-        step = await batchIterators.get(scanId).next();
-      } else {
-        step = await scan.next();
-      }
+      const started = ahead.get(scanId);
+      ahead.delete(scanId);
+      const step = await (started ?? nextStep(scanId, scan, how));
       // The scan is forgotten once its iterator says done (the page asks once more after
       // the last piece), not when the scan's reading ends.
       if (step.done) {
         forget(scanId);
       }
-      return { piece: step.value ?? null, done: step.done, metrics: scan.metrics };
+      // A stream's last piece (its end marker) ends the scan before the iterator says done.
+      const last = how === 'stream' && !step.done && scan.done;
+      if (!step.done && !last) {
+        // Decode the next piece while this one crosses to the page (its error, if any,
+        // reaches the page with the next read).
+        const next = nextStep(scanId, scan, how);
+        next.catch(() => {});
+        ahead.set(scanId, next);
+      }
+      return { piece: step.value ?? null, done: step.done, last, metrics: scan.metrics };
     } catch (error) {
       forget(scanId);
       throw error;
     }
+  },
+  memory() {
+    return wasmMemoryBytes();
   },
   cancel({ target }) {
     aborts.get(target)?.abort(new Error('cancelled by the page'));
@@ -174,8 +186,16 @@ function need(map, key, what) {
   return value;
 }
 
+/** The next step of `scan` read `how` (as one stream, or batch by batch). */
+function nextStep(scanId, scan, how) {
+  if (how !== 'batch') return scan.next();
+  if (!batchIterators.has(scanId)) batchIterators.set(scanId, scan.batches());
+  return batchIterators.get(scanId).next();
+}
+
 function forget(scanId) {
   scans.delete(scanId);
+  ahead.delete(scanId);
   batchIterators.delete(scanId);
   aborts.delete(scanId);
 }

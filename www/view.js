@@ -1,15 +1,17 @@
 // The result view: the rows of the last read (a ResultStore) shown in the virtual grid, with
 // what the user does to them — sort by a column (a permutation, never a copy), hide and show
 // columns, select rows, open a cell in the side panel, copy rows as CSV or TSV, and download
-// the whole result as CSV or Arrow. Display position p shows stream row `toStream(p)`.
+// the whole result as CSV, Parquet or Arrow. Display position p shows stream row
+// `toStream(p)`.
 
+import { toParquet } from 'delta-arrow-reader/parquet.js';
 import { CellPanel } from './cellpanel.js';
 import { $, afterPaint, el } from './dom.js';
 import { arrowBlob } from './export/arrow.js';
 import { copyText } from './export/clipboard.js';
 import { delimitedParts, FORMATS } from './export/csv.js';
 import { baseName, saveBlob } from './export/save.js';
-import { formatCell, formatCount, formatDuration, fullText, isNumericType, plural, typeLabel } from './format.js';
+import { formatBytes, formatCell, formatCount, formatDuration, fullText, isNumericType, plural, typeLabel } from './format.js';
 import { VirtualGrid } from './grid.js';
 import { ResultStore } from './result.js';
 import { RowSelection } from './selection.js';
@@ -59,6 +61,7 @@ export class ResultView {
     $('copy-tsv').addEventListener('click', () => this.copy(FORMATS.tsv));
     $('download-csv').addEventListener('click', () => this.downloadCsv());
     $('download-arrow').addEventListener('click', () => this.downloadArrow());
+    $('download-parquet').addEventListener('click', () => this.downloadParquet());
   }
 
   /** Display position → stream row. */
@@ -208,7 +211,7 @@ export class ResultView {
 
   #buttons() {
     const none = this.store.rowCount === 0 && !this.store.schema;
-    for (const id of ['copy-csv', 'copy-tsv', 'download-csv', 'download-arrow']) $(id).disabled = none || this.reading;
+    for (const id of ['copy-csv', 'copy-tsv', 'download-csv', 'download-arrow', 'download-parquet']) $(id).disabled = none || this.reading;
     const n = this.selection.count;
     $('selection').textContent = n ? `${plural(n, 'row')} selected` : '';
     $('copy-csv').textContent = n ? `Copy ${formatCount(n)} as CSV` : 'Copy CSV';
@@ -346,6 +349,22 @@ export class ResultView {
       this.hooks.status(`Downloading ${plural(this.store.rowCount, 'row')} as an Arrow stream (${asRead ? 'the bytes as read' : 're-encoded: columns hidden or rows sorted'}).`, 'good');
     } catch (err) {
       this.hooks.error(err, 'Could not write the Arrow stream');
+    }
+  }
+
+  /** Parquet: the Arrow stream of the result as shown (see downloadArrow), written by the
+   * package's Parquet writer, whose module is fetched on the first download. */
+  async downloadParquet() {
+    try {
+      const blob = await arrowBlob(this.store, this.visible, this.perm, {
+        onProgress: (done, total) => this.hooks.status(`Gathering ${formatCount(done)} of ${plural(total, 'row')} in display order…`),
+      });
+      this.hooks.status(`Writing ${plural(this.store.rowCount, 'row')} as Parquet…`);
+      const file = await toParquet(blob);
+      saveBlob(new Blob([file], { type: 'application/vnd.apache.parquet' }), `${baseName(this.meta.table, this.meta.version)}.parquet`);
+      this.hooks.status(`Downloading ${plural(this.store.rowCount, 'row')} as Parquet (${formatBytes(file.byteLength)}).`, 'good');
+    } catch (err) {
+      this.hooks.error(err, 'Could not write the Parquet file');
     }
   }
 }

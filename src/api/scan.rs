@@ -570,6 +570,52 @@ impl DeltaScan {
             .collect()
     }
 
+    /// Part `index` of this scan cut into `count` parts, for `count` readers that each plan
+    /// the same scan of the same version (in other threads, workers or processes) and read
+    /// one part each: the tasks are laid end to end and cut into `count` byte ranges of about
+    /// equal size (see `plan::split_byte_ranges`), and the part reads the ranges of cut
+    /// `index` (none when there are fewer cuts). A row group belongs to the range it starts
+    /// in, so the parts read disjoint row groups, and together every row of the scan once.
+    /// `count` 0, or `index` not below it, is an `invalid_argument` error; a limit applies to
+    /// each part.
+    pub fn part(self, index: usize, count: usize) -> Result<DeltaScan> {
+        if index >= count {
+            return Err(DeltaError::InvalidArgument {
+                reason: "a scan part's index must be below the part count".into(),
+            });
+        }
+        let lengths: Vec<u64> = self.tasks.iter().map(FileTask::bytes).collect();
+        let cut = split_byte_ranges(&lengths, count)
+            .into_iter()
+            .nth(index)
+            .unwrap_or_default();
+        // A cut of a task already ranged is a range within its range.
+        let tasks: Vec<FileTask> = cut
+            .into_iter()
+            .filter_map(|(i, cut)| {
+                let task = self.tasks.get(i)?;
+                let base = task.range.as_ref().map_or(0, |r| r.start);
+                let whole = task.range.is_none() && cut.start == 0 && cut.end >= task.size;
+                Some(FileTask {
+                    range: (!whole).then(|| base + cut.start..base + cut.end),
+                    ..task.clone()
+                })
+            })
+            .collect();
+        let sizes: Vec<Option<u64>> = tasks.iter().map(|t| Some(t.bytes())).collect();
+        let partitions = group_whole_files(&sizes, self.target.max(1));
+        let metrics = Arc::new(DeltaScanMetrics::new(self.table.io_counters()));
+        metrics.start_io();
+        metrics.record_plan(partitions.len(), tasks.len(), &self.selection, 0);
+        Ok(DeltaScan {
+            tasks,
+            files: Arc::new(Vec::new()),
+            partitions,
+            metrics,
+            ..self
+        })
+    }
+
     /// Starts reading: all partitions, read at once, merged into one stream.
     ///
     /// Natively, when called inside a Tokio runtime, each partition runs as its own task on

@@ -59,7 +59,19 @@ impl OpenOptions {
     }
 }
 
-/// `{ columns, filter, limit, batchSize, stringType, binaryType, maxPageBytes, signal,
+/// The most parts `options.part` may cut a scan into.
+pub(crate) const MAX_SCAN_PARTS: u64 = 256;
+
+/// `part: { index, count }`: the scan reads part `index` of `count` disjoint parts of the
+/// files it selects (see `WasmScan::start`), so that `count` workers, each opening the same
+/// version, read one scan between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScanPart {
+    pub index: usize,
+    pub count: usize,
+}
+
+/// `{ columns, filter, limit, batchSize, stringType, binaryType, maxPageBytes, part, signal,
 /// onProgress }`.
 #[derive(Debug, Default)]
 pub(crate) struct ScanOptions {
@@ -72,6 +84,8 @@ pub(crate) struct ScanOptions {
     /// The output types; `Utf8` and `Binary` unless `stringType`/`binaryType` say otherwise
     /// (what every `apache-arrow` version reads).
     pub output_types: OutputTypes,
+    /// The part of the scan read here (`part`); `None` reads all of it.
+    pub part: Option<ScanPart>,
     pub signal: Option<AbortSignal>,
     pub on_progress: Option<Function>,
 }
@@ -159,6 +173,10 @@ impl ScanOptions {
         let batch_size = get(options, "batchSize")?
             .map(|v| whole_number(&v, "batchSize").map(saturating_usize))
             .transpose()?;
+        let part = get(options, "part")?.map(|v| scan_part(&v)).transpose()?;
+        if part.is_some() && limit.is_some() {
+            return Err(invalid("options.part and options.limit cannot be combined"));
+        }
         let strings = get(options, "stringType")?
             .map(|v| type_name::<StringType>(&v, "stringType"))
             .transpose()?
@@ -176,12 +194,38 @@ impl ScanOptions {
             limit,
             batch_size,
             output_types: OutputTypes::new(strings, binaries),
+            part,
             signal: signal(options)?,
             on_progress: get(options, "onProgress")?
                 .map(|v| function(v, "onProgress"))
                 .transpose()?,
         })
     }
+}
+
+/// `options.part`: `{ index, count }` with `1 <= count <= MAX_SCAN_PARTS` and
+/// `index < count`.
+fn scan_part(value: &JsValue) -> Result<ScanPart> {
+    let shape = || invalid("options.part must be { index, count }, index < count <= 256");
+    if !value.is_object() {
+        return Err(shape());
+    }
+    let field = |key: &str, name: &str| -> Result<u64> {
+        let v = Reflect::get(value, &JsValue::from_str(key)).map_err(|_| shape())?;
+        if v.is_undefined() || v.is_null() {
+            return Err(shape());
+        }
+        whole_number(&v, name)
+    };
+    let index = field("index", "part.index")?;
+    let count = field("count", "part.count")?;
+    if count == 0 || count > MAX_SCAN_PARTS || index >= count {
+        return Err(shape());
+    }
+    Ok(ScanPart {
+        index: saturating_usize(index),
+        count: saturating_usize(count),
+    })
 }
 
 fn invalid(reason: impl Into<String>) -> DeltaError {

@@ -7,6 +7,10 @@
 //! - `nextBatch()` resolves to one complete IPC stream (schema, batch, end marker) per
 //!   non-empty batch, then `null`; `toIPC()` reads what is left into one stream.
 //!
+//! With `options.part = { index, count }` the scan reads one part of its files (see
+//! `DeltaScan::part`), for workers that share one scan; its metrics and progress are the
+//! part's.
+//!
 //! A scan read with `next()` cannot also be read with `nextBatch()` or `toIPC()` (their
 //! bytes would not continue its stream), nor the other way round. One call runs at a time.
 //! The scan ends — and drops its stream, decoder and requests in flight — when it is read
@@ -34,6 +38,7 @@ use super::ipc::{batch_to_stream, IpcStream, Pieces};
 use super::options::ScanOptions;
 use super::progress::{Reporting, ScanProgress};
 use crate::api::{DeltaBatchStream, DeltaTable};
+use crate::plan::FileTask;
 use crate::read::metrics::{DeltaScanMetrics, ScanMetricsSnapshot};
 
 /// A running scan. Made by `WasmTable.scan(options)`.
@@ -127,8 +132,7 @@ impl WasmScan {
             .now_or_never()
             .ok_or_else(|| invalid_argument("this table's scan metadata is not loaded"))?
             .map_err(|e| js_error(&e))?;
-        let metrics = scan.metrics();
-        let skipped = scan
+        let skipped: Vec<JsSkippedFile> = scan
             .skipped_files()
             .iter()
             .map(|f| JsSkippedFile {
@@ -137,7 +141,14 @@ impl WasmScan {
                 reason: f.reason,
             })
             .collect();
-        let sizes = scan.tasks().iter().map(|task| task.size);
+        let scan = match options.part {
+            Some(part) => scan
+                .part(part.index, part.count)
+                .map_err(|e| js_error(&e))?,
+            None => scan,
+        };
+        let metrics = scan.metrics();
+        let sizes = scan.tasks().iter().map(FileTask::bytes);
         let progress = ScanProgress::new(Arc::clone(&metrics), sizes, options.on_progress);
         let schema = scan.schema();
         let ipc = IpcStream::new(&schema).map_err(|e| js_error(&e))?;

@@ -1,5 +1,5 @@
 // One task of the browser benchmark, run by one reader, in a fresh page: the address says
-// which (`?reader=ours|parquet-wasm|hyparquet&task=first100|columns2|full|dv&table=URL
+// which (`?reader=ours|ours-workers|parquet-wasm|hyparquet&task=first100|columns2|full|dv&table=URL
 // &file=URL&columns=a,b`). The reader's module is loaded (and its wasm compiled) before the
 // clock starts; the timed part opens the table or file and reads the task's rows. The
 // result goes to `window.benchResult`: milliseconds, rows, the wasm memory after the read
@@ -43,6 +43,41 @@ const readers = {
         return { rows: tableFromIPC(joined).numRows, ipcBytes };
       },
       memory: () => exports.memory.buffer.byteLength,
+    };
+  },
+  // The package's Web Worker reader: the table opened in one worker, a big scan read by one
+  // worker per core (each a part of its files), the pieces merged on the page.
+  async 'ours-workers'() {
+    const lib = await import('delta-arrow-reader');
+    const { tableFromIPC } = await import('@uwdata/flechette');
+    const count = Math.max(1, Math.min(4, navigator.hardwareConcurrency ?? 1));
+    const workers = Array.from({ length: count }, () => new Worker(new URL('./pkg/worker.js', location.href), { type: 'module' }));
+    // Each worker loads and compiles its wasm before the clock (an open of a missing table
+    // fails at once, after the load).
+    const missing = new URL('missing-table/', tableUrl).href;
+    await Promise.all(workers.map((worker) => lib.openInWorker(missing, {}, { worker }).catch(() => null)));
+    let table = null;
+    return {
+      async run() {
+        table = await lib.openInWorker(tableUrl, {}, { workers });
+        const options = task === 'first100' ? { limit: 100 } : task === 'columns2' ? { columns } : {};
+        const scan = await table.scan(options);
+        const pieces = [];
+        let ipcBytes = 0;
+        for await (const piece of scan) {
+          pieces.push(piece);
+          ipcBytes += piece.byteLength;
+        }
+        const joined = new Uint8Array(ipcBytes);
+        let at = 0;
+        for (const p of pieces) {
+          joined.set(p, at);
+          at += p.byteLength;
+        }
+        return { rows: tableFromIPC(joined).numRows, ipcBytes, workers: scan.parts };
+      },
+      // The wasm memory of every worker that read, summed.
+      memory: async () => (await table.memory()).reduce((a, b) => a + b, 0),
     };
   },
   async 'parquet-wasm'() {
@@ -99,9 +134,9 @@ async function main() {
   if (params.get('wait')) await new Promise((resolve) => { window.go = resolve; });
   performance.clearResourceTimings();
   const started = performance.now();
-  const { rows, ipcBytes } = await r.run();
+  const { rows, ipcBytes, workers } = await r.run();
   const ms = performance.now() - started;
-  return { ms, rows, ipcBytes, wasmBytes: r.memory(), jsHeapBytes: performance.memory?.usedJSHeapSize ?? null, started };
+  return { ms, rows, ipcBytes, workers, wasmBytes: await r.memory(), jsHeapBytes: performance.memory?.usedJSHeapSize ?? null, started };
 }
 
 main().then(

@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from '@uwdata/flechette';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { chromium } from 'playwright-core';
 import { formatCell } from '../../www/format.js';
 
@@ -571,6 +572,26 @@ await test('download CSV and Arrow: the shown columns in the shown order, or the
   const names = table.schema.fields.map((f) => f.name);
   const rows = Array.from({ length: table.numRows }, (_, i) => arrowRow(table, i));
   assert.deepEqual(rows.map((r) => asRead.names.map((n) => r[names.indexOf(n)])), asRead.rows);
+});
+
+await test('download Parquet: the shown columns in the shown order, written by the package', async () => {
+  await showColumn('part', false);
+  await sortBy('col1', 'descending');
+  const g = await grid();
+  const file = await download('#download-parquet', 60_000);
+  assert.match(file.name, new RegExp(`^${DV_TABLE}-v15\\.parquet$`));
+  assert.match(await text('#status'), /as Parquet/);
+  const bytes = readFileSync(file.path);
+  assert.equal(bytes.subarray(0, 4).toString(), 'PAR1');
+  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  const metadata = parquetMetadata(buffer);
+  assert.deepEqual(metadata.schema.slice(1).map((c) => c.name), ['col1', 'col2']);
+  assert.equal(Number(metadata.num_rows), DV.rows);
+  const rows = await parquetReadObjects({ file: buffer, metadata });
+  assert.deepEqual(rows.map((r) => [String(r.col1), String(r.col2)]), g.rows);
+  // Back to every column, unsorted, for the tests below.
+  await showColumn('part', true);
+  await sortBy('col1', 'none');
 });
 
 await test('the cell panel: column, Delta and Arrow types, the value in full, Copy', async () => {

@@ -74,6 +74,79 @@ async fn check_ranges(name: &str, table: &DeltaTable) {
     }
 }
 
+/// The parts of a scan (`DeltaScan::part`), each planned afresh as a worker plans its own,
+/// read together every row of the whole scan once, with and without a filter.
+#[tokio::test]
+async fn the_parts_of_a_scan_read_every_row_once() {
+    for (name, filter) in [
+        ("golden__dv-partitioned-with-checkpoint", None),
+        ("golden__dv-partitioned-with-checkpoint", Some("col1 > 3")),
+        ("kernel__with-short-dv", None),
+        ("golden__table-with-columnmapping-mode-name", None),
+        ("dat__basic_partitioned", Some("letter = 'a' or number > 4")),
+    ] {
+        let table = DeltaTableBuilder::new(common::table_dir(name).to_string_lossy())
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let plan = || {
+            let builder = table.scan();
+            match filter {
+                Some(f) => builder.with_filter(f),
+                None => builder,
+            }
+        };
+        let whole = plan().build().await.unwrap_or_else(|e| panic!("{e}"));
+        let expected = rows(
+            &whole
+                .into_stream()
+                .collect_batches()
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        for count in [1, 2, 3, 4, 7] {
+            let mut got = Vec::new();
+            for index in 0..count {
+                let part = plan()
+                    .build()
+                    .await
+                    .and_then(|s| s.part(index, count))
+                    .unwrap_or_else(|e| panic!("{name} part {index}/{count}: {e}"));
+                let batches = part
+                    .into_stream()
+                    .collect_batches()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+                got.extend(rows(&batches));
+            }
+            got.sort();
+            assert_eq!(got, expected, "{name} {filter:?} in {count} parts");
+            // The parts of a scan already cut into byte ranges cut those ranges further.
+            let mut got = Vec::new();
+            for index in 0..count {
+                let part = plan()
+                    .build()
+                    .await
+                    .and_then(|s| s.split_into_byte_ranges(3).part(index, count))
+                    .unwrap_or_else(|e| panic!("{name} ranged part {index}/{count}: {e}"));
+                let batches = part
+                    .into_stream()
+                    .collect_batches()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+                got.extend(rows(&batches));
+            }
+            got.sort();
+            assert_eq!(got, expected, "{name} {filter:?} ranged, in {count} parts");
+        }
+        let bad = plan().build().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            bad.part(2, 2).err().map(|e| e.code()),
+            Some("invalid_argument")
+        );
+    }
+}
+
 #[tokio::test]
 async fn corpus_tables_read_the_same_in_ranges() {
     for name in [

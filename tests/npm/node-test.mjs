@@ -16,7 +16,7 @@ import { DeltaTable, DeltaScan } from 'delta-arrow-reader';
 import { RecordBatchReader, tableFromIPC } from 'apache-arrow';
 import { tableFromIPC as flechetteFromIPC } from '@uwdata/flechette';
 import { execFileSync } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -529,6 +529,90 @@ await check('requestInit and fetch: a table behind an Authorization header', asy
   } finally {
     proxy.close();
   }
+});
+
+/** Every row of an apache-arrow table as text, in order. */
+function rowsText(table) {
+  return table.toArray().map((row) => JSON.stringify(row?.toJSON?.() ?? row, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+}
+
+/** A one-file Delta table in a new folder around `parquet` (bytes), with `table`'s columns
+ * (their column-mapping metadata dropped: the file holds the logical names). */
+async function oneFileTable(table, parquet) {
+  const dir = await mkdtemp(join(tmpdir(), 'dar-parquet-'));
+  await mkdir(join(dir, '_delta_log'));
+  await writeFile(join(dir, 'part-0.parquet'), parquet);
+  const plain = (field) => ({
+    name: field.name,
+    type: field.type,
+    nullable: field.nullable,
+    metadata: Object.fromEntries(Object.entries(field.metadata ?? {}).filter(([k]) => !k.startsWith('delta.columnMapping'))),
+  });
+  const schema = { type: 'struct', fields: table.schema.fields.map(plain) };
+  const actions = [
+    { protocol: { minReaderVersion: 1, minWriterVersion: 2 } },
+    { metaData: { id: 'toParquet', format: { provider: 'parquet', options: {} }, schemaString: JSON.stringify(schema), partitionColumns: [], configuration: {}, createdTime: 0 } },
+    { add: { path: 'part-0.parquet', partitionValues: {}, size: parquet.byteLength, modificationTime: 0, dataChange: true } },
+  ];
+  await writeFile(join(dir, '_delta_log', '00000000000000000000.json'), actions.map((a) => JSON.stringify(a)).join('\n'));
+  return dir;
+}
+
+await check('toParquet: a scan written as Parquet reads back the same rows, here and in hyparquet', async () => {
+  const { toParquet } = await import('delta-arrow-reader/parquet');
+  const { parquetMetadata, parquetReadObjects } = await import('hyparquet');
+  for (const name of [DV, CM, 'golden__parquet-all-types', 'deltars__simple_table']) {
+    const table = await DeltaTable.open(join(CORPUS, name));
+    const want = rowsText(tableFromIPC(await table.scan().toIPC()));
+    const file = await toParquet(table.scan({ batchSize: 7 }), { rowGroupRows: 16 });
+    assert(file instanceof Uint8Array && new TextDecoder().decode(file.subarray(0, 4)) === 'PAR1', `${name}: a Parquet file`);
+    const buffer = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
+    const metadata = parquetMetadata(buffer);
+    assertEq(Number(metadata.num_rows), want.length, `${name}: rows in the footer`);
+    assertEq(metadata.row_groups.length, Math.max(1, Math.ceil(want.length / 16)), `${name}: row groups of 16 rows`);
+    assertEq((await parquetReadObjects({ file: buffer, metadata })).length, want.length, `${name}: rows hyparquet reads`);
+    const dir = await oneFileTable(table, file);
+    try {
+      const back = await DeltaTable.open(dir);
+      const got = rowsText(tableFromIPC(await back.scan({ columns: table.schema.fields.map((f) => f.name) }).toIPC()));
+      assertEq(got.length, want.length, `${name}: rows read back`);
+      const differ = got.findIndex((row, i) => row !== want[i]);
+      assert(differ < 0, `${name}: row ${differ} read back as ${got[differ]}, written ${want[differ]}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+});
+
+await check('toParquet: bad input is a typed error, and a stream that traps the writer costs that call only', async () => {
+  const { toParquet } = await import('delta-arrow-reader/parquet');
+  const refused = (e) => assertEq(e.code, 'invalid_argument', 'code');
+  await rejects(toParquet(new Uint8Array([1, 2, 3])), refused, 'three bytes');
+  await rejects(toParquet(42), refused, 'a number');
+  await rejects(toParquet(new Uint8Array(8), { rowGroupRows: 0 }), refused, 'rowGroupRows 0');
+  const table = await DeltaTable.open(join(CORPUS, DV));
+  const good = await table.scan().toIPC();
+  const rows = EXPECT[DV].rows;
+  let traps = 0;
+  let errors = 0;
+  for (let at = 0; at < good.byteLength; at += 11) {
+    const bad = good.slice();
+    bad[at] ^= 0x5a;
+    try {
+      const file = await toParquet(bad);
+      assert(new TextDecoder().decode(file.subarray(0, 4)) === 'PAR1', `flipped byte ${at}: not a Parquet file`);
+    } catch (error) {
+      refused(error);
+      if (error.cause instanceof WebAssembly.RuntimeError) traps++;
+      else errors++;
+    }
+  }
+  // After every trap, the next call gets a fresh writer.
+  const file = await toParquet(good);
+  const buffer = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
+  const { parquetMetadata } = await import('hyparquet');
+  assertEq(Number(parquetMetadata(buffer).num_rows), rows, 'rows after the hostile streams');
+  console.log(`     flipped bytes: ${errors} errors, ${traps} traps`);
 });
 
 console.log(`node: ${passed} passed, ${failed} failed`);

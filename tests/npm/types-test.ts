@@ -75,3 +75,20 @@ export async function typed(url: string): Promise<number> {
   void [v, arrowTypes, features, parts, sizes, whole, skipped, read, firstBatch, ended, fetched, stream];
   return bytes;
 }
+
+// The Parquet writer, the workers' options and a scan part.
+import { toParquet, initParquet } from 'delta-arrow-reader/parquet';
+import { openInWorker, wasmMemoryBytes } from 'delta-arrow-reader';
+import type { RemoteDeltaScan, RemoteDeltaTable } from 'delta-arrow-reader';
+
+export async function parquetAndWorkers(table: DeltaTable, worker: Worker): Promise<number> {
+  await initParquet();
+  const file: Uint8Array = await toParquet(table.scan({ part: { index: 0, count: 2 } }), { rowGroupRows: 1000 });
+  const again: Uint8Array = await toParquet(await table.scan().toIPC());
+  const remote: RemoteDeltaTable = await openInWorker('/t/', {}, { workers: [worker] });
+  const two: RemoteDeltaTable = await openInWorker('/t/', {}, { workers: 2 });
+  const scan: RemoteDeltaScan = await two.scan({ parallel: true });
+  const parts: number = scan.parts;
+  const memory: number[] = await remote.memory();
+  return file.byteLength + again.byteLength + parts + memory.length + wasmMemoryBytes();
+}

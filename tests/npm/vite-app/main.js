@@ -73,10 +73,60 @@ async function inWorker(name, table, rows) {
     controller.abort();
     if (!cancelled.done || !(await cancelled.next()).done) throw new Error(`${name}: an aborted worker scan goes on`);
     remote.free();
+    await inTwoWorkers(name, rows);
   } finally {
     clearInterval(timer);
   }
   return longest;
+}
+
+/** Every row of an apache-arrow table as text, sorted: two reads hold the same rows when
+ * these are equal. */
+function rowsText(table) {
+  const text = (row) => JSON.stringify(row?.toJSON?.() ?? row, (_, v) => (typeof v === 'bigint' ? `${v}n` : v));
+  return table.toArray().map(text).sort();
+}
+
+/** One scan read by two workers (`parallel: true`, so even a small table is cut in two):
+ * the same rows as one worker reads, every way of reading, merged metrics and progress, and
+ * cancelling stops both. */
+async function inTwoWorkers(name, rows) {
+  const pair = await openInWorker(`/${name}/`, {}, { workers: 2 });
+  try {
+    const single = await pair.scan({ parallel: false });
+    if (single.parts !== 1) throw new Error(`${name}: parallel: false read by ${single.parts} workers`);
+    const want = rowsText(tableFromIPC(await single.toIPC()));
+    const events = [];
+    const split = await pair.scan({ parallel: true, batchSize: 3, onProgress: (p) => events.push(p) });
+    if (split.parts !== 2) throw new Error(`${name}: parallel: true read by ${split.parts} workers`);
+    const got = rowsText(await tableFromIPC(split));
+    if (got.length !== rows || JSON.stringify(got) !== JSON.stringify(want)) {
+      throw new Error(`${name}: two workers read ${got.length} rows, ${got.filter((r, i) => r !== want[i]).length} unlike one worker's ${want.length}`);
+    }
+    const m = split.metrics;
+    if (!split.done || !m.done || m.rowsEmitted !== rows || m.filesPlanned !== single.metrics.filesPlanned) {
+      throw new Error(`${name}: two workers' metrics ${JSON.stringify(m)}`);
+    }
+    const last = events.at(-1);
+    if (!last || last.filesDone !== last.filesTotal || last.bytesDone !== last.bytesTotal || last.filesTotal !== single.metrics.filesToRead) {
+      throw new Error(`${name}: two workers' progress ${JSON.stringify(events)}`);
+    }
+    const streamed = new Uint8Array(await new Response((await pair.scan({ parallel: true })).stream()).arrayBuffer());
+    agree(name, 'Flechette on two workers\' stream()', flechetteFromIPC(streamed).numRows, rows);
+    agree(name, 'two workers\' toIPC()', tableFromIPC(await (await pair.scan({ parallel: true })).toIPC()).numRows, rows);
+    let batched = 0;
+    for await (const chunk of (await pair.scan({ parallel: true, batchSize: 2 })).batches()) batched += tableFromIPC(chunk).numRows;
+    agree(name, 'two workers\' batches()', batched, rows);
+    const controller = new AbortController();
+    const cancelled = await pair.scan({ parallel: true, batchSize: 1, signal: controller.signal });
+    await cancelled.next();
+    controller.abort();
+    if (!cancelled.done || !(await cancelled.next()).done) throw new Error(`${name}: an aborted two-worker scan goes on`);
+    // Both workers are still usable after the cancel.
+    agree(name, 'two workers after a cancel', (await tableFromIPC(await (await pair.scan({ parallel: true })).toIPC())).numRows, rows);
+  } finally {
+    pair.free();
+  }
 }
 
 async function main() {
