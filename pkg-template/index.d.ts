@@ -458,3 +458,14 @@ export function openInWorker(
 
 /** The bytes of the WebAssembly module's memory in this thread (0 before it is loaded). */
 export function wasmMemoryBytes(): number;
+
+/** `toParquet` (see `delta-arrow-reader/parquet`) run in a Web Worker (browsers), so the
+ * page's thread only hands the stream over: `input` is the bytes of an Arrow IPC stream or a
+ * Blob of them; resolves to the Parquet file's bytes. `worker`: one running the package's
+ * `worker.js` (default: the package's first worker). Rejects with `invalid_argument` for
+ * other input, `unsupported_feature` in Node.js. */
+export function toParquetInWorker(
+  input: Uint8Array | ArrayBuffer | Blob,
+  options?: { rowGroupRows?: number },
+  settings?: { worker?: Worker },
+): Promise<Uint8Array>;

@@ -11,4 +11,4 @@ export const DeltaTable = api.DeltaTable;
 export const DeltaScan = api.DeltaScan;
 /** The bytes of the WebAssembly module's memory in this thread (0 before it is loaded). */
 export const wasmMemoryBytes = api.wasmMemoryBytes;
-export { openInWorker } from './remote.js';
+export { openInWorker, toParquetInWorker } from './remote.js';

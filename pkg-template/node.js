@@ -15,6 +15,13 @@ export const DeltaScan = api.DeltaScan;
 /** The bytes of the WebAssembly module's memory in this thread (0 before it is loaded). */
 export const wasmMemoryBytes = api.wasmMemoryBytes;
 
+/** Web Workers are a browser API: in Node.js use toParquet from delta-arrow-reader/parquet. */
+export async function toParquetInWorker() {
+  throw Object.assign(new Error('toParquetInWorker runs in browsers (Web Workers); in Node.js use toParquet from delta-arrow-reader/parquet'), {
+    code: 'unsupported_feature',
+  });
+}
+
 /** Web Workers are a browser API: in Node.js open tables with DeltaTable.open (in a
  * worker_threads Worker of your own if the event loop must stay free). */
 export async function openInWorker() {

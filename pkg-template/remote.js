@@ -400,6 +400,20 @@ export async function openInWorker(source, options = {}, { worker, workers } = {
   }
 }
 
+/**
+ * `toParquet` (see `delta-arrow-reader/parquet`) run in a worker, so the page's thread only
+ * hands the stream over and takes the file back: `input` is the bytes of an Arrow IPC stream
+ * (Uint8Array, ArrayBuffer) or a Blob of them, copied to the worker (a Blob by reference);
+ * the file's bytes come back transferred. `worker` defaults to the package's first worker.
+ */
+export async function toParquetInWorker(input, { rowGroupRows } = {}, { worker } = {}) {
+  const sendable = input instanceof Uint8Array || input instanceof ArrayBuffer || (typeof Blob !== 'undefined' && input instanceof Blob);
+  if (!sendable) {
+    throw coded('invalid_argument', 'toParquetInWorker takes the bytes of an Arrow IPC stream (Uint8Array, ArrayBuffer) or a Blob of them');
+  }
+  return channelFor(worker ?? packageWorker(0)).call({ op: 'toParquet', input, options: { rowGroupRows } });
+}
+
 /** The worker that opens the table, and the others: how many, and the first `n` of them
  * (the package's own are started then, so a table whose scans stay small starts no more). */
 function workerPool(worker, workers) {

@@ -5,6 +5,9 @@
 // webpack 5 and esbuild's bundlers understand; start it yourself and pass it to
 // openInWorker to load it from elsewhere.
 import { DeltaTable, wasmMemoryBytes } from './index.js';
+// A static import: bundlers build workers as one chunk (Vite's default worker format cannot
+// split). The writer's .wasm is still fetched only by the first toParquet.
+import { toParquet } from './parquet.js';
 
 // Room for the requests of a failed open (see `open`, which clears the timeline first); the
 // browser keeps 250 by default.
@@ -19,9 +22,10 @@ globalThis.performance?.setResourceTimingBufferSize?.(10000);
  * @typedef {{ op: 'scan', id: number, table: number, options: object, progress: boolean }} ScanRequest
  * @typedef {{ op: 'read', id: number, scan: number, how: 'stream' | 'batch' | 'toIPC' }} ReadRequest
  * @typedef {{ op: 'memory', id: number }} MemoryRequest
+ * @typedef {{ op: 'toParquet', id: number, input: Uint8Array | ArrayBuffer | Blob, options: { rowGroupRows?: number } }} ParquetRequest
  * @typedef {{ op: 'cancel', target: number }} CancelRequest
  * @typedef {{ op: 'free', table: number }} FreeRequest
- * @typedef {OpenRequest | TableRequest | ScanRequest | ReadRequest | MemoryRequest | CancelRequest | FreeRequest} Request
+ * @typedef {OpenRequest | TableRequest | ScanRequest | ReadRequest | MemoryRequest | ParquetRequest | CancelRequest | FreeRequest} Request
  *
  * @typedef {{ id: number, ok: true, value: unknown }} Success
  *   `open` answers a table's description, `scan` `{ schema, metrics, skippedFiles }`, `read`
@@ -167,6 +171,11 @@ const ops = {
   memory() {
     return wasmMemoryBytes();
   },
+  /** toParquet (parquet.js; its module is fetched on the first call) on `input`, the bytes
+   * or a Blob of an Arrow IPC stream; answers the file's bytes, transferred. */
+  toParquet({ input, options }) {
+    return toParquet(input, options);
+  },
   cancel({ target }) {
     aborts.get(target)?.abort(new Error('cancelled by the page'));
     scans.get(target)?.cancel();
@@ -217,6 +226,8 @@ self.addEventListener('message', async (event) => {
     const value = await op(message);
     if (message.op === 'read' && value?.piece instanceof Uint8Array) {
       reply(message.id, value, transferable(value.piece));
+    } else if (message.op === 'toParquet') {
+      reply(message.id, value, transferable(value));
     } else if (message.id !== undefined) {
       reply(message.id, value);
     }

@@ -4,7 +4,7 @@
 // the whole result as CSV, Parquet or Arrow. Display position p shows stream row
 // `toStream(p)`.
 
-import { toParquet } from 'delta-arrow-reader/parquet.js';
+import { toParquetInWorker } from 'delta-arrow-reader/remote.js';
 import { CellPanel } from './cellpanel.js';
 import { $, afterPaint, el } from './dom.js';
 import { arrowBlob } from './export/arrow.js';
@@ -353,14 +353,15 @@ export class ResultView {
   }
 
   /** Parquet: the Arrow stream of the result as shown (see downloadArrow), written by the
-   * package's Parquet writer, whose module is fetched on the first download. */
+   * package's Parquet writer in the reading worker (its module is fetched there on the first
+   * download), so the page stays responsive while a big file is written. */
   async downloadParquet() {
     try {
       const blob = await arrowBlob(this.store, this.visible, this.perm, {
         onProgress: (done, total) => this.hooks.status(`Gathering ${formatCount(done)} of ${plural(total, 'row')} in display order…`),
       });
       this.hooks.status(`Writing ${plural(this.store.rowCount, 'row')} as Parquet…`);
-      const file = await toParquet(blob);
+      const file = await toParquetInWorker(blob);
       saveBlob(new Blob([file], { type: 'application/vnd.apache.parquet' }), `${baseName(this.meta.table, this.meta.version)}.parquet`);
       this.hooks.status(`Downloading ${plural(this.store.rowCount, 'row')} as Parquet (${formatBytes(file.byteLength)}).`, 'good');
     } catch (err) {

@@ -78,7 +78,7 @@ export async function typed(url: string): Promise<number> {
 
 // The Parquet writer, the workers' options and a scan part.
 import { toParquet, initParquet } from 'delta-arrow-reader/parquet';
-import { openInWorker, wasmMemoryBytes } from 'delta-arrow-reader';
+import { openInWorker, toParquetInWorker, wasmMemoryBytes } from 'delta-arrow-reader';
 import type { RemoteDeltaScan, RemoteDeltaTable } from 'delta-arrow-reader';
 
 export async function parquetAndWorkers(table: DeltaTable, worker: Worker): Promise<number> {
@@ -90,5 +90,7 @@ export async function parquetAndWorkers(table: DeltaTable, worker: Worker): Prom
   const scan: RemoteDeltaScan = await two.scan({ parallel: true });
   const parts: number = scan.parts;
   const memory: number[] = await remote.memory();
+  const inWorker: Uint8Array = await toParquetInWorker(file, { rowGroupRows: 10 }, { worker });
+  void inWorker;
   return file.byteLength + again.byteLength + parts + memory.length + wasmMemoryBytes();
 }

@@ -3,7 +3,7 @@
 // several ways that must agree: the scan as one IPC stream (apache-arrow from the async
 // iterable, Flechette from `stream()`), batch by batch, `toIPC()`, and a copy of the table
 // in the Origin Private File System read through a FileSystemDirectoryHandle.
-import { DeltaTable, openInWorker } from 'delta-arrow-reader';
+import { DeltaTable, openInWorker, toParquetInWorker } from 'delta-arrow-reader';
 import { RecordBatchReader, tableFromIPC } from 'apache-arrow';
 import { tableFromIPC as flechetteFromIPC } from '@uwdata/flechette';
 
@@ -55,6 +55,14 @@ async function inWorker(name, table, rows) {
     let batched = 0;
     for await (const chunk of (await remote.scan()).batches()) batched += tableFromIPC(chunk).numRows;
     agree(name, 'the worker batches()', batched, rows);
+    // The worker writes a stream as Parquet (its writer's .wasm found through the bundle).
+    const parquet = await toParquetInWorker(new Blob([await (await remote.scan()).toIPC()]));
+    const magic = (at) => new TextDecoder().decode(parquet.subarray(at, at + 4));
+    if (!(parquet instanceof Uint8Array) || magic(0) !== 'PAR1' || magic(parquet.byteLength - 4) !== 'PAR1') {
+      throw new Error(`${name}: toParquetInWorker gave no Parquet file`);
+    }
+    const refused = await toParquetInWorker(new Uint8Array([1, 2, 3])).then(() => 'resolved', (e) => e.code);
+    if (refused !== 'invalid_argument') throw new Error(`${name}: toParquetInWorker on 3 bytes: ${refused}`);
     if ((await remote.files()).length !== table.numFiles) throw new Error(`${name}: worker files()`);
     // The worker's scan plans the same files out as one on this thread.
     const part = table.partitionColumns.find((c) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(c));
