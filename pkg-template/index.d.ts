@@ -423,6 +423,9 @@ export interface RemoteDeltaTable {
   scan(options?: ScanOptions & { parallel?: boolean }): Promise<RemoteDeltaScan>;
   /** The wasm memory of each worker holding this table, in bytes. */
   memory(): Promise<number[]>;
+  /** Opens this version in every worker that may read its scans, in the background (done at
+   * open when `openInWorker` was given `workers`; otherwise when a big scan first needs them). */
+  prepareHelpers(): void;
   free(): void;
 }
 

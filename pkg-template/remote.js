@@ -349,6 +349,14 @@ class RemoteTable {
     return planned.map((p) => p.value);
   }
 
+  /** Opens this table's version in every helper worker now (in the background: a failure is
+   * retried by the next scan that needs that worker). */
+  prepareHelpers() {
+    for (const channel of this.#helpers.take(this.#helpers.count)) {
+      this.#openIn(channel).catch(() => {});
+    }
+  }
+
   /** This table's version opened in `channel`'s worker (once; a failed open is retried by
    * the next scan). */
   #openIn(channel) {
@@ -394,7 +402,12 @@ export async function openInWorker(source, options = {}, { worker, workers } = {
   const opening = { source: pageRelative(source), options: sent };
   try {
     const info = await channel.call({ op: 'open', ...opening }, id);
-    return new RemoteTable(channel, id, info, opening, { count: helpers.count, take: (n) => helpers.take(n).map(channelFor) });
+    const table = new RemoteTable(channel, id, info, opening, { count: helpers.count, take: (n) => helpers.take(n).map(channelFor) });
+    // Workers asked for by the caller open this version now, while the page plans its first
+    // scan, so a big scan need not wait for them (the package's default ones start only when
+    // a big scan first needs them).
+    if (workers !== undefined) table.prepareHelpers();
+    return table;
   } finally {
     unwatch();
   }
