@@ -8,6 +8,8 @@
 // afresh for every call, so a malformed stream that traps the module (arrow-ipc panics on
 // some) costs that call only, and each call's memory goes when it ends.
 
+import { concatBytes } from './scan-views.js';
+
 /** Builds toParquet around a loader of the writer's .wasm: `loadDefault()` returns its bytes,
  * a Response or a WebAssembly.Module, or `undefined` to fetch it from next to this module. */
 export function createParquet(loadDefault) {
@@ -78,19 +80,11 @@ async function streamBytes(input) {
   if (typeof Blob !== 'undefined' && input instanceof Blob) return new Uint8Array(await input.arrayBuffer());
   if (input != null && typeof input[Symbol.asyncIterator] === 'function') {
     const pieces = [];
-    let length = 0;
     for await (const piece of input) {
       if (!(piece instanceof Uint8Array)) throw coded('invalid_argument', 'toParquet: the iterable gave something other than a Uint8Array');
       pieces.push(piece);
-      length += piece.byteLength;
     }
-    const whole = new Uint8Array(length);
-    let at = 0;
-    for (const piece of pieces) {
-      whole.set(piece, at);
-      at += piece.byteLength;
-    }
-    return whole;
+    return concatBytes(pieces);
   }
   throw coded('invalid_argument', 'toParquet takes the bytes of an Arrow IPC stream (Uint8Array, ArrayBuffer, Blob) or a scan');
 }

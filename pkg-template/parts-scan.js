@@ -12,7 +12,7 @@
 // - Metrics and progress are the parts' summed, with the counts that describe the whole
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
-import { batchIterable, scanStream } from './scan-views.js';
+import { batchIterable, concatBytes, scanStream } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
@@ -155,20 +155,11 @@ export class PartsScan {
   async toIPC() {
     if (this.#ended) throw coded('invalid_argument', 'the scan has ended; start a new one with table.scan()');
     const pieces = [];
-    let length = 0;
     for (;;) {
       const { done, value } = await this.#take('stream');
-      if (done) break;
+      if (done) return concatBytes(pieces);
       pieces.push(value);
-      length += value.byteLength;
     }
-    const whole = new Uint8Array(length);
-    let at = 0;
-    for (const piece of pieces) {
-      whole.set(piece, at);
-      at += piece.byteLength;
-    }
-    return whole;
   }
 
   cancel() {

@@ -40,3 +40,14 @@ export function batchIterable(scan, nextBatch) {
     },
   };
 }
+
+/** `pieces` (Uint8Arrays) joined into one. */
+export function concatBytes(pieces) {
+  const whole = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const piece of pieces) {
+    whole.set(piece, at);
+    at += piece.byteLength;
+  }
+  return whole;
+}
