@@ -5,7 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
-import { batchIterable, scanStream } from './scan-views.js';
+import { batchIterable, ScanViews } from './scan-views.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
@@ -32,7 +32,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
     return ready;
   }
 
-  class DeltaScan {
+  class DeltaScan extends ScanViews {
     #raw;
     #signal;
     #onAbort;
@@ -42,6 +42,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
 
     /** @internal Made by DeltaTable.scan. */
     constructor(raw, signal) {
+      super();
       this.#raw = raw;
       this.#schema = raw.schema;
       this.#skippedFiles = raw.skippedFiles;
@@ -79,22 +80,6 @@ export function createApi(loadDefault, { localFolder } = {}) {
      * one continuous Arrow IPC stream (schema, record batches, end marker). */
     async next() {
       return this.#step('next');
-    }
-
-    /** Called by `break` in `for await`: stops the scan and releases it. */
-    async return(value) {
-      this.cancel();
-      return { done: true, value };
-    }
-
-    [Symbol.asyncIterator]() {
-      return this;
-    }
-
-    /** The same bytes as iteration, as a `ReadableStream<Uint8Array>` (for `new
-     * Response(...)`, `pipeTo`, ...); cancelling the stream cancels the scan. */
-    stream() {
-      return scanStream(this);
     }
 
     /** An async iterable of one complete Arrow IPC stream (schema, batch, end marker) per

@@ -12,7 +12,7 @@
 // - Metrics and progress are the parts' summed, with the counts that describe the whole
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
-import { batchIterable, concatBytes, scanStream } from './scan-views.js';
+import { batchIterable, concatBytes, ScanViews } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
@@ -64,7 +64,7 @@ function filesDone(files, parts) {
   return tasks === 0 ? files : Math.floor((Math.min(done, tasks) * files) / tasks);
 }
 
-export class PartsScan {
+export class PartsScan extends ScanViews {
   #parts;
   #schema;
   #skippedFiles;
@@ -84,6 +84,7 @@ export class PartsScan {
    * @param {(signal: AbortSignal, onAbort: () => void) => () => void} watch
    */
   constructor(parts, plan, { signal, onProgress, watch }) {
+    super();
     this.#schema = plan.schema;
     this.#skippedFiles = plan.skippedFiles ?? [];
     this.#planned = plan.metrics;
@@ -133,19 +134,6 @@ export class PartsScan {
 
   next() {
     return this.#take('stream');
-  }
-
-  async return(value) {
-    this.cancel();
-    return { done: true, value };
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
-  }
-
-  stream() {
-    return scanStream(this);
   }
 
   batches() {

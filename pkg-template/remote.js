@@ -9,7 +9,7 @@
 // tables in the worker yourself, with the package's DeltaTable).
 
 import { PartsScan } from './parts-scan.js';
-import { batchIterable, scanStream } from './scan-views.js';
+import { batchIterable, ScanViews } from './scan-views.js';
 
 /** The package's own workers, started when first needed: the first opens tables, the others
  * join it to read big scans. */
@@ -113,7 +113,7 @@ function abortError(signal) {
   return Object.assign(new Error('the read was aborted'), { name: 'AbortError', code: 'aborted', cause: signal?.reason });
 }
 
-class RemoteScan {
+class RemoteScan extends ScanViews {
   #channel;
   #id;
   #schema;
@@ -124,6 +124,7 @@ class RemoteScan {
   #reading = null;
 
   constructor(channel, id, opened, signal) {
+    super();
     this.#channel = channel;
     this.#id = id;
     this.#schema = opened.schema;
@@ -180,19 +181,6 @@ class RemoteScan {
 
   next() {
     return this.#read('stream');
-  }
-
-  async return(value) {
-    this.cancel();
-    return { done: true, value };
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
-  }
-
-  stream() {
-    return scanStream(this);
   }
 
   batches() {

@@ -25,6 +25,26 @@ export function scanStream(scan) {
   );
 }
 
+/** What the package's scans (on this thread, in a worker, in parts over workers) share
+ * around their `next()` and `cancel()`: the async-iterator protocol and `stream()`. */
+export class ScanViews {
+  /** Called by `break` in `for await`: stops the scan and releases it. */
+  async return(value) {
+    this.cancel();
+    return { done: true, value };
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** The same bytes as iteration, as a `ReadableStream<Uint8Array>` (for `new
+   * Response(...)`, `pipeTo`, ...); cancelling the stream cancels the scan. */
+  stream() {
+    return scanStream(this);
+  }
+}
+
 /** An async iterable whose steps are `nextBatch()` (each `{ done, value }`, the value one
  * complete Arrow IPC stream of one record batch); leaving a `for await` early cancels
  * `scan`. */
