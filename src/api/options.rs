@@ -17,7 +17,17 @@ pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 6;
 /// Default of [`DeltaScanExecutionOptions::prefetch_files_per_partition`].
 pub const DEFAULT_PREFETCH_FILES_PER_PARTITION: usize = 2;
 
-/// Default of [`DeltaScanExecutionOptions::batches_ahead_per_partition`].
+/// Default of [`DeltaScanExecutionOptions::batches_ahead_per_partition`] natively, where
+/// each partition runs on a task of its own: with room for 4 batches a partition's task
+/// decodes on while the consumer takes the last batch, instead of waiting for it batch by
+/// batch (full scan of the benchmark's lineitem table on 2 cores, medians of 5: 0.927 s with
+/// 1, 0.880 s with 4, the same peak memory).
+#[cfg(not(target_arch = "wasm32"))]
+pub const DEFAULT_BATCHES_AHEAD_PER_PARTITION: usize = 4;
+
+/// Default of [`DeltaScanExecutionOptions::batches_ahead_per_partition`] on wasm32, where
+/// the partitions run on the consumer's thread: decoding ahead there only holds memory.
+#[cfg(target_arch = "wasm32")]
 pub const DEFAULT_BATCHES_AHEAD_PER_PARTITION: usize = 1;
 
 /// Default of [`DeltaScanExecutionOptions::parquet_full_file_read_threshold_bytes`]
@@ -83,7 +93,8 @@ pub struct DeltaScanExecutionOptions {
     /// 0 waits until the current file is drained before opening the next. Prefetched streams
     /// hold permits, and each holds at most its first batch until its turn.
     pub prefetch_files_per_partition: usize,
-    /// Batches a partition decodes ahead of its consumer (default 1). At least 1. When the consumer
+    /// Batches a partition decodes ahead of its consumer (default 4 natively, 1 on wasm32).
+    /// At least 1. When the consumer
     /// stops polling, the partition stops reading.
     pub batches_ahead_per_partition: usize,
     /// Whole-file tasks of at most this many bytes fetch their file with one request and serve

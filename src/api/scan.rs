@@ -625,7 +625,10 @@ impl DeltaScan {
     /// partitions are polled by whoever polls this stream (one thread).
     ///
     /// Order: without a limit, batches come as the partitions produce them (the order across
-    /// partitions is unspecified); with a limit, in the scan's task (log) order, so the first
+    /// partitions is unspecified), and the partitions share the scan's tasks: each takes the
+    /// next, largest first, when it has room for a file, so a partition slowed by one file
+    /// leaves the others the rest and all end together (`partition_tasks` shows the planned
+    /// groups, not which partition read what); with a limit, in the scan's task (log) order, so the first
     /// rows of a limited scan are the first in the log. An ordered merge keeps a partition
     /// that waits for its turn holding its open files' permits, so with a scan-wide limit too
     /// small for every partition to hold its files, fewer (larger) partitions are read: at
@@ -659,8 +662,10 @@ impl DeltaScan {
             }
             owner
         });
+        // Without a limit the partitions share one queue of the scan's tasks (see
+        // `SharedTasks`), so they end together however fast each file decodes.
         let parts = run_partitions(
-            self.partition_readers(),
+            self.partition_readers(!ordered),
             o.batches_ahead_per_partition,
             &metrics,
         );
@@ -680,7 +685,7 @@ impl DeltaScan {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);
         let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
-        self.partition_readers()
+        self.partition_readers(false)
             .into_iter()
             .map(|p| {
                 let inner = p.map(|(_, item)| item).boxed_local_or_send();
@@ -694,7 +699,11 @@ impl DeltaScan {
             .collect()
     }
 
-    fn partition_readers(self) -> Vec<PartitionStream> {
+    /// One scheduler per partition. With `share`, the partitions take their tasks from one
+    /// queue of all of them, largest first (the longest work starts first, so the last
+    /// tasks are short ones and the partitions end close together); else each reads its
+    /// group in order.
+    fn partition_readers(self, share: bool) -> Vec<PartitionStream> {
         let metrics = self.metrics;
         let ctx = ReadContext {
             store: Arc::clone(self.table.store()),
@@ -725,6 +734,28 @@ impl DeltaScan {
             full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
             decoder: decoder(o.parquet_reader_backend),
         };
+        // wasm32 reads one partition: the sharing is left out of its module.
+        #[cfg(target_arch = "wasm32")]
+        let _ = share;
+        #[cfg(not(target_arch = "wasm32"))]
+        if share && self.partitions.len() > 1 {
+            let mut all: Vec<(usize, FileTask)> = self.tasks.into_iter().enumerate().collect();
+            // Stable: equal sizes keep the scan's order.
+            all.sort_by_key(|(_, task)| std::cmp::Reverse(task.bytes()));
+            let queue = crate::read::scheduler::SharedTasks::new(all);
+            return self
+                .partitions
+                .iter()
+                .map(|_| {
+                    PartitionStream::sharing(
+                        ctx.clone(),
+                        queue.clone(),
+                        limits.clone(),
+                        shared.clone(),
+                    )
+                })
+                .collect();
+        }
         let mut tasks: Vec<Option<FileTask>> = self.tasks.into_iter().map(Some).collect();
         self.partitions
             .iter()

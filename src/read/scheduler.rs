@@ -18,6 +18,10 @@
 //! 3. polls each prefetched file stream until it holds its first batch, which waits there
 //!    until the stream's turn (task order is kept).
 //!
+//! A partition's tasks are its own, or (a merge in arrival order) its share of one
+//! [`SharedTasks`] queue of the whole scan: then a partition takes the next task only when it
+//! has room for it, so partitions that decode faster take more and all end together.
+//!
 //! A file stream holds its two permits until it ends or is dropped. Dropping the partition
 //! drops its queued tasks, its open and prefetched streams, and any permit wait, which
 //! releases every permit at once. An error ends the partition: what is already buffered is
@@ -176,12 +180,80 @@ struct OpenFile {
 /// An item of a partition tagged with the index (in the scan) of the task it comes from.
 pub type Tagged = (usize, Result<RecordBatch>);
 
+/// The file tasks of the partitions of one scan that share their work: each partition takes
+/// the next task when it has room for one, so a partition whose files decode faster takes
+/// more of them and every partition ends at about the same time. Tasks are taken in the
+/// queue's order. For merges in arrival order only: a partition's tasks are not known ahead.
+// Unused on wasm32, which reads one partition.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+#[derive(Debug, Clone, Default)]
+pub struct SharedTasks(Arc<std::sync::Mutex<VecDeque<(usize, FileTask)>>>);
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+impl SharedTasks {
+    /// A queue of `tasks` (each with its index in the scan), taken front first.
+    pub fn new(tasks: Vec<(usize, FileTask)>) -> Self {
+        SharedTasks(Arc::new(std::sync::Mutex::new(tasks.into())))
+    }
+
+    /// The queue, even after a partition panicked while holding it (every operation on it
+    /// leaves it whole).
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(usize, FileTask)>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The tasks a partition has yet to admit: its own, in order, or its share of a queue.
+#[derive(Debug)]
+enum Pending {
+    Own(VecDeque<(usize, FileTask)>),
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    Shared(SharedTasks),
+}
+
+impl Pending {
+    /// Whether the next task is there, and (when `whole` says so) read whole.
+    fn next_is(&self, whole: impl Fn(&FileTask) -> bool) -> Option<bool> {
+        match self {
+            Pending::Own(tasks) => tasks.front().map(|(_, t)| whole(t)),
+            Pending::Shared(queue) => queue.lock().front().map(|(_, t)| whole(t)),
+        }
+    }
+
+    fn next_index(&self) -> Option<usize> {
+        match self {
+            Pending::Own(tasks) => tasks.front().map(|(i, _)| *i),
+            Pending::Shared(queue) => queue.lock().front().map(|(i, _)| *i),
+        }
+    }
+
+    fn take(&mut self) -> Option<(usize, FileTask)> {
+        match self {
+            Pending::Own(tasks) => tasks.pop_front(),
+            Pending::Shared(queue) => queue.lock().pop_front(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.next_index().is_none()
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Pending::Own(tasks) => tasks.len(),
+            Pending::Shared(queue) => queue.lock().len(),
+        }
+    }
+}
+
 /// The batches of one partition's file tasks, in task order, each tagged with its task's
 /// index in the scan. See the module doc.
 pub struct PartitionStream {
     ctx: ReadContext,
     limits: PartitionLimits,
-    pending: VecDeque<(usize, FileTask)>,
+    pending: Pending,
     admitting: Option<BoxFuture<'static, Result<Permits>>>,
     files: VecDeque<OpenFile>,
     buffer: VecDeque<Tagged>,
@@ -210,6 +282,27 @@ impl PartitionStream {
         limits: PartitionLimits,
         shared: ScanShared,
     ) -> Self {
+        Self::with_pending(ctx, Pending::Own(tasks.into()), limits, shared)
+    }
+
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    /// A partition taking its tasks from `queue`, which other partitions of the scan take
+    /// from too (see [`SharedTasks`]). Its items keep their tasks' indices in the scan.
+    pub fn sharing(
+        ctx: ReadContext,
+        queue: SharedTasks,
+        limits: PartitionLimits,
+        shared: ScanShared,
+    ) -> Self {
+        Self::with_pending(ctx, Pending::Shared(queue), limits, shared)
+    }
+
+    fn with_pending(
+        ctx: ReadContext,
+        pending: Pending,
+        limits: PartitionLimits,
+        shared: ScanShared,
+    ) -> Self {
         let limits = PartitionLimits {
             max_concurrent_file_reads: limits.max_concurrent_file_reads.max(1),
             output_capacity: limits.output_capacity.max(1),
@@ -219,7 +312,7 @@ impl PartitionStream {
             ctx,
             partition_permits: semaphore(limits.max_concurrent_file_reads),
             limits,
-            pending: tasks.into(),
+            pending,
             admitting: None,
             files: VecDeque::new(),
             buffer: VecDeque::new(),
@@ -231,7 +324,8 @@ impl PartitionStream {
 
     /// Drops every queued task, open stream and permit wait.
     fn shut_down(&mut self) {
-        self.pending.clear();
+        // A shared queue is left to the other partitions.
+        self.pending = Pending::Own(VecDeque::new());
         self.admitting = None;
         self.files.clear();
         self.shared = None;
@@ -271,20 +365,22 @@ impl PartitionStream {
     fn has_room(&self) -> bool {
         let open = self.files.len();
         let prefetch = self.limits.prefetch_files;
-        match self.pending.front() {
+        match self.pending.next_is(|task| self.limits.reads_whole(task)) {
             None => false,
             Some(_) if open < prefetch.saturating_add(1) => true,
-            Some((_, task)) => {
-                prefetch > 0
-                    && open < self.limits.max_concurrent_file_reads
-                    && self.limits.reads_whole(task)
-            }
+            Some(whole) => prefetch > 0 && open < self.limits.max_concurrent_file_reads && whole,
         }
     }
 
     /// Admits tasks while there is room; `true` when one was admitted.
     fn admit(&mut self, cx: &mut Context<'_>) -> bool {
         let mut admitted = false;
+        if self.admitting.is_some() && self.pending.is_empty() {
+            // Another partition took the shared queue's last task while this one waited for
+            // permits: the wait (and any permit it was given) goes, or it would hold them and
+            // keep this partition from ending.
+            self.admitting = None;
+        }
         while self.has_room() {
             let Some(shared) = &self.shared else { break };
             let fut = self.admitting.get_or_insert_with(|| {
@@ -302,12 +398,12 @@ impl PartitionStream {
                 Ok(permits) => permits,
                 Err(e) => {
                     // Ends the partition like a failed read: the error, then nothing.
-                    let index = self.pending.front().map(|(i, _)| *i).unwrap_or(0);
+                    let index = self.pending.next_index().unwrap_or(0);
                     self.fail(index, e);
                     return true;
                 }
             };
-            let Some((index, task)) = self.pending.pop_front() else {
+            let Some((index, task)) = self.pending.take() else {
                 break;
             };
             if shared

@@ -308,8 +308,9 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
     union.sort_unstable();
     assert_eq!(union, all_ids(&rows));
 
-    // Without a limit the merged stream hands batches out as the partitions yield them:
-    // every row once, each partition's rows in its task order.
+    // Without a limit the merged stream hands batches out as the partitions yield them (and
+    // the partitions share the files: see partitions_of_the_merged_stream_share_the_files):
+    // every row once, each file's rows in their order.
     let scan = ok(t
         .scan()
         .with_batch_size(3)
@@ -317,13 +318,12 @@ async fn files_are_grouped_into_partitions_and_zero_is_an_error() {
         .build()
         .await);
     assert_eq!(scan.partitions(), 3);
-    let expected: Vec<Vec<i64>> = (0..3).map(|p| partition_ids(&scan, p, &rows)).collect();
     let got = common::ids(&ok(scan.into_stream().collect_batches().await));
-    for (p, want) in expected.iter().enumerate() {
-        let mine: Vec<i64> = got.iter().copied().filter(|id| want.contains(id)).collect();
-        assert_eq!(
-            &mine, want,
-            "partition {p} keeps its task order in the merge"
+    for k in 0..rows.len() as i64 {
+        let file: Vec<i64> = got.iter().copied().filter(|id| id / 1000 == k).collect();
+        assert!(
+            file.windows(2).all(|w| w[0] < w[1]),
+            "file {k}'s rows in their order in the merge: {file:?}"
         );
     }
     let mut sorted = got;
@@ -834,6 +834,54 @@ async fn into_stream_decodes_partitions_on_two_threads_at_once() {
         metrics.partition_tasks_running() == 0 && metrics.file_reads_open() == 0
     })
     .await;
+}
+
+/// Without a limit, the partitions of the merged stream share the scan's files: a partition
+/// held up by a slow file leaves the files it would have been given to the others (with
+/// fixed groups of 2 partitions, half of them would wait behind the slow one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitions_of_the_merged_stream_share_the_files() {
+    let rows = [50; 8];
+    let probe = Probe::new(true);
+    if let Ok(mut d) = probe.delays.lock() {
+        d.insert(file_path(0), Duration::from_millis(300));
+    }
+    let table = load(&rows, &probe).await;
+    let scan = ok(table
+        .scan()
+        .with_execution_options(options(2, None, 2, 1))
+        .build()
+        .await);
+    assert_eq!(scan.partitions(), 2);
+    let metrics = scan.metrics();
+    let ids = common::ids(&ok(scan.into_stream().collect_batches().await));
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, all_ids(&rows), "every row once");
+    // Files in the order their rows came.
+    let mut order: Vec<i64> = Vec::new();
+    for id in &ids {
+        if order.last() != Some(&(id / 1000)) {
+            order.push(id / 1000);
+        }
+    }
+    assert_eq!(order.len(), 8, "each file's rows together: {order:?}");
+    let slow = order.iter().position(|&f| f == 0);
+    // Only the file prefetched behind the slow one, in its partition, may come after it.
+    assert!(
+        slow.is_some_and(|p| p >= 6),
+        "the slow file came at {slow:?} of {order:?}"
+    );
+    assert_eq!(metrics.partitions_completed(), 2);
+    // A limited (ordered) scan keeps its fixed groups: every row once, in task order.
+    let limited = ok(table
+        .scan()
+        .with_execution_options(options(2, None, 2, 1))
+        .with_limit(1000)
+        .build()
+        .await);
+    let ids = common::ids(&ok(limited.into_stream().collect_batches().await));
+    assert_eq!(ids, all_ids(&rows), "in task order");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
