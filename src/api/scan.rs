@@ -794,6 +794,12 @@ fn run_partitions(
             let phase = crate::error::Phase::Read;
             (usize::MAX, Err(DeltaError::Internal { reason, phase }))
         };
+        // On its own task a partition decodes one batch at a time into its channel, which
+        // holds the `capacity` batches read ahead.
+        let parts = parts
+            .into_iter()
+            .map(|p| p.with_output_capacity(1))
+            .collect();
         match super::spawn::spawn_partitions(parts, capacity, metrics, panicked) {
             Ok(spawned) => {
                 return spawned

@@ -322,6 +322,15 @@ impl PartitionStream {
         }
     }
 
+    /// The same partition holding at most `batches` decoded batches itself (at least 1): on a
+    /// task of its own it hands them to a channel that holds the read-ahead, so decoding
+    /// several batches before the first goes out would only hold them longer.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub fn with_output_capacity(mut self, batches: usize) -> Self {
+        self.limits.output_capacity = batches.max(1);
+        self
+    }
+
     /// Drops every queued task, open stream and permit wait.
     fn shut_down(&mut self) {
         // A shared queue is left to the other partitions.
