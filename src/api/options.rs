@@ -94,8 +94,7 @@ pub struct DeltaScanExecutionOptions {
     /// hold permits, and each holds at most its first batch until its turn.
     pub prefetch_files_per_partition: usize,
     /// Batches a partition decodes ahead of its consumer (default 4 natively, 1 on wasm32).
-    /// At least 1. When the consumer
-    /// stops polling, the partition stops reading.
+    /// At least 1. When the consumer stops polling, the partition stops reading.
     pub batches_ahead_per_partition: usize,
     /// Whole-file tasks of at most this many bytes fetch their file with one request and serve
     /// every range read from memory; `None`: off. Default:

@@ -628,8 +628,8 @@ impl DeltaScan {
     /// partitions is unspecified), and the partitions share the scan's tasks: each takes the
     /// next, largest first, when it has room for a file, so a partition slowed by one file
     /// leaves the others the rest and all end together (`partition_tasks` shows the planned
-    /// groups, not which partition read what); with a limit, in the scan's task (log) order, so the first
-    /// rows of a limited scan are the first in the log. An ordered merge keeps a partition
+    /// groups, not which partition read what); with a limit, in the scan's task (log) order,
+    /// so the first rows of a limited scan are the first in the log. An ordered merge keeps a partition
     /// that waits for its turn holding its open files' permits, so with a scan-wide limit too
     /// small for every partition to hold its files, fewer (larger) partitions are read: at
     /// most `merge_safe_partitions` of them (the limit over the scan-wide permits).
@@ -807,7 +807,12 @@ fn run_partitions(
                     .map(BoxedStream::boxed_local_or_send)
                     .collect()
             }
-            Err(parts) => parts,
+            // No runtime: the partitions are polled here, and their own buffers hold the
+            // read-ahead again.
+            Err(parts) => parts
+                .into_iter()
+                .map(|p| p.with_output_capacity(capacity))
+                .collect(),
         }
     } else {
         parts

@@ -13,6 +13,19 @@ const fileUrl = params.get('file');
 const columns = (params.get('columns') ?? '').split(',').filter(Boolean);
 
 /** Each reader: `load()` before the clock, `run()` timed, `memory()` after. */
+/** The pieces of a scan (one Arrow IPC stream) joined into one Uint8Array. */
+async function ipcBytesOf(scan) {
+  const pieces = [];
+  for await (const piece of scan) pieces.push(piece);
+  const joined = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of pieces) {
+    joined.set(p, at);
+    at += p.byteLength;
+  }
+  return joined;
+}
+
 const readers = {
   async ours() {
     const lib = await import('delta-arrow-reader');
@@ -27,20 +40,9 @@ const readers = {
         const options = task === 'first100' ? { limit: 100 } : task === 'columns2' ? { columns } : {};
         // The result as Arrow IPC bytes in JS, as parquet-wasm's below; the rows are counted
         // by decoding the stream's batches with Flechette (mostly views over the bytes).
-        const pieces = [];
-        let ipcBytes = 0;
-        for await (const piece of table.scan(options)) {
-          pieces.push(piece);
-          ipcBytes += piece.byteLength;
-        }
-        const joined = new Uint8Array(ipcBytes);
-        let at = 0;
-        for (const p of pieces) {
-          joined.set(p, at);
-          at += p.byteLength;
-        }
+        const joined = await ipcBytesOf(table.scan(options));
         table.free?.();
-        return { rows: tableFromIPC(joined).numRows, ipcBytes };
+        return { rows: tableFromIPC(joined).numRows, ipcBytes: joined.byteLength };
       },
       memory: () => exports.memory.buffer.byteLength,
     };
@@ -62,19 +64,8 @@ const readers = {
         table = await lib.openInWorker(tableUrl, {}, { workers });
         const options = task === 'first100' ? { limit: 100 } : task === 'columns2' ? { columns } : {};
         const scan = await table.scan(options);
-        const pieces = [];
-        let ipcBytes = 0;
-        for await (const piece of scan) {
-          pieces.push(piece);
-          ipcBytes += piece.byteLength;
-        }
-        const joined = new Uint8Array(ipcBytes);
-        let at = 0;
-        for (const p of pieces) {
-          joined.set(p, at);
-          at += p.byteLength;
-        }
-        return { rows: tableFromIPC(joined).numRows, ipcBytes, workers: scan.parts };
+        const joined = await ipcBytesOf(scan);
+        return { rows: tableFromIPC(joined).numRows, ipcBytes: joined.byteLength, workers: scan.parts };
       },
       // The wasm memory of every worker that read, summed.
       memory: async () => (await table.memory()).reduce((a, b) => a + b, 0),
