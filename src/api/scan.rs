@@ -638,11 +638,13 @@ impl DeltaScan {
         let metrics = Arc::clone(&self.metrics);
         let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
         let ordered = self.limit.is_some();
-        let o = self.execution.effective();
+        let o = self
+            .execution
+            .effective(self.table.store().reads_local_files());
         if ordered {
             let held = o
                 .max_concurrent_file_reads_per_partition
-                .min(o.prefetch_files_per_partition.saturating_add(1));
+                .min(o.prefetch_files().saturating_add(1));
             let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
             if self.partitions.len() > safe {
                 let sizes: Vec<Option<u64>> = self.tasks.iter().map(|t| Some(t.bytes())).collect();
@@ -720,7 +722,9 @@ impl DeltaScan {
             }),
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
         };
-        let o = &self.execution.effective();
+        let o = &self
+            .execution
+            .effective(self.table.store().reads_local_files());
         let shared = ScanShared {
             scan_permits: semaphore(o.scan_wide_file_reads(self.target)),
             metrics: Arc::clone(&metrics),
@@ -729,7 +733,7 @@ impl DeltaScan {
         };
         let limits = PartitionLimits {
             max_concurrent_file_reads: o.max_concurrent_file_reads_per_partition,
-            prefetch_files: o.prefetch_files_per_partition,
+            prefetch_files: o.prefetch_files(),
             output_capacity: o.batches_ahead_per_partition,
             full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
             decoder: decoder(o.parquet_reader_backend),
@@ -794,8 +798,8 @@ fn run_partitions(
             let phase = crate::error::Phase::Read;
             (usize::MAX, Err(DeltaError::Internal { reason, phase }))
         };
-        // On its own task a partition decodes one batch at a time into its channel, which
-        // holds the `capacity` batches read ahead.
+        // On its own task a partition decodes one batch at a time into the groups its task
+        // hands over (see `spawn`), which hold the batches read ahead.
         let parts = parts
             .into_iter()
             .map(|p| p.with_output_capacity(1))

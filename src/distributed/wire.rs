@@ -111,7 +111,9 @@ pub(crate) struct OutputTypesWire {
 pub(crate) struct ExecutionWire {
     max_concurrent_file_reads: Option<u64>,
     max_concurrent_file_reads_per_partition: u64,
-    prefetch_files_per_partition: u64,
+    /// `null`: by the store (a number from older senders is still read).
+    #[serde(default)]
+    prefetch_files_per_partition: Option<u64>,
     batches_ahead_per_partition: u64,
     parquet_full_file_read_threshold_bytes: Option<u64>,
     /// Absent from senders before read-ahead: off.
@@ -205,7 +207,7 @@ impl ExecutionWire {
             max_concurrent_file_reads_per_partition: to_u64(
                 o.max_concurrent_file_reads_per_partition,
             ),
-            prefetch_files_per_partition: to_u64(o.prefetch_files_per_partition),
+            prefetch_files_per_partition: o.prefetch_files_per_partition.map(to_u64),
             batches_ahead_per_partition: to_u64(o.batches_ahead_per_partition),
             parquet_full_file_read_threshold_bytes: o.parquet_full_file_read_threshold_bytes,
             parquet_read_ahead_bytes: o.parquet_read_ahead_bytes,
@@ -228,10 +230,10 @@ impl ExecutionWire {
                 self.max_concurrent_file_reads_per_partition,
                 "a read limit",
             )?,
-            prefetch_files_per_partition: to_usize(
-                self.prefetch_files_per_partition,
-                "a prefetch",
-            )?,
+            prefetch_files_per_partition: self
+                .prefetch_files_per_partition
+                .map(|n| to_usize(n, "a prefetch"))
+                .transpose()?,
             batches_ahead_per_partition: to_usize(
                 self.batches_ahead_per_partition,
                 "a buffer size",

@@ -131,6 +131,10 @@ impl RangeRead for MeteredStore {
         self.inner.can_list()
     }
 
+    fn reads_local_files(&self) -> bool {
+        self.inner.reads_local_files()
+    }
+
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         let fut = self.inner.size(path);

@@ -117,6 +117,15 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
         true
     }
 
+    /// Whether reads are answered on the calling thread from local files (a copy out of the
+    /// page cache), so there is no wait to overlap: scans then open no files ahead of the one
+    /// they decode (see
+    /// [`prefetch_files_per_partition`](crate::api::DeltaScanExecutionOptions::prefetch_files_per_partition)).
+    /// The default, `false`, is always correct.
+    fn reads_local_files(&self) -> bool {
+        false
+    }
+
     /// Every object whose path starts with `prefix` (a string prefix, not a folder) and,
     /// when `start_after` is given, sorts after it, in any order. `Ok(None)` means this store
     /// cannot list (a static HTTPS host), and callers must discover objects another way.
@@ -142,6 +151,9 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
     }
     fn can_list(&self) -> bool {
         (**self).can_list()
+    }
+    fn reads_local_files(&self) -> bool {
+        (**self).reads_local_files()
     }
     fn list(
         &self,

@@ -337,6 +337,10 @@ impl RangeRead for ObjectStoreRange {
         self.can_list
     }
 
+    fn reads_local_files(&self) -> bool {
+        self.local.is_some()
+    }
+
     fn list(
         &self,
         prefix: &str,

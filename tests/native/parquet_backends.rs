@@ -133,7 +133,7 @@ async fn the_kernel_backend_starts_no_file_after_its_stream_is_dropped() {
     let options = DeltaScanExecutionOptions {
         parquet_reader_backend: ParquetReaderBackend::DeltaKernel,
         // Ignored by the kernel backend: it never prefetches.
-        prefetch_files_per_partition: 4,
+        prefetch_files_per_partition: Some(4),
         max_concurrent_file_reads_per_partition: 4,
         ..Default::default()
     };

@@ -115,6 +115,8 @@ async fn local_folder() {
     let root = dir.path().join("root");
     write_objects(&root);
     let store = store_at(&root.to_string_lossy(), &HashMap::new());
+    // Local files are read on the caller's thread: scans open no files ahead there.
+    assert!(store.reads_local_files());
     run("local", &store, true).await;
 }
 
@@ -126,6 +128,7 @@ async fn http_static_server() {
         .await
         .unwrap_or_else(|e| panic!("cannot start the static server: {e}"));
     let store = store_at(&server.url_for("root/"), &HashMap::new());
+    assert!(!store.reads_local_files());
     run("http", &store, false).await;
     server.shutdown().await;
 }
@@ -138,5 +141,6 @@ async fn s3_moto_server() {
     s3_moto::upload(&s3_moto::bucket(moto.port), dir.path(), "conformance").await;
     let location = format!("s3://{}/conformance", s3_moto::BUCKET);
     let store = store_at(&location, &s3_moto::options(moto.port));
+    assert!(!store.reads_local_files());
     run("s3", &store, true).await;
 }

@@ -270,7 +270,7 @@ fn options(
         target_partitions: Some(target),
         max_concurrent_file_reads: scan_wide,
         max_concurrent_file_reads_per_partition: per_partition,
-        prefetch_files_per_partition: prefetch,
+        prefetch_files_per_partition: Some(prefetch),
         ..Default::default()
     }
 }

@@ -59,7 +59,7 @@ fn options() -> DeltaScanExecutionOptions {
     DeltaScanExecutionOptions {
         target_partitions: Some(3),
         max_concurrent_file_reads_per_partition: 2,
-        prefetch_files_per_partition: 2,
+        prefetch_files_per_partition: Some(2),
         batches_ahead_per_partition: 1,
         ..Default::default()
     }
