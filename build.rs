@@ -48,16 +48,23 @@ fn viewer_files(out_dir: &Path) -> Vec<(String, PathBuf)> {
     let dir = match env::var_os("DAR_VIEWER_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => match target_dir(out_dir) {
-            Some(target) => target.join("dar-viewer"),
+            Some(target) => {
+                let dir = target.join("dar-viewer");
+                // Made empty here when the page is not built yet, so that there is a folder
+                // to watch which changes only when `scripts/build-viewer` writes the page.
+                let _ = fs::create_dir_all(&dir);
+                dir
+            }
             None => return Vec::new(),
         },
     };
     let manifest = dir.join("MANIFEST");
     let Ok(text) = fs::read_to_string(&manifest) else {
-        // Not built (yet): watch the folder that will hold it, which changes when the page
-        // folder appears (a missing file would rerun this script on every build).
-        if let Some(parent) = dir.parent().filter(|p| p.is_dir()) {
-            println!("cargo:rerun-if-changed={}", parent.display());
+        // Not built (yet): watch the page's folder (Cargo scans a watched folder's whole
+        // tree, so watching the target folder instead rebuilt the crate on every build; a
+        // missing file would too).
+        if dir.is_dir() {
+            println!("cargo:rerun-if-changed={}", dir.display());
         }
         return Vec::new();
     };
