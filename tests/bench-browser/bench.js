@@ -13,17 +13,12 @@ const fileUrl = params.get('file');
 const columns = (params.get('columns') ?? '').split(',').filter(Boolean);
 
 /** Each reader: `load()` before the clock, `run()` timed, `memory()` after. */
-/** The pieces of a scan (one Arrow IPC stream) joined into one Uint8Array. */
-async function ipcBytesOf(scan) {
+/** The pieces of a scan (one Arrow IPC stream, each piece whole messages) and their bytes:
+ * Flechette reads the array of pieces as it is, so they are not joined. */
+async function piecesOf(scan) {
   const pieces = [];
   for await (const piece of scan) pieces.push(piece);
-  const joined = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of pieces) {
-    joined.set(p, at);
-    at += p.byteLength;
-  }
-  return joined;
+  return { pieces, bytes: pieces.reduce((n, p) => n + p.byteLength, 0) };
 }
 
 const readers = {
@@ -39,10 +34,11 @@ const readers = {
         const table = await lib.DeltaTable.open(tableUrl);
         const options = task === 'first100' ? { limit: 100 } : task === 'columns2' ? { columns } : {};
         // The result as Arrow IPC bytes in JS, as parquet-wasm's below; the rows are counted
-        // by decoding the stream's batches with Flechette (mostly views over the bytes).
-        const joined = await ipcBytesOf(table.scan(options));
+        // by decoding the stream's batches with Flechette (mostly views over the bytes),
+        // which takes the scan's pieces as they come.
+        const { pieces, bytes } = await piecesOf(table.scan(options));
         table.free?.();
-        return { rows: tableFromIPC(joined).numRows, ipcBytes: joined.byteLength };
+        return { rows: tableFromIPC(pieces).numRows, ipcBytes: bytes };
       },
       memory: () => exports.memory.buffer.byteLength,
     };
@@ -64,8 +60,8 @@ const readers = {
         table = await lib.openInWorker(tableUrl, {}, { workers });
         const options = task === 'first100' ? { limit: 100 } : task === 'columns2' ? { columns } : {};
         const scan = await table.scan(options);
-        const joined = await ipcBytesOf(scan);
-        return { rows: tableFromIPC(joined).numRows, ipcBytes: joined.byteLength, workers: scan.parts };
+        const { pieces, bytes } = await piecesOf(scan);
+        return { rows: tableFromIPC(pieces).numRows, ipcBytes: bytes, workers: scan.parts };
       },
       // The wasm memory of every worker that read, summed.
       memory: async () => (await table.memory()).reduce((a, b) => a + b, 0),

@@ -351,6 +351,11 @@ await check('one continuous IPC stream: apache-arrow and Flechette read every ro
   assert(chunks > 3, `a piece per batch and the end marker: ${chunks}`);
   assertEq(tableFromIPC(bytes).numRows, rows, 'tableFromIPC(the joined pieces)');
   assertEq(flechetteFromIPC(bytes).numRows, rows, 'Flechette, the joined pieces');
+  // Each piece holds whole messages, so Flechette takes the pieces as they are (no join).
+  const pieces = [];
+  for await (const piece of table.scan({ batchSize: 2 })) pieces.push(piece);
+  assert(pieces.length > 3, `several pieces: ${pieces.length}`);
+  assertEq(flechetteFromIPC(pieces).numRows, rows, 'Flechette, the pieces as an array');
   const streamed = new Uint8Array(await new Response(table.scan({ batchSize: 2 }).stream()).arrayBuffer());
   assertEq(streamed.length, bytes.length, 'stream() gives the bytes iteration gives');
   assertEq(tableFromIPC(streamed).numRows, rows, 'new Response(scan.stream())');
