@@ -13,6 +13,9 @@ use std::ops::Range;
 
 use parquet::file::metadata::ParquetMetaData;
 
+/// The first fetch of a file brings `1 / FIRST_FETCH_SHARE` of the budget ahead.
+const FIRST_FETCH_SHARE: u64 = 4;
+
 /// The whole column chunks of a file's row groups, and how far ahead they were fetched.
 #[derive(Debug)]
 pub(crate) struct ReadAhead {
@@ -84,14 +87,14 @@ impl ReadAhead {
         (from..self.groups.len()).find(|&i| self.groups.get(i).is_some_and(|g| g.0 == row_group))
     }
 
-    /// The chunks of the row groups from `from` on, as many as the budget holds, and the
+    /// The chunks of the row groups from `from` on, as many as `budget` bytes hold, and the
     /// position after the last one taken.
-    fn take_from(&self, from: usize) -> (Vec<Range<u64>>, usize) {
+    fn take_from(&self, from: usize, budget: u64) -> (Vec<Range<u64>>, usize) {
         let mut ranges = Vec::new();
         let mut bytes = 0u64;
         let mut next = from;
         while let Some((_, chunks, size)) = self.groups.get(next) {
-            if bytes.saturating_add(*size) > self.budget {
+            if bytes.saturating_add(*size) > budget {
                 break;
             }
             bytes += size;
@@ -120,7 +123,15 @@ impl ReadAhead {
         let Some(at) = at else {
             return Ahead::Stop(asked);
         };
-        let (more, next) = self.take_from(at + 1);
+        // The first fetch of the file brings a quarter of the budget ahead, so that decoding
+        // starts after a short transfer; `speculate` fetches the rest while it decodes (a
+        // browser scan of 16 MiB requests waited for the whole first one before decoding).
+        let budget = if self.fetched_until == 0 {
+            self.budget / FIRST_FETCH_SHARE
+        } else {
+            self.budget
+        };
+        let (more, next) = self.take_from(at + 1, budget);
         self.fetched_until = next;
         let mut ranges = asked;
         ranges.extend(more);
@@ -145,7 +156,7 @@ impl ReadAhead {
         if staged.saturating_mul(2) > self.budget {
             return None;
         }
-        let (ranges, next) = self.take_from(self.fetched_until);
+        let (ranges, next) = self.take_from(self.fetched_until, self.budget);
         if ranges.is_empty() {
             return None;
         }

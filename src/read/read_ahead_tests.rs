@@ -49,9 +49,10 @@ fn a_whole_row_group_request_brings_the_next_ones_within_the_budget() {
     let leaves = leaves_of(&m, &[1]);
     assert_eq!(leaves, vec![1]);
     let one = size(&[chunk(&m, 1, 1)]);
-    // Room for exactly one more row group's chunk.
+    // The first fetch has a quarter of the budget: room for exactly one more row group's
+    // chunk.
     let mut ahead =
-        ReadAhead::new(&m, &[0, 1, 2], &leaves, one).unwrap_or_else(|| panic!("read-ahead on"));
+        ReadAhead::new(&m, &[0, 1, 2], &leaves, one * 4).unwrap_or_else(|| panic!("read-ahead on"));
     let asked = vec![chunk(&m, 0, 1)];
     assert_eq!(
         ahead.on_request(Some(0), asked.clone()),
@@ -122,10 +123,11 @@ fn reads_are_started_ahead_when_little_is_buffered_and_waited_for() {
     let budget = biggest * 5 / 2;
     let order = [0, 1, 2, 3, 4, 5];
     let mut ahead = ReadAhead::new(&m, &order, &leaves, budget).unwrap_or_else(|| panic!("on"));
-    let mut first = all(0);
-    first.extend(all(1));
-    first.extend(all(2));
-    assert_eq!(ahead.on_request(Some(0), all(0)), Ahead::Fetch(first));
+    // The first fetch has a quarter of the budget, which holds no more row group.
+    assert_eq!(ahead.on_request(Some(0), all(0)), Ahead::Fetch(all(0)));
+    // Planning 0: only 0 is buffered: 1 and 2 are read now, up to the whole budget.
+    assert_eq!(ahead.speculate(Some(0)), Some([all(1), all(2)].concat()));
+    ahead.arrived();
     // Planning 1: 1 and 2 are buffered, over half the budget: nothing yet.
     assert_eq!(ahead.speculate(Some(1)), None);
     // Planning 2: only 2 is buffered: 3 and 4 are read now.
