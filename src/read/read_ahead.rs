@@ -2,7 +2,10 @@
 //! one row group also fetches the same column chunks of the row groups after it, up to a
 //! byte budget, so one round trip serves several row groups (over HTTP each request costs
 //! one; a file of 80 row groups took 80 of them in a row). The bytes go into the decoder's
-//! buffers, which it takes a row group's chunks from without asking again.
+//! buffers, which it takes a row group's chunks from without asking again. A file's first
+//! request brings a quarter of the budget ahead, so its decoding starts after a short
+//! transfer; while it decodes, the next row groups are fetched up to the whole budget
+//! ([`ReadAhead::speculate`]).
 //!
 //! It stays exact: read-ahead happens only while every request the decoder makes is the
 //! whole chunks of the row group it plans (as this module computed them). Any other request
