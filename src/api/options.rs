@@ -184,22 +184,11 @@ impl DeltaScanExecutionOptions {
         Ok(())
     }
 
-    /// The options as the scheduler applies them to a store that reads local files or not
-    /// (`local_files`): the prefetch depth decided (see
-    /// [`prefetch_files_per_partition`](Self::prefetch_files_per_partition)); the DeltaKernel
-    /// backend reads one file at a time per partition and does not prefetch.
-    pub(crate) fn effective(&self, local_files: bool) -> Self {
-        let by_store = if local_files {
-            0
-        } else {
-            DEFAULT_PREFETCH_FILES_PER_PARTITION
-        };
-        let prefetch = self.prefetch_files_per_partition.unwrap_or(by_store);
+    /// The options as the scheduler applies them: the DeltaKernel backend reads one file at a
+    /// time per partition and does not prefetch.
+    pub(crate) fn effective(&self) -> Self {
         match self.parquet_reader_backend {
-            ParquetReaderBackend::Direct => DeltaScanExecutionOptions {
-                prefetch_files_per_partition: Some(prefetch),
-                ..self.clone()
-            },
+            ParquetReaderBackend::Direct => self.clone(),
             ParquetReaderBackend::DeltaKernel => DeltaScanExecutionOptions {
                 max_concurrent_file_reads_per_partition: 1,
                 prefetch_files_per_partition: Some(0),
@@ -208,10 +197,15 @@ impl DeltaScanExecutionOptions {
         }
     }
 
-    /// The prefetch depth of options made by [`effective`](Self::effective).
-    pub(crate) fn prefetch_files(&self) -> usize {
-        self.prefetch_files_per_partition
-            .unwrap_or(DEFAULT_PREFETCH_FILES_PER_PARTITION)
+    /// The prefetch depth on a store that reads local files or not (`local_files`): the one
+    /// given, else decided by the store (see
+    /// [`prefetch_files_per_partition`](Self::prefetch_files_per_partition)).
+    pub(crate) fn prefetch_files(&self, local_files: bool) -> usize {
+        self.prefetch_files_per_partition.unwrap_or(if local_files {
+            0
+        } else {
+            DEFAULT_PREFETCH_FILES_PER_PARTITION
+        })
     }
 
     /// The scan-wide limit of file reads for a scan planned for `target` partitions.
@@ -267,26 +261,24 @@ mod tests {
     fn prefetch_is_decided_by_the_store_unless_given() {
         let d = DeltaScanExecutionOptions::default();
         assert_eq!(d.prefetch_files_per_partition, None);
-        assert_eq!(d.effective(true).prefetch_files(), 0);
+        assert_eq!(d.effective().prefetch_files(true), 0);
         assert_eq!(
-            d.effective(false).prefetch_files(),
+            d.effective().prefetch_files(false),
             DEFAULT_PREFETCH_FILES_PER_PARTITION
         );
         let given = DeltaScanExecutionOptions {
             prefetch_files_per_partition: Some(3),
             ..d.clone()
         };
-        assert_eq!(given.effective(true).prefetch_files(), 3);
-        assert_eq!(given.effective(false).prefetch_files(), 3);
+        assert_eq!(given.effective().prefetch_files(true), 3);
+        assert_eq!(given.effective().prefetch_files(false), 3);
         let kernel = DeltaScanExecutionOptions {
             parquet_reader_backend: ParquetReaderBackend::DeltaKernel,
             ..given
         };
-        assert_eq!(kernel.effective(false).prefetch_files(), 0);
+        assert_eq!(kernel.effective().prefetch_files(false), 0);
         assert_eq!(
-            kernel
-                .effective(false)
-                .max_concurrent_file_reads_per_partition,
+            kernel.effective().max_concurrent_file_reads_per_partition,
             1
         );
     }

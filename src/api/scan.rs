@@ -629,22 +629,22 @@ impl DeltaScan {
     /// next, largest first, when it has room for a file, so a partition slowed by one file
     /// leaves the others the rest and all end together (`partition_tasks` shows the planned
     /// groups, not which partition read what); with a limit, in the scan's task (log) order,
-    /// so the first rows of a limited scan are the first in the log. An ordered merge keeps a partition
-    /// that waits for its turn holding its open files' permits, so with a scan-wide limit too
-    /// small for every partition to hold its files, fewer (larger) partitions are read: at
-    /// most `merge_safe_partitions` of them (the limit over the scan-wide permits).
+    /// so the first rows of a limited scan are the first in the log. An ordered merge keeps a
+    /// partition that waits for its turn holding its open files' permits, so with a
+    /// scan-wide limit too small for every partition to hold its files, fewer (larger)
+    /// partitions are read: at most `merge_safe_partitions` of them (the limit over the
+    /// scan-wide permits).
     pub fn into_stream(mut self) -> DeltaBatchStream {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);
         let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
         let ordered = self.limit.is_some();
-        let o = self
-            .execution
-            .effective(self.table.store().reads_local_files());
+        let o = self.execution.effective();
         if ordered {
-            let held = o
-                .max_concurrent_file_reads_per_partition
-                .min(o.prefetch_files().saturating_add(1));
+            let held = o.max_concurrent_file_reads_per_partition.min(
+                o.prefetch_files(self.table.store().reads_local_files())
+                    .saturating_add(1),
+            );
             let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
             if self.partitions.len() > safe {
                 let sizes: Vec<Option<u64>> = self.tasks.iter().map(|t| Some(t.bytes())).collect();
@@ -722,9 +722,7 @@ impl DeltaScan {
             }),
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
         };
-        let o = &self
-            .execution
-            .effective(self.table.store().reads_local_files());
+        let o = &self.execution.effective();
         let shared = ScanShared {
             scan_permits: semaphore(o.scan_wide_file_reads(self.target)),
             metrics: Arc::clone(&metrics),
@@ -733,7 +731,7 @@ impl DeltaScan {
         };
         let limits = PartitionLimits {
             max_concurrent_file_reads: o.max_concurrent_file_reads_per_partition,
-            prefetch_files: o.prefetch_files(),
+            prefetch_files: o.prefetch_files(self.table.store().reads_local_files()),
             output_capacity: o.batches_ahead_per_partition,
             full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
             decoder: decoder(o.parquet_reader_backend),

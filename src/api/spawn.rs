@@ -74,8 +74,9 @@ impl<T> Stream for SpawnedPartition<T> {
 
 /// Moves each of `parts` onto its own task of the current Tokio runtime. Its items are
 /// handed over in groups of up to `capacity` (at least 1): one group waits in the channel
-/// while the task gathers the next. A partition that panics ends with the item `panicked` makes of the
-/// panic's message. `Err(parts)` gives them back untouched when no runtime is current.
+/// while the task gathers the next. A partition that panics ends with the item `panicked`
+/// makes of the panic's message. `Err(parts)` gives them back untouched when no runtime is
+/// current.
 pub(crate) fn spawn_partitions<S>(
     parts: Vec<S>,
     capacity: usize,
