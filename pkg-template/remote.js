@@ -338,8 +338,21 @@ class RemoteTable {
   }
 
   /** Opens this table's version in every helper worker now (in the background: a failure is
-   * retried by the next scan that needs that worker). */
-  prepareHelpers() {
+   * retried by the next scan that needs that worker). `early`: opens already sent to helpers
+   * together with the first worker's (`openHelpersEarly`), kept where they found this
+   * version. */
+  prepareHelpers(early = []) {
+    for (const { channel, id, info } of early) {
+      const table = info.then((opened) => {
+        if (opened?.version === this.#info.version) return id;
+        // A commit landed between the two opens: this one read another version.
+        channel.send({ op: 'free', table: id });
+        this.#helperTables.delete(channel);
+        return this.#openIn(channel);
+      });
+      table.catch(() => this.#helperTables.delete(channel));
+      this.#helperTables.set(channel, table);
+    }
     for (const channel of this.#helpers.take(this.#helpers.count)) {
       this.#openIn(channel).catch(() => {});
     }
@@ -388,17 +401,35 @@ export async function openInWorker(source, options = {}, { worker, workers } = {
   const id = nextId++;
   const unwatch = watch(signal, () => channel.send({ op: 'cancel', target: id }));
   const opening = { source: pageRelative(source), options: sent };
+  // Workers asked for by the caller open the table at the same time as the first one, so a
+  // big scan need not wait for them (the package's default ones start only when a big scan
+  // first needs them). Each open is kept if it found the first worker's version.
+  const early = workers !== undefined ? openHelpersEarly(helpers.take(helpers.count).map(channelFor), opening) : [];
   try {
     const info = await channel.call({ op: 'open', ...opening }, id);
     const table = new RemoteTable(channel, id, info, opening, { count: helpers.count, take: (n) => helpers.take(n).map(channelFor) });
-    // Workers asked for by the caller open this version now, while the page plans its first
-    // scan, so a big scan need not wait for them (the package's default ones start only when
-    // a big scan first needs them).
-    if (workers !== undefined) table.prepareHelpers();
+    if (workers !== undefined) table.prepareHelpers(early);
     return table;
+  } catch (error) {
+    for (const helper of early) {
+      helper.channel.send({ op: 'cancel', target: helper.id });
+      helper.info.then(() => helper.channel.send({ op: 'free', table: helper.id }), () => {});
+    }
+    throw error;
   } finally {
     unwatch();
   }
+}
+
+/** The table opened in each helper worker as in the first: `{ channel, id, info }` each,
+ * `info` the promise of what its open found. */
+function openHelpersEarly(channels, opening) {
+  return channels.map((channel) => {
+    const id = nextId++;
+    const info = channel.call({ op: 'open', ...opening }, id);
+    info.catch(() => {});
+    return { channel, id, info };
+  });
 }
 
 /**

@@ -53,7 +53,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::{select, Either};
-use js_sys::{Promise, Uint8Array};
+use js_sys::Promise;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -63,6 +63,7 @@ use web_sys::{
     Response,
 };
 
+use super::fetch_body::{read_body, BodyError};
 use super::fetch_wait::{AbortOnDrop, SignalFired, Sleep};
 use super::js_text::js_message;
 use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, RangeRead};
@@ -75,6 +76,9 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'.')
     .remove(b'_')
     .remove(b'~');
+
+/// The most a whole read's `Content-Length` may reserve up front (it is only a hint).
+const WHOLE_BODY_HINT_MAX: u64 = 64 << 20;
 
 /// The longest wait between two attempts, whatever the backoff says.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(10);
@@ -494,7 +498,12 @@ impl FetchStore {
             if !response.ok() || status == 206 {
                 return Err(unexpected_status(path, &response));
             }
-            return read_body(&response).await.map(Bytes::from);
+            // A hint only: a hostile `Content-Length` must not reserve memory.
+            let expected = content_length(&response).map(|n| n.min(WHOLE_BODY_HINT_MAX) as usize);
+            return read_body(&response, expected, usize::MAX)
+                .await
+                .map(Bytes::from)
+                .map_err(|e| body_failure(path, e));
         };
         match status {
             206 => {
@@ -514,7 +523,10 @@ impl FetchStore {
                         )));
                     }
                 }
-                let bytes = Bytes::from(read_body(&response).await?);
+                // A range is at most a u32's worth on wasm32 (memory's limit).
+                let want = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
+                let body = read_body(&response, Some(want), want).await;
+                let bytes = Bytes::from(body.map_err(|e| body_failure(path, e))?);
                 check_range_len(path, range, &bytes).map_err(Failure::Final)?;
                 Ok(bytes)
             }
@@ -549,23 +561,20 @@ impl FetchStore {
                 false,
             ))
         };
-        let declared = response
-            .headers()
-            .get("content-length")
-            .ok()
-            .flatten()
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let declared = content_length(response);
         if let Some(declared) = declared.filter(|&d| d > limit) {
             if let Some(c) = controller {
                 c.abort();
             }
             return Err(too_big(declared.to_string()));
         }
-        let whole = read_body_array(response).await?;
-        let len = u64::from(whole.length());
-        if len > limit {
-            return Err(too_big(len.to_string()));
-        }
+        let cap = usize::try_from(limit).unwrap_or(usize::MAX);
+        let whole = match read_body(response, declared.map(|d| d as usize), cap).await {
+            Ok(whole) => whole,
+            Err(BodyError::TooLong { .. }) => return Err(too_big(format!("more than {limit}"))),
+            Err(e) => return Err(body_failure(path, e)),
+        };
+        let len = whole.len() as u64;
         if range.start >= len && range.end > len {
             return Err(Failure::PastEnd);
         }
@@ -579,12 +588,8 @@ impl FetchStore {
                 false,
             )));
         }
-        // Both ends are at most `len`, a u32.
-        let bytes = Bytes::from(
-            whole
-                .subarray(range.start as u32, range.end as u32)
-                .to_vec(),
-        );
+        // Both ends are at most `len`, a usize.
+        let bytes = Bytes::copy_from_slice(&whole[range.start as usize..range.end as usize]);
         check_range_len(path, range, &bytes).map_err(Failure::Final)?;
         Ok(bytes)
     }
@@ -646,23 +651,26 @@ fn build_headers(given: &[(String, String)], range: Option<&Range<u64>>) -> Resu
     Ok(headers)
 }
 
-/// The whole body, as a JS array (not yet copied into wasm memory).
-async fn read_body_array(response: &Response) -> std::result::Result<Uint8Array, Failure> {
-    let promise = response
-        .array_buffer()
-        .map_err(|e| Failure::Transient(format!("cannot read the body: {}", js_message(&e))))?;
-    let buffer = JsFuture::from(promise).await.map_err(|e| {
-        Failure::Transient(format!(
-            "the body was cut short or failed: {}",
-            js_message(&e)
-        ))
-    })?;
-    Ok(Uint8Array::new(&buffer))
+/// What a body that could not be read means for the attempt.
+fn body_failure(path: &str, e: BodyError) -> Failure {
+    match e {
+        BodyError::Failed(text) => Failure::Transient(text),
+        BodyError::TooLong { limit } => Failure::Final(io_error(
+            path,
+            format!("the server sent more than the {limit} bytes asked for"),
+            false,
+        )),
+    }
 }
 
-/// The whole body, copied into wasm memory.
-async fn read_body(response: &Response) -> std::result::Result<Vec<u8>, Failure> {
-    Ok(read_body_array(response).await?.to_vec())
+/// The `Content-Length` header, when present and a number.
+fn content_length(response: &Response) -> Option<u64> {
+    response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse::<u64>().ok())
 }
 
 /// The first byte and the total length (unless `*`) of a `Content-Range: bytes a-b/n`

@@ -21,6 +21,8 @@ mod client_options;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 #[cfg(target_arch = "wasm32")]
+mod fetch_body;
+#[cfg(target_arch = "wasm32")]
 mod fetch_wait;
 #[cfg(target_arch = "wasm32")]
 mod js_source;

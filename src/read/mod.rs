@@ -3,6 +3,7 @@
 //! reads of a partition (permits, prefetch, bounded output, cancellation).
 
 mod coalesce;
+mod constant;
 mod decode_types;
 mod decoder;
 pub mod deletion_vector;

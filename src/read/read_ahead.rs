@@ -32,6 +32,8 @@ pub(crate) struct ReadAhead {
     /// Where the fetch made by [`speculate`](Self::speculate) starts, until it
     /// [`arrived`](Self::arrived).
     in_flight_from: Option<usize>,
+    /// Position in `groups` of the row group of the last fetch the decoder asked for.
+    asked_at: Option<usize>,
 }
 
 /// What to do for a request of the decoder.
@@ -81,6 +83,7 @@ impl ReadAhead {
             budget,
             fetched_until: 0,
             in_flight_from: None,
+            asked_at: None,
         })
     }
 
@@ -136,6 +139,7 @@ impl ReadAhead {
         };
         let (more, next) = self.take_from(at + 1, budget);
         self.fetched_until = next;
+        self.asked_at = Some(at);
         let mut ranges = asked;
         ranges.extend(more);
         Ahead::Fetch(ranges)
@@ -144,11 +148,17 @@ impl ReadAhead {
     /// The chunks to fetch now, before the decoder asks, when what is fetched ahead of the
     /// row group it plans next (`upcoming`) is under half the budget: the next row groups,
     /// up to the budget. `None` while a fetch is in flight, or when nothing is left.
+    /// `upcoming` is `None` while the decoder waits for the row group it asked for last: the
+    /// rest is then fetched beside that first, short, request (a browser scan waited for
+    /// it to arrive before asking for more, and then for the rest before decoding on).
     pub(crate) fn speculate(&mut self, upcoming: Option<usize>) -> Option<Vec<Range<u64>>> {
         if self.in_flight_from.is_some() || self.fetched_until >= self.groups.len() {
             return None;
         }
-        let at = self.position(upcoming, 0)?;
+        let at = match upcoming {
+            Some(_) => self.position(upcoming, 0)?,
+            None => self.asked_at?,
+        };
         if at >= self.fetched_until {
             // The decoder will ask for it itself.
             return None;

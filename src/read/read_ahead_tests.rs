@@ -153,3 +153,25 @@ fn reads_are_started_ahead_when_little_is_buffered_and_waited_for() {
     // Nothing is left to read ahead.
     assert_eq!(ahead.speculate(Some(5)), None);
 }
+
+#[test]
+fn the_rest_is_fetched_beside_the_first_request_while_it_is_in_flight() {
+    let m = metadata_of(600);
+    let leaves = leaves_of(&m, &[0, 1]);
+    let all = |rg| vec![chunk(&m, rg, 0), chunk(&m, rg, 1)];
+    let biggest = (0..6).map(|rg| size(&all(rg))).max().unwrap_or(0);
+    let budget = biggest * 5 / 2;
+    let order = [0, 1, 2, 3, 4, 5];
+    let mut ahead = ReadAhead::new(&m, &order, &leaves, budget).unwrap_or_else(|| panic!("on"));
+    // Before the decoder asks for anything, nothing is known to be wanted.
+    assert_eq!(ahead.speculate(None), None);
+    assert_eq!(ahead.on_request(Some(0), all(0)), Ahead::Fetch(all(0)));
+    // The decoder waits for row group 0 (it names no upcoming one): 1 and 2 go out now.
+    assert_eq!(ahead.speculate(None), Some([all(1), all(2)].concat()));
+    assert_eq!(ahead.speculate(None), None);
+    // The decoder, done with 0, asks for 1 while that read is in flight: wait for it.
+    assert_eq!(ahead.on_request(Some(1), all(1)), Ahead::Wait);
+    ahead.arrived();
+    // Planning 2 with only 2 buffered: 3 and 4.
+    assert_eq!(ahead.speculate(Some(2)), Some([all(3), all(4)].concat()));
+}

@@ -4,7 +4,8 @@
 //! byte ranges the next one needs. [`RowGroupReads`] asks for the next row group as soon as the
 //! current one is handed out, so its read is in flight while the current one decodes (the read
 //! is polled between batches; a store starts its request on the first poll). Nearby ranges
-//! are coalesced into one request (see `coalesce`).
+//! are coalesced into one request (see `coalesce`: nearer for local files than for remote
+//! objects).
 //!
 //! Deleted rows come out one of two ways: as the decoder's row selection (set when the file is
 //! opened), or, for deletes scattered in short runs, dropped from each decoded batch by a
@@ -22,7 +23,7 @@ use parquet::arrow::push_decoder::ParquetPushDecoder;
 use parquet::errors::ParquetError;
 use parquet::DecodeResult;
 
-use super::coalesce::{coalesce, slice, COALESCE_GAP};
+use super::coalesce::{coalesce, slice, COALESCE_GAP, READ_AHEAD_REMOTE_GAP};
 use super::deletion_vector::DeletionVector;
 use super::read_ahead::{Ahead, ReadAhead};
 use super::row_filter::{take_error, ErrorSlot};
@@ -96,11 +97,25 @@ struct PendingRead {
 }
 
 impl PendingRead {
-    fn start(store: &Store, path: &str, ranges: Vec<Range<u64>>) -> PendingRead {
+    /// Starts reading `ranges`; `whole_chunks` when they are the whole column chunks of row
+    /// groups read ahead (see `coalesce` for what that changes).
+    fn start(
+        store: &Store,
+        path: &str,
+        ranges: Vec<Range<u64>>,
+        whole_chunks: bool,
+    ) -> PendingRead {
+        let gap = if whole_chunks && !store.reads_local_files() {
+            READ_AHEAD_REMOTE_GAP
+        } else {
+            COALESCE_GAP
+        };
         let (store, path, asked) = (store.clone(), path.to_string(), ranges.clone());
         PendingRead {
             ranges,
-            read: Some(Box::pin(async move { fetch(&store, &path, &asked).await })),
+            read: Some(Box::pin(
+                async move { fetch(&store, &path, &asked, gap).await },
+            )),
             done: None,
             ahead: false,
         }
@@ -131,9 +146,10 @@ impl PendingRead {
     }
 }
 
-/// Fetches `ranges` of `path`, coalescing nearby ones: their bytes, in the order asked.
-async fn fetch(store: &Store, path: &str, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-    let merged = coalesce(ranges, COALESCE_GAP);
+/// Fetches `ranges` of `path`, coalescing those under `gap` apart: their bytes, in the
+/// order asked.
+async fn fetch(store: &Store, path: &str, ranges: &[Range<u64>], gap: u64) -> Result<Vec<Bytes>> {
+    let merged = coalesce(ranges, gap);
     let fetches = merged.iter().map(|(r, _)| store.get_range(path, r.clone()));
     let data = futures::future::try_join_all(fetches).await?;
     let mut out = vec![Bytes::new(); ranges.len()];
@@ -254,23 +270,29 @@ impl RowGroupReads {
             match step {
                 DecodeResult::NeedsData(asked) => {
                     let ahead = self.ahead.as_mut();
-                    let ranges = match ahead.map(|a| a.on_request(upcoming, asked.clone())) {
-                        None => asked,
-                        Some(Ahead::Fetch(ranges)) => ranges,
-                        Some(Ahead::Wait) => {
-                            // The row group is in the read already in flight.
-                            self.pending = self.speculative.take();
-                            continue;
-                        }
-                        Some(Ahead::Stop(asked)) => {
-                            // What was fetched ahead and not used stays out of memory.
-                            self.ahead = None;
-                            self.speculative = None;
-                            self.decoder.clear_all_ranges();
-                            asked
-                        }
-                    };
-                    self.pending = Some(PendingRead::start(&self.store, &self.path, ranges));
+                    let (ranges, whole_chunks) =
+                        match ahead.map(|a| a.on_request(upcoming, asked.clone())) {
+                            None => (asked, false),
+                            Some(Ahead::Fetch(ranges)) => (ranges, true),
+                            Some(Ahead::Wait) => {
+                                // The row group is in the read already in flight.
+                                self.pending = self.speculative.take();
+                                continue;
+                            }
+                            Some(Ahead::Stop(asked)) => {
+                                // What was fetched ahead and not used stays out of memory.
+                                self.ahead = None;
+                                self.speculative = None;
+                                self.decoder.clear_all_ranges();
+                                (asked, false)
+                            }
+                        };
+                    self.pending = Some(PendingRead::start(
+                        &self.store,
+                        &self.path,
+                        ranges,
+                        whole_chunks,
+                    ));
                 }
                 DecodeResult::Data(reader) => {
                     let next_row = match (&self.masked, self.announced.take()) {
@@ -300,7 +322,7 @@ impl RowGroupReads {
             .map_err(|panic| self.panicked(panic))?
             .map_err(|e| self.parquet_error(e))?;
         if let Some(ranges) = self.ahead.as_mut().and_then(|a| a.speculate(upcoming)) {
-            let mut read = PendingRead::start(&self.store, &self.path, ranges);
+            let mut read = PendingRead::start(&self.store, &self.path, ranges, true);
             read.ahead = true;
             self.speculative = Some(read);
         }

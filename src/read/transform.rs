@@ -144,7 +144,9 @@ impl FileTransform {
                     let data = batch.column(*index);
                     conform(data, &col.field.data_type, out.data_type())?
                 }
-                ColumnSource::Constant(value) => repeat(value, rows)?,
+                ColumnSource::Constant(value) => {
+                    super::constant::repeat_value(value, rows).map_err(arrow_error)?
+                }
                 ColumnSource::Missing => new_null_array(out.data_type(), rows),
             };
             arrays.push(array);
@@ -160,15 +162,6 @@ fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
         phase: Phase::Read,
         source,
     }
-}
-
-/// Repeats a length-1 array `rows` times.
-fn repeat(value: &ArrayRef, rows: usize) -> Result<ArrayRef> {
-    if value.is_null(0) {
-        return Ok(new_null_array(value.data_type(), rows));
-    }
-    let indices = arrow_array::UInt32Array::from(vec![0u32; rows]);
-    arrow_select::take::take(value.as_ref(), &indices, None).map_err(arrow_error)
 }
 
 /// Converts a file array to the output type: nested fields are matched by (physical) name
