@@ -115,9 +115,11 @@ pub struct DeltaScanExecutionOptions {
     pub parquet_full_file_read_threshold_bytes: Option<u64>,
     /// When a file's row groups are read whole (no row filter, row selection or limit), the
     /// read of a row group also fetches the same columns of the row groups after it, up to
-    /// this many bytes in all, in the same request: one round trip serves several row
-    /// groups. 0: off. Default: [`DEFAULT_READ_AHEAD_BYTES`] (off natively, 16 MiB on
-    /// wasm32). The bytes fetched ahead are held until their row group decodes.
+    /// this many bytes in all (from the first chunk to the last, the gaps between them
+    /// included: a remote read fetches gaps under 1 MiB rather than make another request),
+    /// in as few requests: one round trip serves several row groups. 0: off. Default:
+    /// [`DEFAULT_READ_AHEAD_BYTES`] (off natively, 16 MiB on wasm32). The bytes fetched
+    /// ahead are held until their row group decodes.
     pub parquet_read_ahead_bytes: u64,
     /// The Parquet reader [`ParquetReaderBackend::Direct`].
     pub parquet_reader_backend: ParquetReaderBackend,

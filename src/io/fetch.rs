@@ -66,6 +66,7 @@ use web_sys::{
 use super::fetch_body::{read_body, BodyError};
 use super::fetch_wait::{AbortOnDrop, SignalFired, Sleep};
 use super::js_text::js_message;
+use super::link_estimate::LinkEstimate;
 use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, RangeRead};
 use crate::error::{redact, store_message, DeltaError, Result};
 
@@ -186,6 +187,8 @@ pub struct FetchStore {
     fetch_fn: Option<js_sys::Function>,
     /// The caller's `RequestInit` properties, set on every request before the store's own.
     request_init: Option<js_sys::Object>,
+    /// What the requests so far showed of the link (shared by clones).
+    link: Rc<LinkEstimate>,
 }
 
 impl fmt::Debug for FetchStore {
@@ -268,6 +271,7 @@ impl FetchStore {
             signal: None,
             fetch_fn: None,
             request_init: None,
+            link: Rc::default(),
         })
     }
 
@@ -414,8 +418,12 @@ impl FetchStore {
             None => plain,
         };
         let mut guard = AbortOnDrop(AbortController::new().ok());
+        let sent = js_sys::Date::now();
         let result = self.exchange(&url, path, range, guard.0.as_ref()).await;
         guard.0 = None;
+        if let Ok(bytes) = &result {
+            self.link.note(bytes.len(), js_sys::Date::now() - sent);
+        }
         result
     }
 
@@ -610,6 +618,10 @@ impl RangeRead for FetchStore {
     fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
         let path = path.to_string();
         Box::pin(async move { self.fetch(&path, None).await })
+    }
+
+    fn read_ahead_gap(&self) -> u64 {
+        self.link.gap()
     }
 
     fn can_list(&self) -> bool {

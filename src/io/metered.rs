@@ -135,6 +135,10 @@ impl RangeRead for MeteredStore {
         self.inner.reads_local_files()
     }
 
+    fn read_ahead_gap(&self) -> u64 {
+        self.inner.read_ahead_gap()
+    }
+
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         let fut = self.inner.size(path);

@@ -28,6 +28,7 @@ mod fetch_wait;
 mod js_source;
 #[cfg(target_arch = "wasm32")]
 mod js_text;
+mod link_estimate;
 #[cfg(not(target_arch = "wasm32"))]
 mod local_read;
 mod location;
@@ -128,6 +129,14 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
         false
     }
 
+    /// How far apart two byte ranges of one object may lie for a read ahead of the decoder
+    /// to fetch both in one request, the gap between them included: where a request costs
+    /// more than fetching the gap. The default, [`NEAR_GAP`], suits any store; a remote one
+    /// may answer more (the bytes its link moves in one round trip).
+    fn read_ahead_gap(&self) -> u64 {
+        NEAR_GAP
+    }
+
     /// Every object whose path starts with `prefix` (a string prefix, not a folder) and,
     /// when `start_after` is given, sorts after it, in any order. `Ok(None)` means this store
     /// cannot list (a static HTTPS host), and callers must discover objects another way.
@@ -157,6 +166,9 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
     fn reads_local_files(&self) -> bool {
         (**self).reads_local_files()
     }
+    fn read_ahead_gap(&self) -> u64 {
+        (**self).read_ahead_gap()
+    }
     fn list(
         &self,
         prefix: &str,
@@ -165,6 +177,14 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
         (**self).list(prefix, start_after)
     }
 }
+
+/// Ranges of one object closer than this are always worth one request: the default
+/// [`RangeRead::read_ahead_gap`], and the gap every read joins across.
+pub const NEAR_GAP: u64 = 64 * 1024;
+
+/// The widest [`RangeRead::read_ahead_gap`] a remote store answers: `object_store` joins
+/// ranges this far apart.
+pub const FAR_GAP: u64 = 1024 * 1024;
 
 /// A shared store, as the rest of the crate uses it.
 pub type Store = Arc<dyn RangeRead>;

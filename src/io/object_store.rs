@@ -341,6 +341,14 @@ impl RangeRead for ObjectStoreRange {
         self.local.is_some()
     }
 
+    fn read_ahead_gap(&self) -> u64 {
+        if self.local.is_some() {
+            super::NEAR_GAP
+        } else {
+            super::FAR_GAP
+        }
+    }
+
     fn list(
         &self,
         prefix: &str,

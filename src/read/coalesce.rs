@@ -5,21 +5,19 @@
 //! costs and what the ranges are. The decoder's own requests (a row selection's pages, a
 //! row group's chunks) join only ranges under [`COALESCE_GAP`] apart, so the first rows of
 //! a file fetch little more than their pages. Reads ahead of the decoder fetch the whole
-//! chunks of several row groups; from a remote object, where each request costs a round
-//! trip and a browser runs only six at a time per host, they join ranges up to
-//! [`READ_AHEAD_REMOTE_GAP`] apart (the gap `object_store` joins across), gaps included: a
-//! browser scan of two of seven columns made two requests per row group, 167 in all.
+//! chunks of several row groups, and join ranges as far apart as the store says a request
+//! is worth ([`RangeRead::read_ahead_gap`]: over HTTP in the browser, what the link moves
+//! in one round trip, up to 1 MiB): a browser scan of two of seven columns made two
+//! requests per row group, 167 in all.
+//!
+//! [`RangeRead::read_ahead_gap`]: crate::io::RangeRead::read_ahead_gap
 
 use std::ops::Range;
 
 use bytes::Bytes;
 
 /// Ranges closer than this are fetched in one request.
-pub const COALESCE_GAP: u64 = 64 * 1024;
-
-/// Whole column chunks read ahead from a remote object closer than this are fetched in one
-/// request.
-pub const READ_AHEAD_REMOTE_GAP: u64 = 1024 * 1024;
+pub const COALESCE_GAP: u64 = crate::io::NEAR_GAP;
 
 /// Merged requests, each with the indexes of the asked ranges it covers.
 pub fn coalesce(ranges: &[Range<u64>], gap: u64) -> Vec<(Range<u64>, Vec<usize>)> {
@@ -72,12 +70,12 @@ mod tests {
         let ranges = vec![4..297_844, 727_007..1_073_853, 1_493_669..1_791_523];
         assert_eq!(coalesce(&ranges, COALESCE_GAP).len(), 3);
         assert_eq!(
-            coalesce(&ranges, READ_AHEAD_REMOTE_GAP),
+            coalesce(&ranges, crate::io::FAR_GAP),
             vec![(4..1_791_523, vec![0, 1, 2])]
         );
         // Further apart than a mebibyte: two requests still.
         assert_eq!(
-            coalesce(&[0..10, 2_000_000..2_000_010], READ_AHEAD_REMOTE_GAP).len(),
+            coalesce(&[0..10, 2_000_000..2_000_010], crate::io::FAR_GAP).len(),
             2
         );
     }

@@ -86,6 +86,10 @@ impl RangeRead for CreditingStore {
         self.credited(self.inner.get(path))
     }
 
+    fn read_ahead_gap(&self) -> u64 {
+        self.inner.read_ahead_gap()
+    }
+
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         self.inner.size(path)
     }

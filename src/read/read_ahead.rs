@@ -75,7 +75,12 @@ impl ReadAhead {
                 ranges.push(start..start.checked_add(len)?);
             }
             ranges.sort_by_key(|r| (r.start, r.end));
-            let size = ranges.iter().map(|r| r.end - r.start).sum();
+            // What fetching the group holds in memory: the span of its chunks, since a
+            // remote read joins the gaps between them (see `coalesce`).
+            let size = match (ranges.first(), ranges.iter().map(|r| r.end).max()) {
+                (Some(first), Some(end)) => end.saturating_sub(first.start),
+                _ => 0,
+            };
             groups.push((rg, ranges, size));
         }
         Some(ReadAhead {
@@ -93,17 +98,30 @@ impl ReadAhead {
         (from..self.groups.len()).find(|&i| self.groups.get(i).is_some_and(|g| g.0 == row_group))
     }
 
-    /// The chunks of the row groups from `from` on, as many as `budget` bytes hold, and the
-    /// position after the last one taken.
+    /// The chunks of the row groups from `from` on, as many as `budget` bytes hold (the
+    /// span from the first chunk to the last, gaps included, as a remote read fetches them),
+    /// and the position after the last one taken.
     fn take_from(&self, from: usize, budget: u64) -> (Vec<Range<u64>>, usize) {
         let mut ranges = Vec::new();
-        let mut bytes = 0u64;
         let mut next = from;
-        while let Some((_, chunks, size)) = self.groups.get(next) {
-            if bytes.saturating_add(*size) > budget {
+        let (mut lowest, mut highest) = (u64::MAX, 0u64);
+        while let Some((_, chunks, _)) = self.groups.get(next) {
+            let low = chunks
+                .iter()
+                .map(|r| r.start)
+                .min()
+                .unwrap_or(lowest)
+                .min(lowest);
+            let high = chunks
+                .iter()
+                .map(|r| r.end)
+                .max()
+                .unwrap_or(highest)
+                .max(highest);
+            if high.saturating_sub(low) > budget {
                 break;
             }
-            bytes += size;
+            (lowest, highest) = (low, high);
             ranges.extend(chunks.iter().cloned());
             next += 1;
         }

@@ -175,3 +175,28 @@ fn the_rest_is_fetched_beside_the_first_request_while_it_is_in_flight() {
     // Planning 2 with only 2 buffered: 3 and 4.
     assert_eq!(ahead.speculate(Some(2)), Some([all(3), all(4)].concat()));
 }
+
+#[test]
+fn the_budget_counts_the_gaps_a_remote_read_fetches_between_chunks() {
+    // The second column only: between its chunks lie the next row group's first column,
+    // which a remote read fetches too.
+    let m = metadata();
+    let leaves = leaves_of(&m, &[1]);
+    let (c1, c2) = (chunk(&m, 1, 1), chunk(&m, 2, 1));
+    let chunks_only = size(&[c1.clone(), c2.clone()]);
+    let span = c2.end - c1.start;
+    assert!(span > chunks_only, "a gap between the chunks");
+    // The first fetch has a quarter of the budget; later ones the whole of it.
+    let run = |budget: u64| {
+        let mut ahead = ReadAhead::new(&m, &[0, 1, 2], &leaves, budget * 4)
+            .unwrap_or_else(|| panic!("read-ahead on"));
+        ahead.on_request(Some(0), vec![chunk(&m, 0, 1)])
+    };
+    // Room for both chunks but not for the gap: one row group ahead.
+    assert_eq!(
+        run(chunks_only),
+        Ahead::Fetch(vec![chunk(&m, 0, 1), c1.clone()])
+    );
+    // Room for the span: both.
+    assert_eq!(run(span), Ahead::Fetch(vec![chunk(&m, 0, 1), c1, c2]));
+}

@@ -23,7 +23,7 @@ use parquet::arrow::push_decoder::ParquetPushDecoder;
 use parquet::errors::ParquetError;
 use parquet::DecodeResult;
 
-use super::coalesce::{coalesce, slice, COALESCE_GAP, READ_AHEAD_REMOTE_GAP};
+use super::coalesce::{coalesce, slice, COALESCE_GAP};
 use super::deletion_vector::DeletionVector;
 use super::read_ahead::{Ahead, ReadAhead};
 use super::row_filter::{take_error, ErrorSlot};
@@ -105,8 +105,8 @@ impl PendingRead {
         ranges: Vec<Range<u64>>,
         whole_chunks: bool,
     ) -> PendingRead {
-        let gap = if whole_chunks && !store.reads_local_files() {
-            READ_AHEAD_REMOTE_GAP
+        let gap = if whole_chunks {
+            store.read_ahead_gap().max(COALESCE_GAP)
         } else {
             COALESCE_GAP
         };

@@ -709,6 +709,10 @@ impl RangeRead for WholeFileStore {
         Box::pin(self.whole())
     }
 
+    fn read_ahead_gap(&self) -> u64 {
+        self.inner.read_ahead_gap()
+    }
+
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         self.inner.size(path)
     }
