@@ -50,6 +50,7 @@ mod range_read_conformance;
 #[path = "../shared/range_read_contract.rs"]
 mod range_read_contract;
 mod ranged_tasks;
+mod read_ahead_gaps;
 mod s3_moto;
 mod scan_filter;
 mod scan_metadata;
