@@ -85,6 +85,10 @@ fn stream_reader(response: &Response) -> Option<ReadableStreamDefaultReader> {
         return None;
     }
     let stream: web_sys::ReadableStream = body.dyn_into().ok()?;
+    // `getReader` throws on a locked stream; `arrayBuffer` then fails as a promise instead.
+    if stream.locked() {
+        return None;
+    }
     stream.get_reader().dyn_into().ok()
 }
 

@@ -531,6 +531,34 @@ await check('requestInit and fetch: a table behind an Authorization header', asy
       'a fetch that gives no Response',
     );
     assert(!notResponse.message.includes('t0ken'), 'no token in errors');
+    // Bodies are read from their stream; a Response-like object without one is read with
+    // arrayBuffer(), and a body whose stream the caller locked fails cleanly.
+    const authorized = (request) => {
+      const headers = new Headers(request.headers);
+      headers.set('authorization', TOKEN);
+      return fetch(new Request(request, { headers }));
+    };
+    const likeResponse = await DeltaTable.open(behind, {
+      fetch: async (request) => {
+        const r = await authorized(request);
+        const body = await r.arrayBuffer();
+        return { status: r.status, ok: r.ok, statusText: r.statusText, headers: r.headers, arrayBuffer: async () => body };
+      },
+    });
+    assertEq(await countRows(likeResponse.scan()), EXPECT[DV].rows, 'rows through Response-like objects');
+    const locked = await rejects(
+      DeltaTable.open(behind, {
+        retries: 0,
+        fetch: async (request) => {
+          const r = await authorized(request);
+          r.body?.getReader();
+          return r;
+        },
+      }),
+      (e) => assertEq(e.code, 'io', 'code'),
+      'a body locked by the caller',
+    );
+    assert(locked.message.length > 0, 'a message');
   } finally {
     proxy.close();
   }
