@@ -1,11 +1,11 @@
 //! Reading a `fetch` answer's body into wasm memory (wasm32 only).
 //!
 //! [`read_body`] takes the body's chunks from its stream as they arrive and copies each into
-//! one buffer in wasm memory, sized once when the length is known. `Response.arrayBuffer()`
-//! would first gather the whole body into a fresh JS buffer and then have it copied in: a
-//! browser profile of a full scan showed that gathering (`DidFinishLoadingBody`) as one of
-//! the largest costs on the reading thread. Reading the stream also lets a body that runs
-//! past what was asked for be cut off at once instead of held whole.
+//! one buffer in wasm memory, sized once when the length is known, instead of having
+//! `Response.arrayBuffer()` gather the whole body into a fresh JS buffer first. Chromium's
+//! own handling of the body (`DidFinishLoadingBody` in a trace) stays about as costly
+//! either way; what the stream adds is that a body running past what was asked for is cut
+//! off at once instead of held whole.
 //!
 //! A response without a readable stream (a `null` body, or a caller's `fetch` that answers
 //! with a `Response`-like object) is read with `arrayBuffer()` as before.

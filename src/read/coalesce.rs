@@ -3,7 +3,7 @@
 //!
 //! How far apart two ranges may be and still share a request depends on what a request
 //! costs and what the ranges are. The decoder's own requests (a row selection's pages, a
-//! row group's chunks) join only ranges under [`COALESCE_GAP`] apart, so the first rows of
+//! row group's chunks) join only ranges under [`NEAR_GAP`] apart, so the first rows of
 //! a file fetch little more than their pages. Reads ahead of the decoder fetch the whole
 //! chunks of several row groups, and join ranges as far apart as the store says a request
 //! is worth ([`RangeRead::read_ahead_gap`]: over HTTP in the browser, what the link moves
@@ -11,13 +11,11 @@
 //! requests per row group, 167 in all.
 //!
 //! [`RangeRead::read_ahead_gap`]: crate::io::RangeRead::read_ahead_gap
+//! [`NEAR_GAP`]: crate::io::NEAR_GAP
 
 use std::ops::Range;
 
 use bytes::Bytes;
-
-/// Ranges closer than this are fetched in one request.
-pub const COALESCE_GAP: u64 = crate::io::NEAR_GAP;
 
 /// Merged requests, each with the indexes of the asked ranges it covers.
 pub fn coalesce(ranges: &[Range<u64>], gap: u64) -> Vec<(Range<u64>, Vec<usize>)> {
@@ -68,7 +66,7 @@ mod tests {
         // Two of seven columns, two row groups: 0.43 MB between the two columns' chunks,
         // 0.42 MB to the next row group's.
         let ranges = vec![4..297_844, 727_007..1_073_853, 1_493_669..1_791_523];
-        assert_eq!(coalesce(&ranges, COALESCE_GAP).len(), 3);
+        assert_eq!(coalesce(&ranges, crate::io::NEAR_GAP).len(), 3);
         assert_eq!(
             coalesce(&ranges, crate::io::FAR_GAP),
             vec![(4..1_791_523, vec![0, 1, 2])]

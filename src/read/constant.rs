@@ -4,8 +4,8 @@
 //! `rows` times. The arrays are built directly from the value's bytes: fixed-width values
 //! and byte-array values by doubling copies, views by repeating the one view over the
 //! value's own data buffers, booleans as an all-set or all-unset bitmap. The `take` kernel,
-//! which did this before, was among the hottest code of a browser full scan and the largest
-//! function the browser compiled while scanning. Other types (none the Delta protocol
+//! which did this before, cost 26 ms of a 1.7 s browser full scan and was the largest
+//! function the browser compiled at its top tier while scanning (about 0.1 s of CPU). Other types (none the Delta protocol
 //! allows as a partition column) still go through `take`.
 
 use std::sync::Arc;

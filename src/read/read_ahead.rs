@@ -23,8 +23,8 @@ const FIRST_FETCH_SHARE: u64 = 4;
 #[derive(Debug)]
 pub(crate) struct ReadAhead {
     /// Each row group read, in read order, with the ranges of its decoded column chunks
-    /// (sorted) and their size in bytes.
-    groups: Vec<(usize, Vec<Range<u64>>, u64)>,
+    /// (sorted) and their span (first chunk's start to last chunk's end).
+    groups: Vec<(usize, Vec<Range<u64>>, Range<u64>)>,
     /// Bytes fetched ahead with one request at most.
     budget: u64,
     /// Position in `groups` after the last row group fetched (ahead or asked for).
@@ -77,11 +77,11 @@ impl ReadAhead {
             ranges.sort_by_key(|r| (r.start, r.end));
             // What fetching the group holds in memory: the span of its chunks, since a
             // remote read joins the gaps between them (see `coalesce`).
-            let size = match (ranges.first(), ranges.iter().map(|r| r.end).max()) {
-                (Some(first), Some(end)) => end.saturating_sub(first.start),
-                _ => 0,
+            let span = match (ranges.first(), ranges.iter().map(|r| r.end).max()) {
+                (Some(first), Some(end)) => first.start..end,
+                _ => 0..0,
             };
-            groups.push((rg, ranges, size));
+            groups.push((rg, ranges, span));
         }
         Some(ReadAhead {
             groups,
@@ -105,19 +105,8 @@ impl ReadAhead {
         let mut ranges = Vec::new();
         let mut next = from;
         let (mut lowest, mut highest) = (u64::MAX, 0u64);
-        while let Some((_, chunks, _)) = self.groups.get(next) {
-            let low = chunks
-                .iter()
-                .map(|r| r.start)
-                .min()
-                .unwrap_or(lowest)
-                .min(lowest);
-            let high = chunks
-                .iter()
-                .map(|r| r.end)
-                .max()
-                .unwrap_or(highest)
-                .max(highest);
+        while let Some((_, chunks, span)) = self.groups.get(next) {
+            let (low, high) = (lowest.min(span.start), highest.max(span.end));
             if high.saturating_sub(low) > budget {
                 break;
             }
@@ -182,7 +171,7 @@ impl ReadAhead {
             return None;
         }
         let staged: u64 = (at..self.fetched_until)
-            .filter_map(|i| self.groups.get(i).map(|g| g.2))
+            .filter_map(|i| self.groups.get(i).map(|g| g.2.end - g.2.start))
             .sum();
         if staged.saturating_mul(2) > self.budget {
             return None;

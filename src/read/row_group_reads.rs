@@ -23,12 +23,12 @@ use parquet::arrow::push_decoder::ParquetPushDecoder;
 use parquet::errors::ParquetError;
 use parquet::DecodeResult;
 
-use super::coalesce::{coalesce, slice, COALESCE_GAP};
+use super::coalesce::{coalesce, slice};
 use super::deletion_vector::DeletionVector;
 use super::read_ahead::{Ahead, ReadAhead};
 use super::row_filter::{take_error, ErrorSlot};
 use crate::error::{DeltaError, Phase, Result};
-use crate::io::{BoxFuture, Store};
+use crate::io::{BoxFuture, Store, NEAR_GAP};
 use crate::limits::decoder_panics::contain;
 use crate::limits::pages::ChunkIndex;
 
@@ -106,9 +106,9 @@ impl PendingRead {
         whole_chunks: bool,
     ) -> PendingRead {
         let gap = if whole_chunks {
-            store.read_ahead_gap().max(COALESCE_GAP)
+            store.read_ahead_gap().max(NEAR_GAP)
         } else {
-            COALESCE_GAP
+            NEAR_GAP
         };
         let (store, path, asked) = (store.clone(), path.to_string(), ranges.clone());
         PendingRead {
