@@ -7,8 +7,12 @@
 //! it selects each logical column by physical name (or Parquet field id in id mode), renames
 //! nested fields to their logical names, casts to the logical Arrow type, fills columns the
 //! file lacks with nulls, and materialises partition columns as constants.
+//!
+//! A constant or all-null column is built once per file at the first batch's length and
+//! reused by every later batch of that length or shorter (shared, or a zero-copy slice):
+//! building it per batch wrote a partition value's bytes once per row of the table.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use arrow_array::{
     new_null_array, Array, ArrayRef, ListArray, MapArray, RecordBatch, RecordBatchOptions,
@@ -40,6 +44,39 @@ pub enum ColumnSource {
 pub struct FileTransform {
     output: SchemaRef,
     sources: Vec<ColumnSource>,
+    /// For each source, the constant or null column last built (see the module doc).
+    built: Vec<Built>,
+}
+
+/// The array last built for a column that is the same on every row, reused by later
+/// batches that are no longer than it. A clone starts empty.
+#[derive(Debug, Default)]
+struct Built(Mutex<Option<ArrayRef>>);
+
+impl Clone for Built {
+    fn clone(&self) -> Self {
+        Built::default()
+    }
+}
+
+impl Built {
+    /// The column for a batch of `rows` rows: the one built before when it is long enough
+    /// (sliced to `rows`), else `build(rows)`, kept for later batches.
+    fn get(
+        &self,
+        rows: usize,
+        build: impl FnOnce(usize) -> std::result::Result<ArrayRef, arrow_schema::ArrowError>,
+    ) -> Result<ArrayRef> {
+        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.as_ref() {
+            Some(a) if a.len() == rows => return Ok(Arc::clone(a)),
+            Some(a) if a.len() > rows => return Ok(a.slice(0, rows)),
+            _ => {}
+        }
+        let array = build(rows).map_err(arrow_error)?;
+        *slot = Some(Arc::clone(&array));
+        Ok(array)
+    }
 }
 
 /// The field's column mapping id, when it has a valid one.
@@ -125,17 +162,23 @@ impl FileTransform {
                     None => ColumnSource::Missing,
                 },
             })
-            .collect();
-        FileTransform { output, sources }
+            .collect::<Vec<_>>();
+        let built = sources.iter().map(|_| Built::default()).collect();
+        FileTransform {
+            output,
+            sources,
+            built,
+        }
     }
 
     /// Converts one file batch.
     pub fn apply(&self, batch: &RecordBatch, columns: &[ReadColumn]) -> Result<RecordBatch> {
         let rows = batch.num_rows();
         let mut arrays = Vec::with_capacity(self.sources.len());
-        for ((source, col), out) in self
+        for (((source, built), col), out) in self
             .sources
             .iter()
+            .zip(&self.built)
             .zip(columns)
             .zip(self.output.fields().iter())
         {
@@ -145,9 +188,11 @@ impl FileTransform {
                     conform(data, &col.field.data_type, out.data_type())?
                 }
                 ColumnSource::Constant(value) => {
-                    super::constant::repeat_value(value, rows).map_err(arrow_error)?
+                    built.get(rows, |n| super::constant::repeat_value(value, n))?
                 }
-                ColumnSource::Missing => new_null_array(out.data_type(), rows),
+                ColumnSource::Missing => {
+                    built.get(rows, |n| Ok(new_null_array(out.data_type(), n)))?
+                }
             };
             arrays.push(array);
         }
@@ -367,6 +412,58 @@ mod tests {
             .column(3)
             .as_primitive::<arrow_array::types::Int32Type>();
         assert_eq!(parts.values().to_vec(), vec![42, 42]);
+    }
+
+    #[test]
+    fn constant_and_missing_columns_are_built_once_and_fit_every_batch_length() {
+        let schema = mapped_schema();
+        let columns = read_columns(&schema);
+        let output = Arc::new(Schema::new(
+            columns
+                .iter()
+                .map(|c| Arc::clone(&c.arrow))
+                .collect::<Vec<_>>(),
+        ));
+        let file_schema = Schema::new(vec![Field::new("col-1a", DataType::Int64, true)]);
+        let batch = |n: i64| {
+            RecordBatch::try_new(
+                Arc::new(file_schema.clone()),
+                vec![Arc::new(Int64Array::from((0..n).collect::<Vec<_>>())) as ArrayRef],
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let part: ArrayRef = Arc::new(Int32Array::from(vec![42]));
+        let values = vec![None, None, None, Some(part)];
+        let mode = ColumnMappingMode::Name;
+        let t = FileTransform::new(output, &columns, &values, &file_schema, mode);
+        // Full batches, a short one, a longer one than before, a full one again, an empty one.
+        let mut parts_seen = Vec::new();
+        for n in [5, 5, 2, 9, 5, 0] {
+            let out = t.apply(&batch(n), &columns).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(out.num_rows(), n as usize);
+            let parts = out
+                .column(3)
+                .as_primitive::<arrow_array::types::Int32Type>();
+            assert_eq!(parts.len(), n as usize);
+            assert_eq!(parts.null_count(), 0);
+            assert!(parts.values().iter().all(|&v| v == 42), "{parts:?}");
+            let missing = out.column(2);
+            assert_eq!(
+                (missing.len(), missing.null_count()),
+                (n as usize, n as usize)
+            );
+            assert_eq!(missing.data_type(), &DataType::Utf8);
+            parts_seen.push(parts.values().as_ptr());
+        }
+        // The first two batches share one buffer: the value was written once for both.
+        assert_eq!(parts_seen[0], parts_seen[1]);
+        assert_eq!(parts_seen[0], parts_seen[2], "a shorter batch gets a slice");
+        assert_ne!(parts_seen[2], parts_seen[3], "a longer batch gets a new column");
+        assert_eq!(parts_seen[3], parts_seen[4]);
+        // A clone of the transform starts without what the original built.
+        let copy = t.clone();
+        let out = copy.apply(&batch(3), &columns).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.column(3).len(), 3);
     }
 
     #[test]
