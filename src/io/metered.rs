@@ -174,6 +174,13 @@ mod tests {
     use futures::executor::block_on;
 
     #[test]
+    fn forwards_what_the_store_can_do() {
+        let inner: Store = Arc::new(crate::io::unusual::UnusualStore(MemoryStore::new()));
+        let wrapper: Store = Arc::new(MeteredStore::new(inner));
+        crate::io::unusual::assert_forwards_capabilities(&wrapper);
+    }
+
+    #[test]
     fn counts_requests_and_bytes() {
         let mem = MemoryStore::new();
         mem.put("f", "0123456789");

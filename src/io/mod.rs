@@ -37,6 +37,8 @@ mod metered;
 #[cfg(not(target_arch = "wasm32"))]
 mod object_store;
 mod platform;
+#[cfg(test)]
+pub(crate) mod unusual;
 
 use std::fmt::Debug;
 use std::ops::Range;

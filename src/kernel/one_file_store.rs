@@ -141,6 +141,26 @@ impl RangeRead for OneFileStore {
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         self.store.size(path)
     }
+
+    fn can_list(&self) -> bool {
+        self.store.can_list()
+    }
+
+    fn reads_local_files(&self) -> bool {
+        self.store.reads_local_files()
+    }
+
+    fn read_ahead_gap(&self) -> u64 {
+        self.store.read_ahead_gap()
+    }
+
+    fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> BoxFuture<'_, Result<Option<Vec<crate::io::ListEntry>>>> {
+        self.store.list(prefix, start_after)
+    }
 }
 
 #[async_trait]
@@ -232,5 +252,21 @@ impl ObjectStore for OneFileStore {
         _options: CopyOptions,
     ) -> object_store::Result<()> {
         Err(not_implemented("copy"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn forwards_what_the_store_can_do() {
+        let mem = crate::io::MemoryStore::new();
+        let inner: Store = Arc::new(crate::io::unusual::UnusualStore(mem));
+        let open = OneFileStore::open(inner, "f".into(), 0);
+        let store = futures::executor::block_on(open).unwrap_or_else(|e| panic!("{e}"));
+        let wrapper: Store = Arc::new(store);
+        crate::io::unusual::assert_forwards_capabilities(&wrapper);
     }
 }

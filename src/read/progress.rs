@@ -86,6 +86,14 @@ impl RangeRead for CreditingStore {
         self.credited(self.inner.get(path))
     }
 
+    fn can_list(&self) -> bool {
+        self.inner.can_list()
+    }
+
+    fn reads_local_files(&self) -> bool {
+        self.inner.reads_local_files()
+    }
+
     fn read_ahead_gap(&self) -> u64 {
         self.inner.read_ahead_gap()
     }
@@ -107,6 +115,14 @@ impl RangeRead for CreditingStore {
 mod tests {
     use super::*;
     use crate::io::{IoCounters, MemoryStore};
+
+    #[test]
+    fn forwards_what_the_store_can_do() {
+        let inner: Store = Arc::new(crate::io::unusual::UnusualStore(MemoryStore::new()));
+        let metrics = Arc::new(DeltaScanMetrics::new(Arc::new(IoCounters::default())));
+        let wrapper: Store = Arc::new(CreditingStore::new(inner, FileCredit::new(1, metrics)));
+        crate::io::unusual::assert_forwards_capabilities(&wrapper);
+    }
 
     #[test]
     fn bytes_are_credited_up_to_the_size_then_completed() {

@@ -709,6 +709,14 @@ impl RangeRead for WholeFileStore {
         Box::pin(self.whole())
     }
 
+    fn can_list(&self) -> bool {
+        self.inner.can_list()
+    }
+
+    fn reads_local_files(&self) -> bool {
+        self.inner.reads_local_files()
+    }
+
     fn read_ahead_gap(&self) -> u64 {
         self.inner.read_ahead_gap()
     }
@@ -732,6 +740,14 @@ mod tests {
     use std::future::Future;
 
     use futures::task::noop_waker;
+
+    #[test]
+    fn the_whole_file_store_forwards_what_the_store_can_do() {
+        let mem = crate::io::MemoryStore::new();
+        let inner: Store = Arc::new(crate::io::unusual::UnusualStore(mem));
+        let wrapper: Store = Arc::new(WholeFileStore::new(inner, "f".into()));
+        crate::io::unusual::assert_forwards_capabilities(&wrapper);
+    }
 
     #[test]
     fn semaphore_is_fair_and_cancellable() {
