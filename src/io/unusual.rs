@@ -50,6 +50,13 @@ impl RangeRead for UnusualStore {
 /// Checks that `wrapper`, wrapping an [`UnusualStore`], gives its answers.
 pub(crate) fn assert_forwards_capabilities(wrapper: &Store) {
     assert!(!wrapper.can_list(), "can_list is not forwarded");
-    assert!(wrapper.reads_local_files(), "reads_local_files is not forwarded");
-    assert_eq!(wrapper.read_ahead_gap(), 7, "read_ahead_gap is not forwarded");
+    assert!(
+        wrapper.reads_local_files(),
+        "reads_local_files is not forwarded"
+    );
+    assert_eq!(
+        wrapper.read_ahead_gap(),
+        7,
+        "read_ahead_gap is not forwarded"
+    );
 }

@@ -439,7 +439,9 @@ mod tests {
         // Full batches, a short one, a longer one than before, a full one again, an empty one.
         let mut parts_seen = Vec::new();
         for n in [5, 5, 2, 9, 5, 0] {
-            let out = t.apply(&batch(n), &columns).unwrap_or_else(|e| panic!("{e}"));
+            let out = t
+                .apply(&batch(n), &columns)
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(out.num_rows(), n as usize);
             let parts = out
                 .column(3)
@@ -458,11 +460,16 @@ mod tests {
         // The first two batches share one buffer: the value was written once for both.
         assert_eq!(parts_seen[0], parts_seen[1]);
         assert_eq!(parts_seen[0], parts_seen[2], "a shorter batch gets a slice");
-        assert_ne!(parts_seen[2], parts_seen[3], "a longer batch gets a new column");
+        assert_ne!(
+            parts_seen[2], parts_seen[3],
+            "a longer batch gets a new column"
+        );
         assert_eq!(parts_seen[3], parts_seen[4]);
         // A clone of the transform starts without what the original built.
         let copy = t.clone();
-        let out = copy.apply(&batch(3), &columns).unwrap_or_else(|e| panic!("{e}"));
+        let out = copy
+            .apply(&batch(3), &columns)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(out.column(3).len(), 3);
     }
 
