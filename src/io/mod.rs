@@ -152,6 +152,42 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
     }
 }
 
+/// Inside an `impl RangeRead` block of a store that wraps another (in field `$inner`, a
+/// [`Store`]): `size`, `can_list`, `reads_local_files`, `read_ahead_gap` and `list`
+/// answered as the wrapped store answers them. A wrapper that changes only how bytes are
+/// read cannot then forget one (the defaults would be wrong for it, not an error).
+macro_rules! forward_to_inner {
+    ($inner:ident) => {
+        fn size(
+            &self,
+            path: &str,
+        ) -> $crate::io::BoxFuture<'_, $crate::error::Result<Option<u64>>> {
+            self.$inner.size(path)
+        }
+
+        fn can_list(&self) -> bool {
+            self.$inner.can_list()
+        }
+
+        fn reads_local_files(&self) -> bool {
+            self.$inner.reads_local_files()
+        }
+
+        fn read_ahead_gap(&self) -> u64 {
+            self.$inner.read_ahead_gap()
+        }
+
+        fn list(
+            &self,
+            prefix: &str,
+            start_after: Option<&str>,
+        ) -> $crate::io::BoxFuture<'_, $crate::error::Result<Option<Vec<$crate::io::ListEntry>>>> {
+            self.$inner.list(prefix, start_after)
+        }
+    };
+}
+pub(crate) use forward_to_inner;
+
 impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
     fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
         (**self).get_range(path, range)

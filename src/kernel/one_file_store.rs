@@ -138,29 +138,7 @@ impl RangeRead for OneFileStore {
         self.store.get(path)
     }
 
-    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
-        self.store.size(path)
-    }
-
-    fn can_list(&self) -> bool {
-        self.store.can_list()
-    }
-
-    fn reads_local_files(&self) -> bool {
-        self.store.reads_local_files()
-    }
-
-    fn read_ahead_gap(&self) -> u64 {
-        self.store.read_ahead_gap()
-    }
-
-    fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-    ) -> BoxFuture<'_, Result<Option<Vec<crate::io::ListEntry>>>> {
-        self.store.list(prefix, start_after)
-    }
+    crate::io::forward_to_inner!(store);
 }
 
 #[async_trait]

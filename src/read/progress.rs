@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::error::Result;
-use crate::io::{BoxFuture, ListEntry, RangeRead, Store};
+use crate::io::{BoxFuture, RangeRead, Store};
 use crate::read::metrics::DeltaScanMetrics;
 
 /// The bytes of one data file credited to its scan so far.
@@ -86,29 +86,7 @@ impl RangeRead for CreditingStore {
         self.credited(self.inner.get(path))
     }
 
-    fn can_list(&self) -> bool {
-        self.inner.can_list()
-    }
-
-    fn reads_local_files(&self) -> bool {
-        self.inner.reads_local_files()
-    }
-
-    fn read_ahead_gap(&self) -> u64 {
-        self.inner.read_ahead_gap()
-    }
-
-    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
-        self.inner.size(path)
-    }
-
-    fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
-        self.inner.list(prefix, start_after)
-    }
+    crate::io::forward_to_inner!(inner);
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ use super::decoder::FileDecoder;
 use super::file::ReadContext;
 use super::progress::{CreditingStore, FileCredit};
 use crate::error::{DeltaError, Phase, Result};
-use crate::io::{BoxFuture, BoxStream, ListEntry, RangeRead, Store};
+use crate::io::{BoxFuture, BoxStream, RangeRead, Store};
 use crate::plan::FileTask;
 use crate::read::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
 
@@ -709,29 +709,7 @@ impl RangeRead for WholeFileStore {
         Box::pin(self.whole())
     }
 
-    fn can_list(&self) -> bool {
-        self.inner.can_list()
-    }
-
-    fn reads_local_files(&self) -> bool {
-        self.inner.reads_local_files()
-    }
-
-    fn read_ahead_gap(&self) -> u64 {
-        self.inner.read_ahead_gap()
-    }
-
-    fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
-        self.inner.size(path)
-    }
-
-    fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-    ) -> BoxFuture<'_, Result<Option<Vec<ListEntry>>>> {
-        self.inner.list(prefix, start_after)
-    }
+    crate::io::forward_to_inner!(inner);
 }
 
 #[cfg(test)]

@@ -351,16 +351,21 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn renames_nested_physical_columns_casts_and_fills() {
-        let schema = mapped_schema();
-        let columns = read_columns(&schema);
-        let output = Arc::new(Schema::new(
+    /// The output schema of `columns`: their Arrow fields in order.
+    fn output_schema(columns: &[ReadColumn]) -> SchemaRef {
+        Arc::new(Schema::new(
             columns
                 .iter()
                 .map(|c| Arc::clone(&c.arrow))
                 .collect::<Vec<_>>(),
-        ));
+        ))
+    }
+
+    #[test]
+    fn renames_nested_physical_columns_casts_and_fills() {
+        let schema = mapped_schema();
+        let columns = read_columns(&schema);
+        let output = output_schema(&columns);
         // What the file holds: physical names; `zip` missing inside the struct; `id` written
         // as int32 before a type widening to long; no `added_later` column at all.
         let inner = Fields::from(vec![Field::new("col-3c", DataType::Utf8, true)]);
@@ -418,12 +423,7 @@ mod tests {
     fn constant_and_missing_columns_are_built_once_and_fit_every_batch_length() {
         let schema = mapped_schema();
         let columns = read_columns(&schema);
-        let output = Arc::new(Schema::new(
-            columns
-                .iter()
-                .map(|c| Arc::clone(&c.arrow))
-                .collect::<Vec<_>>(),
-        ));
+        let output = output_schema(&columns);
         let file_schema = Schema::new(vec![Field::new("col-1a", DataType::Int64, true)]);
         let batch = |n: i64| {
             RecordBatch::try_new(
