@@ -48,14 +48,10 @@ pub const DEFAULT_FULL_FILE_READ_THRESHOLD: u64 = 64 * 1024;
 #[cfg(target_arch = "wasm32")]
 pub const DEFAULT_FULL_FILE_READ_THRESHOLD: u64 = 256 * 1024;
 
-/// Default of [`DeltaScanExecutionOptions::parquet_read_ahead_bytes`] natively: off (local
-/// disks answer at once; the next row group's read is already in flight while one decodes).
-#[cfg(not(target_arch = "wasm32"))]
-pub const DEFAULT_READ_AHEAD_BYTES: u64 = 0;
-
-/// Default of [`DeltaScanExecutionOptions::parquet_read_ahead_bytes`] on wasm32: a file of
-/// many row groups over HTTP is otherwise read one round trip per row group.
-#[cfg(target_arch = "wasm32")]
+/// Default of [`DeltaScanExecutionOptions::parquet_read_ahead_bytes`]: a file of many row
+/// groups in an object store or over HTTP is otherwise read one round trip per row group.
+/// Local files are never read ahead, whatever the option says: they are read on the
+/// decoding thread as it asks, so there is no wait to hide.
 pub const DEFAULT_READ_AHEAD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Which Parquet reader decodes the data files.
@@ -118,8 +114,11 @@ pub struct DeltaScanExecutionOptions {
     /// this many bytes in all (from the first chunk to the last, the gaps between them
     /// included: a remote read fetches gaps under 1 MiB rather than make another request),
     /// in as few requests: one round trip serves several row groups. 0: off. Default:
-    /// [`DEFAULT_READ_AHEAD_BYTES`] (off natively, 16 MiB on wasm32). The bytes fetched
-    /// ahead are held until their row group decodes.
+    /// [`DEFAULT_READ_AHEAD_BYTES`] (16 MiB). Local files are not read ahead. The bytes
+    /// fetched ahead are held until their row group decodes: at most this much per open
+    /// file, so a scan holds up to partitions × (1 + `prefetch_files_per_partition`) × this.
+    /// Over HTTP at 50 ms a request, it took the benchmark's full scan (56 files of 4 row
+    /// groups) from 4.3 s to 1.9 s natively.
     pub parquet_read_ahead_bytes: u64,
     /// The Parquet reader [`ParquetReaderBackend::Direct`].
     pub parquet_reader_backend: ParquetReaderBackend,

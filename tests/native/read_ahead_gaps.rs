@@ -2,7 +2,9 @@
 //! is worth (`RangeRead::read_ahead_gap`): two of three columns of a many-row-group file,
 //! read ahead from a store that answers 1 MiB, take a few requests, not two per row group;
 //! from a store that keeps the default (64 KiB), the chunks are fetched apart. Both return
-//! the same rows, and a limit (the decoder's own page requests) never joins wide gaps.
+//! the same rows, and a limit (the decoder's own page requests) never joins wide gaps. By
+//! default an object store is read ahead (several row groups a request) and a local file is
+//! not (a row group a request, read as the decoder asks).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -182,4 +184,51 @@ async fn a_limit_never_fetches_wide_gaps() {
     assert_eq!(narrow_rows, (0..10).map(|i| (i, i * 3)).collect::<Vec<_>>());
     assert_eq!(wide_rows, narrow_rows);
     assert_eq!(wide_bytes, narrow_bytes);
+}
+
+/// Every column with the default options: the rows, and the requests the scan made.
+async fn read_all_by_default(table: &DeltaTable) -> (usize, u64) {
+    let scan = table
+        .scan()
+        .with_target_partitions(1)
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let metrics = scan.metrics();
+    let batches = scan
+        .into_stream()
+        .collect_batches()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    (rows, metrics.io().requests)
+}
+
+#[tokio::test]
+async fn by_default_object_stores_are_read_ahead_and_local_files_are_not() {
+    let w = table_writer();
+    let groups = ROWS as u64 / ROWS_PER_GROUP as u64;
+
+    // An object store: row groups come several to a request (the file is about 4 MB, within
+    // the default budget).
+    let (rows, remote_requests) = read_all_by_default(&open(&w, None).await).await;
+    assert_eq!(rows, ROWS as usize);
+    assert!(
+        remote_requests * 4 <= groups,
+        "{remote_requests} requests for {groups} row groups"
+    );
+
+    // The same table on local disk: read as the decoder asks, a row group at a time.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    w.write_to_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let local = DeltaTableBuilder::new(dir.path().to_string_lossy())
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (rows, local_requests) = read_all_by_default(&local).await;
+    assert_eq!(rows, ROWS as usize);
+    assert!(
+        local_requests >= groups,
+        "{local_requests} requests for {groups} row groups of a local file"
+    );
 }
