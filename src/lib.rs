@@ -42,6 +42,8 @@ pub mod serve;
 #[doc(hidden)]
 pub mod fuzzing;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use api::KEPT_LOG_BYTES;
 pub use api::{
     parse_timestamp, BinaryType, DeltaBatchStream, DeltaScan, DeltaScanBuilder,
     DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder, FileSelection, LoadInfo, OutputTypes,

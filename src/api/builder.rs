@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+#[cfg(not(target_arch = "wasm32"))]
+use super::kept_log::{keeping, KeptLog};
 use super::load::{load_log, DEFAULT_LOG_CONCURRENCY};
 use super::table::DeltaTable;
 use crate::error::{DeltaError, Result};
@@ -95,7 +97,9 @@ impl DeltaTableBuilder {
 
     /// Loads the snapshot lazily: protocol, metadata and the list of log files; each scan
     /// build replays those log files (or checkpoint) again before applying its predicate, so
-    /// the table holds no per-file metadata between scans.
+    /// the table holds no per-file metadata between scans. Natively, the log files the load
+    /// fetched whole (commits, a small checkpoint) are kept, up to `KEPT_LOG_BYTES` (4 MiB)
+    /// in all, so a replay fetches only what did not fit.
     pub async fn load_table(self) -> Result<DeltaTable> {
         self.load(false).await
     }
@@ -124,6 +128,12 @@ impl DeltaTableBuilder {
         } else {
             LoadScope::TableOnly
         };
+        // Natively, a lazy table replays its log at each scan: what the load fetches whole is
+        // kept (see `kept_log`). The npm package loads eagerly.
+        #[cfg(not(target_arch = "wasm32"))]
+        let kept = Arc::new(KeptLog::default());
+        #[cfg(not(target_arch = "wasm32"))]
+        let store = if eager { store } else { keeping(&store, &kept) };
         let log = load_log(
             store.as_ref(),
             &location.to_string(),

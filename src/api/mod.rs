@@ -6,6 +6,8 @@ mod builder;
 mod caps;
 #[cfg(not(target_arch = "wasm32"))]
 mod decode_commits;
+#[cfg(not(target_arch = "wasm32"))]
+mod kept_log;
 mod load;
 mod options;
 mod scan;
@@ -20,6 +22,8 @@ pub use batch_stream::DeltaBatchStream;
 pub use builder::{parse_timestamp, DeltaTableBuilder};
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use caps::machine_caps;
+#[cfg(not(target_arch = "wasm32"))]
+pub use kept_log::KEPT_LOG_BYTES;
 pub use load::DEFAULT_LOG_CONCURRENCY;
 pub use options::{
     DeltaScanExecutionOptions, ParquetReaderBackend, DEFAULT_BATCHES_AHEAD_PER_PARTITION,
