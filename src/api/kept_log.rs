@@ -9,9 +9,9 @@
 //! the file; `_last_checkpoint`, which is rewritten, is never kept (a replay does not read
 //! it). Ranged reads (the column chunks of a large Parquet checkpoint) are not kept.
 //!
-//! A lazily loaded table's store is a [`KeepingStore`] over the table's own. Native only: the
-//! npm package loads its tables eagerly (nothing is replayed), and the
-//! wasm is within a few hundred bytes of its size budget.
+//! A lazily loaded table's store is a [`KeepingStore`] over the table's own. Native only:
+//! the npm package loads its tables eagerly (nothing is replayed), and the wasm is within a
+//! few hundred bytes of its size budget.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -61,14 +61,7 @@ impl KeptLog {
 
 /// A lazy table's store: `inner` with the log files kept in `kept`.
 pub(crate) fn keeping(inner: &Store, kept: &Arc<KeptLog>) -> Store {
-    #[cfg(target_arch = "wasm32")]
-    {
-        let _ = kept;
-        Arc::clone(inner)
-    }
-    {
-        Arc::new(KeepingStore::new(Arc::clone(inner), Arc::clone(kept)))
-    }
+    Arc::new(KeepingStore::new(Arc::clone(inner), Arc::clone(kept)))
 }
 
 /// The table's store with its kept log files: a whole-file read of a kept file is answered

@@ -209,6 +209,17 @@ impl DeltaScanExecutionOptions {
         })
     }
 
+    /// The read-ahead budget on a store that reads local files or not (`local_files`): none
+    /// for local files, which are read on the decoding thread as it asks (there is no wait
+    /// to hide), else [`parquet_read_ahead_bytes`](Self::parquet_read_ahead_bytes).
+    pub(crate) fn read_ahead(&self, local_files: bool) -> u64 {
+        if local_files {
+            0
+        } else {
+            self.parquet_read_ahead_bytes
+        }
+    }
+
     /// The scan-wide limit of file reads for a scan planned for `target` partitions.
     pub fn scan_wide_file_reads(&self, target: usize) -> usize {
         self.max_concurrent_file_reads.unwrap_or_else(|| {

@@ -707,6 +707,8 @@ impl DeltaScan {
     /// group in order.
     fn partition_readers(self, share: bool) -> Vec<PartitionStream> {
         let metrics = self.metrics;
+        let o = &self.execution.effective();
+        let local_files = self.table.store().reads_local_files();
         let ctx = ReadContext {
             store: Arc::clone(self.table.store()),
             location: self.table.location().clone(),
@@ -718,11 +720,10 @@ impl DeltaScan {
                 pushdown: true,
                 output_types: self.output_types,
                 max_page_bytes: self.execution.max_page_bytes,
-                read_ahead_bytes: self.execution.parquet_read_ahead_bytes,
+                read_ahead_bytes: o.read_ahead(local_files),
             }),
             row_groups_pruned: Arc::clone(&metrics.row_groups_pruned),
         };
-        let o = &self.execution.effective();
         let shared = ScanShared {
             scan_permits: semaphore(o.scan_wide_file_reads(self.target)),
             metrics: Arc::clone(&metrics),
@@ -731,7 +732,7 @@ impl DeltaScan {
         };
         let limits = PartitionLimits {
             max_concurrent_file_reads: o.max_concurrent_file_reads_per_partition,
-            prefetch_files: o.prefetch_files(self.table.store().reads_local_files()),
+            prefetch_files: o.prefetch_files(local_files),
             output_capacity: o.batches_ahead_per_partition,
             full_file_read_threshold: o.parquet_full_file_read_threshold_bytes,
             decoder: decoder(o.parquet_reader_backend),

@@ -167,12 +167,7 @@ async fn open(
     }
     let lookahead = Lookahead {
         next: read.read_ahead(),
-        // Local files are read on the decoding thread as it asks: there is no wait to hide.
-        groups: if ctx.store.reads_local_files() {
-            None
-        } else {
-            read.ahead(metadata.metadata(), ctx.spec.read_ahead_bytes)
-        },
+        groups: read.ahead(metadata.metadata(), ctx.spec.read_ahead_bytes),
     };
     let pages = PageCheck {
         chunks: ChunkIndex::new(metadata.metadata()),

@@ -51,8 +51,8 @@ pub struct ReadSpec {
     /// The largest uncompressed page a data file may declare (see
     /// [`crate::limits::DEFAULT_MAX_PAGE_BYTES`]).
     pub max_page_bytes: u64,
-    /// Bytes of later row groups fetched with a row group's read (0: off; see
-    /// `DeltaScanExecutionOptions::parquet_read_ahead_bytes`).
+    /// Bytes of later row groups fetched with a row group's read (0: off, as for local
+    /// files; see `DeltaScanExecutionOptions::parquet_read_ahead_bytes`).
     pub read_ahead_bytes: u64,
 }
 

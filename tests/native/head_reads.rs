@@ -52,21 +52,12 @@ async fn head(table: &DeltaTable, limit: Option<usize>) -> (Vec<i64>, u64) {
     if let Some(n) = limit {
         scan = scan.with_limit(n);
     }
-    let scan = scan
-        .with_execution_options(DeltaScanExecutionOptions {
-            parquet_full_file_read_threshold_bytes: None,
-            ..Default::default()
-        })
-        .build()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let metrics = scan.metrics();
-    let batches = scan
-        .into_stream()
-        .collect_batches()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    (crate::common::ids(&batches), metrics.io().bytes_received)
+    let scan = scan.with_execution_options(DeltaScanExecutionOptions {
+        parquet_full_file_read_threshold_bytes: None,
+        ..Default::default()
+    });
+    let (batches, io) = crate::common::scan_to_end(scan).await;
+    (crate::common::ids(&batches), io.bytes_received)
 }
 
 #[tokio::test]

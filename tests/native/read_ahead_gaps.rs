@@ -128,13 +128,7 @@ async fn read_a_c(table: &DeltaTable, limit: Option<usize>) -> (Vec<(i64, i64)>,
     if let Some(n) = limit {
         scan = scan.with_limit(n);
     }
-    let scan = scan.build().await.unwrap_or_else(|e| panic!("{e}"));
-    let metrics = scan.metrics();
-    let batches = scan
-        .into_stream()
-        .collect_batches()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (batches, io) = crate::common::scan_to_end(scan).await;
     let mut pairs = Vec::new();
     for batch in &batches {
         let col = |name: &str| {
@@ -146,7 +140,6 @@ async fn read_a_c(table: &DeltaTable, limit: Option<usize>) -> (Vec<(i64, i64)>,
         let (a, c) = (col("a"), col("c"));
         pairs.extend(a.values().iter().copied().zip(c.values().iter().copied()));
     }
-    let io = metrics.io();
     (pairs, io.requests, io.bytes_received)
 }
 
@@ -188,20 +181,9 @@ async fn a_limit_never_fetches_wide_gaps() {
 
 /// Every column with the default options: the rows, and the requests the scan made.
 async fn read_all_by_default(table: &DeltaTable) -> (usize, u64) {
-    let scan = table
-        .scan()
-        .with_target_partitions(1)
-        .build()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let metrics = scan.metrics();
-    let batches = scan
-        .into_stream()
-        .collect_batches()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (batches, io) = crate::common::scan_to_end(table.scan().with_target_partitions(1)).await;
     let rows = batches.iter().map(RecordBatch::num_rows).sum();
-    (rows, metrics.io().requests)
+    (rows, io.requests)
 }
 
 #[tokio::test]

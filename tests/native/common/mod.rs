@@ -337,3 +337,17 @@ pub fn print_section(title: &str, lines: &[String]) {
         println!("  {line}");
     }
 }
+
+/// Builds `scan` and reads it to its end: its batches, and the requests and bytes it made.
+pub async fn scan_to_end(
+    scan: delta_arrow_reader::DeltaScanBuilder,
+) -> (Vec<arrow_array::RecordBatch>, delta_arrow_reader::ScanIo) {
+    let scan = scan.build().await.unwrap_or_else(|e| panic!("{e}"));
+    let metrics = scan.metrics();
+    let batches = scan
+        .into_stream()
+        .collect_batches()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (batches, metrics.io())
+}
