@@ -499,6 +499,24 @@ impl DeltaScan {
         self
     }
 
+    /// Cuts whole files into byte ranges when whole files would leave the scan's target
+    /// partitions unbalanced (see `plan::groups_for_few_files`: the busiest over 5/4 of the
+    /// even share, at least `plan::MIN_BYTES_PER_GROUP` (4 MiB) per group); otherwise the
+    /// scan as it is.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn spread_few_files(self) -> Self {
+        use crate::plan::groups_for_few_files;
+
+        if self.tasks.iter().any(|t| t.range.is_some()) {
+            return self;
+        }
+        let sizes: Vec<u64> = self.tasks.iter().map(|t| t.size).collect();
+        match groups_for_few_files(&sizes, self.target) {
+            Some(groups) => self.split_into_byte_ranges(groups),
+            None => self,
+        }
+    }
+
     /// Regroups whole-file tasks into at most `target` partitions (largest file first into
     /// the lightest partition, see `plan::group_whole_files`); a scan with byte-range tasks,
     /// or with no more files than partitions already, is returned as it is.
@@ -634,11 +652,23 @@ impl DeltaScan {
     /// scan-wide limit too small for every partition to hold its files, fewer (larger)
     /// partitions are read: at most `merge_safe_partitions` of them (the limit over the
     /// scan-wide permits).
+    ///
+    /// Natively, on a multi-thread runtime and without a limit, files too few (or one too
+    /// large) to keep every partition busy are read in byte ranges, each range reading the
+    /// row groups it owns (a table of one 100 MB file decodes on every core); the partitions
+    /// then number up to the scan's target, and `partitions()` and `tasks()`, which describe
+    /// the plan, show the whole files.
     pub fn into_stream(mut self) -> DeltaBatchStream {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);
         let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
         let ordered = self.limit.is_some();
+        // Whole files that would leave cores idle are cut into byte ranges (a limited scan
+        // reads in log order, from as few files as it needs).
+        #[cfg(not(target_arch = "wasm32"))]
+        if !ordered && super::spawn::partitions_run_in_parallel() {
+            self = self.spread_few_files();
+        }
         let o = self.execution.effective();
         if ordered {
             let held = o.max_concurrent_file_reads_per_partition.min(

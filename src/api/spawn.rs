@@ -72,6 +72,13 @@ impl<T> Stream for SpawnedPartition<T> {
     }
 }
 
+/// Whether [`spawn_partitions`] would run partitions side by side: a Tokio runtime with
+/// worker threads is current (a current-thread runtime, or none, polls them on one thread).
+pub(crate) fn partitions_run_in_parallel() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread)
+}
+
 /// Moves each of `parts` onto its own task of the current Tokio runtime. Its items are
 /// handed over in groups of up to `capacity` (at least 1): one group waits in the channel
 /// while the task gathers the next. A partition that panics ends with the item `panicked`

@@ -40,9 +40,9 @@ use crate::limits::pages::ChunkIndex;
 use crate::plan::FileTask;
 use crate::read::metrics::DeltaScanMetrics;
 use crate::read::{
-    int96_as_micros, load_deletion_vector, owned_row_groups, projected_file_schema, read_metadata,
-    row_group_rows, BatchFinish, DeletionVector, FileDecoder, FileOutput, FileTransform, PageCheck,
-    ReadContext, RowLimit,
+    deleted_rows_owned, int96_as_micros, load_deletion_vector, owned_row_groups,
+    projected_file_schema, read_metadata, row_group_rows, BatchFinish, DeletionVector, FileDecoder,
+    FileOutput, FileTransform, PageCheck, ReadContext, RowLimit,
 };
 
 /// Files decoded by delta_kernel's default engine (the `DeltaKernel` backend).
@@ -163,7 +163,11 @@ async fn open(
         Some(dv) => {
             let deleted = load_deletion_vector(&ctx, dv).await?;
             if let Some(m) = &metrics {
-                m.deletion_vector_loaded(deleted.cardinality());
+                m.deletion_vector_loaded(deleted_rows_owned(
+                    &metadata,
+                    task.range.as_ref(),
+                    &deleted,
+                ));
             }
             Some(deleted)
         }

@@ -31,6 +31,8 @@ use crate::schema::{ColumnMappingMode, FieldIndex, OutputTypes, StructType};
 
 pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use profile::{table_profile, ColumnProfile, TableProfile};
+#[cfg(not(target_arch = "wasm32"))]
+pub use ranged::groups_for_few_files;
 pub use ranged::split_byte_ranges;
 pub use select::{select_files, FileSelection, SelectedFile, SkipReason};
 pub use task::{FileTask, ReadColumn};

@@ -5,8 +5,68 @@
 //! group it touches. The ranges of one file tile it (`0..size`), so each row group is owned
 //! by exactly one of them (see `read::owns_row_group`). Files of size 0 are kept whole in the
 //! group they fall into. Never more groups than `target`, never an empty group.
+//!
+//! [`groups_for_few_files`] decides when a scan's own partitions should read ranges: whole
+//! files are the cheaper unit (one footer read each), so only when there are too few of them,
+//! or one too large, to keep every partition busy.
 
 use std::ops::Range;
+
+/// The fewest bytes of a scan's files each group gets when [`groups_for_few_files`] cuts
+/// them: a cut costs the ranges of the file one more footer read each, and a row group is
+/// read by the one range that owns it, so smaller shares gain little.
+#[cfg(not(target_arch = "wasm32"))] // the native front end's decision
+pub const MIN_BYTES_PER_GROUP: u64 = 4 * 1024 * 1024;
+
+/// Into how many groups of byte ranges ([`split_byte_ranges`]) whole files of `sizes` are
+/// better read by `target` partitions, or `None` to read them whole.
+///
+/// Partitions that share a queue of whole files, largest first, end when the busiest one
+/// does: it holds at most the even share (total / `target`) plus one file. The files are cut
+/// only when that busiest share would be over 5/4 of the even share (fewer files than
+/// partitions leaves some idle; one file of three on two cores ends a file after the other;
+/// one file much larger than the rest holds its partition alone), into `target` groups of
+/// equal bytes, fewer if that would make a group smaller than [`MIN_BYTES_PER_GROUP`], and
+/// not at all if that leaves fewer than 2.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn groups_for_few_files(sizes: &[u64], target: usize) -> Option<usize> {
+    if target < 2 || sizes.is_empty() {
+        return None;
+    }
+    let total: u64 = sizes.iter().fold(0u64, |a, &s| a.saturating_add(s));
+    let even = total / target as u64;
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    // The busiest share is at most even + largest: no need to work it out when that is
+    // within the bound.
+    let within = |busiest: u64| busiest.saturating_mul(4) <= even.saturating_mul(5);
+    if within(even.saturating_add(largest)) || within(busiest_share(sizes, target)) {
+        return None;
+    }
+    let by_bytes = usize::try_from(total / MIN_BYTES_PER_GROUP).unwrap_or(usize::MAX);
+    let groups = target.min(by_bytes);
+    (groups >= 2).then_some(groups)
+}
+
+/// The bytes of the busiest of `target` partitions taking whole files of `sizes`, largest
+/// first, each into the least loaded.
+#[cfg(not(target_arch = "wasm32"))]
+fn busiest_share(sizes: &[u64], target: usize) -> u64 {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    let mut order = sizes.to_vec();
+    order.sort_unstable_by(|a, b| b.cmp(a));
+    let mut loads: BinaryHeap<Reverse<u64>> = (0..target.min(sizes.len().max(1)))
+        .map(|_| Reverse(0))
+        .collect();
+    // Fewer files than partitions: the idle partitions carry 0, and each file is alone.
+    for size in order {
+        if let Some(Reverse(least)) = loads.pop() {
+            loads.push(Reverse(least.saturating_add(size)));
+        }
+    }
+    loads.into_iter().map(|Reverse(l)| l).max().unwrap_or(0)
+}
 
 /// Groups of `(file index, byte range)` for files of `sizes` bytes, at most `target` groups of
 /// about `ceil(total / target)` bytes each. Nothing for no files; a total of 0 bytes gives
@@ -84,6 +144,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn files_are_cut_only_when_whole_ones_leave_partitions_unbalanced() {
+        const M: u64 = MIN_BYTES_PER_GROUP;
+        // One big file: as many groups as partitions, or as its bytes allow.
+        assert_eq!(groups_for_few_files(&[100 * M], 2), Some(2));
+        assert_eq!(groups_for_few_files(&[100 * M], 8), Some(8));
+        assert_eq!(groups_for_few_files(&[3 * M], 8), Some(3));
+        // Too small to be worth a second footer read, or one partition.
+        assert_eq!(groups_for_few_files(&[M + M / 2], 8), None);
+        assert_eq!(groups_for_few_files(&[100 * M], 1), None);
+        // Three files on two partitions: one would end a file after the other.
+        assert_eq!(groups_for_few_files(&[10 * M; 3], 2), Some(2));
+        // Two equal files on two partitions, or four: balanced whole.
+        assert_eq!(groups_for_few_files(&[10 * M; 2], 2), None);
+        assert_eq!(groups_for_few_files(&[10 * M, 11 * M], 2), None);
+        assert_eq!(groups_for_few_files(&[10 * M; 4], 2), None);
+        assert_eq!(groups_for_few_files(&[10 * M; 56], 2), None);
+        // Five files on four partitions: the fifth ends alone.
+        assert_eq!(groups_for_few_files(&[10 * M; 5], 4), Some(4));
+        // One file far larger than many small ones holds its partition alone.
+        let mut skewed = vec![M / 4; 100];
+        skewed.push(200 * M);
+        assert_eq!(groups_for_few_files(&skewed, 2), Some(2));
+        assert_eq!(groups_for_few_files(&[], 2), None);
+        // Sizes that would overflow a sum are still an answer, not a panic.
+        let _ = groups_for_few_files(&[u64::MAX, u64::MAX], 4);
+        assert_eq!(groups_for_few_files(&[u64::MAX / 2], 4), Some(4));
+    }
+
+    #[test]
+    fn the_busiest_share_is_that_of_largest_first_into_the_least_loaded() {
+        assert_eq!(busiest_share(&[5, 5, 5], 2), 10);
+        assert_eq!(busiest_share(&[7, 3, 3, 3], 2), 9);
+        assert_eq!(busiest_share(&[9], 4), 9);
+        assert_eq!(busiest_share(&[4, 4, 4, 4], 4), 4);
     }
 
     #[test]

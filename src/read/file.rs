@@ -25,6 +25,7 @@ use super::decode_types::reader_metadata;
 use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSource};
 use super::file_plan::{plan_file, FileOutput, ReadSpec};
 use super::footer::read_metadata;
+use super::ranges::deleted_rows_owned;
 use super::row_group_reads::{Lookahead, PageCheck, RowGroupReads};
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxStream, BoxedStream, Store, TableLocation};
@@ -158,7 +159,8 @@ async fn open(
     if let Some(deleted) = deleted {
         let deleted = deleted?;
         if let Some(m) = metrics {
-            m.deletion_vector_loaded(deleted.cardinality());
+            let owned = deleted_rows_owned(metadata.metadata(), task.range.as_ref(), &deleted);
+            m.deletion_vector_loaded(owned);
         }
         match read.with_deleted_rows(deleted) {
             Some(with_deletes) => read = with_deletes,

@@ -119,7 +119,9 @@ pub struct ScanMetricsSnapshot {
     pub rows_emitted: u64,
     /// Deletion vectors loaded (inline or from a file).
     pub deletion_vectors_loaded: u64,
-    /// Rows the loaded deletion vectors mark as deleted.
+    /// Rows the loaded deletion vectors mark as deleted, each counted once (a file read in
+    /// byte ranges loads its vector once per range; each range counts the rows of the row
+    /// groups it owns).
     pub rows_deleted: u64,
     /// Requests made through the table's store since the scan started.
     pub requests: u64,

@@ -2,11 +2,12 @@
 //! to the scan's [`DeltaScanMetrics`] as they arrive, and [`CreditingStore`] is the store a
 //! file task reads through so that every byte it receives is seen.
 //!
-//! A file counts its bytes received (footer, pages, its deletion vector), at most its size;
-//! when its stream ends, whatever is left of its size is credited, because a projection or
+//! A file task counts its bytes received (footer, pages, its deletion vector), at most its
+//! share: the file's size, or its byte range's length when the file is read in ranges; when
+//! its stream ends, whatever is left of its share is credited, because a projection or
 //! pruned row groups leave bytes that will never be read. So the scan's
 //! [`DeltaScanMetrics::file_bytes_done`] grows steadily while files are read and equals the
-//! total size of the files once every file is read.
+//! total size of the files once every file is read, however they were cut.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -12,6 +12,8 @@ use std::ops::Range;
 
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 
+use super::deletion_vector::DeletionVector;
+
 /// The byte offset where a row group's data starts: the smallest dictionary or data page
 /// offset of its column chunks (0 for a row group with no columns).
 pub fn row_group_start(row_group: &RowGroupMetaData) -> u64 {
@@ -41,6 +43,29 @@ pub fn owned_row_groups(metadata: &ParquetMetaData, range: &Range<u64>) -> Vec<u
         .filter(|(_, rg)| owns_row_group(range, row_group_start(rg)))
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The rows of `deleted` a task is answerable for: all of them for a whole-file task
+/// (`range` `None`), else those in the row groups its range owns, so the tasks of a file read
+/// in ranges count each deleted row once between them.
+pub fn deleted_rows_owned(
+    metadata: &ParquetMetaData,
+    range: Option<&Range<u64>>,
+    deleted: &DeletionVector,
+) -> u64 {
+    let Some(range) = range else {
+        return deleted.cardinality();
+    };
+    let mut first = 0u64;
+    let mut count = 0u64;
+    for rg in metadata.row_groups() {
+        let rows = u64::try_from(rg.num_rows()).unwrap_or(0);
+        if owns_row_group(range, row_group_start(rg)) {
+            count = count.saturating_add(deleted.deleted_in(first, rows));
+        }
+        first = first.saturating_add(rows);
+    }
+    count
 }
 
 #[cfg(test)]
@@ -122,5 +147,25 @@ mod tests {
         // A range before the first row group owns nothing; the whole file owns all.
         assert!(owned_row_groups(&meta, &(0..4)).is_empty());
         assert_eq!(owned_row_groups(&meta, &(0..size)).len(), groups);
+    }
+
+    #[test]
+    fn the_ranges_of_a_file_count_each_deleted_row_once() {
+        let (meta, size) = metadata(1000, 100);
+        let deleted = DeletionVector::from_rows([0, 99, 100, 450, 451, 999]);
+        assert_eq!(deleted_rows_owned(&meta, None, &deleted), 6);
+        for parts in 1..=7u64 {
+            let bounds: Vec<u64> = (0..=parts).map(|k| size * k / parts).collect();
+            let total: u64 = bounds
+                .windows(2)
+                .map(|w| deleted_rows_owned(&meta, Some(&(w[0]..w[1])), &deleted))
+                .sum();
+            assert_eq!(total, 6, "{parts} ranges");
+        }
+        // The row group of rows 400..500 alone.
+        let rg = &meta.row_groups()[4];
+        let start = row_group_start(rg);
+        let end = row_group_start(&meta.row_groups()[5]);
+        assert_eq!(deleted_rows_owned(&meta, Some(&(start..end)), &deleted), 2);
     }
 }

@@ -427,7 +427,9 @@ impl PartitionStream {
                 continue;
             }
             self.metrics.file_task_started();
-            let credit = FileCredit::new(task.size, Arc::clone(&self.metrics));
+            // A byte-range task is credited its range's length, so a file read in ranges
+            // counts its size once over all of them.
+            let credit = FileCredit::new(task.bytes(), Arc::clone(&self.metrics));
             let stream = self.open(task, &credit);
             self.files.push_back(OpenFile {
                 index,

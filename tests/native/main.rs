@@ -27,6 +27,7 @@ mod distributed_codec;
 mod distributed_workers;
 #[cfg(feature = "serve")]
 mod fault_matrix;
+mod few_files;
 mod head_reads;
 mod hostile_input;
 mod hostile_limits;

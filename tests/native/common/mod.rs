@@ -247,19 +247,34 @@ pub fn dv_table(
     deleted: &[u64],
     stats: serde_json::Value,
 ) -> delta_arrow_reader::fixture::TableWriter {
+    dv_table_padded(rows, rows_per_group, deleted, stats, None)
+}
+
+/// [`dv_table`], with a second data column `pad` of `pad(id)` when given (to make the file
+/// as large as a test needs).
+pub fn dv_table_padded(
+    rows: u64,
+    rows_per_group: usize,
+    deleted: &[u64],
+    stats: serde_json::Value,
+    pad: Option<fn(u64) -> String>,
+) -> delta_arrow_reader::fixture::TableWriter {
     use std::sync::Arc;
 
-    use arrow_array::{Int64Array, RecordBatch};
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
     use delta_arrow_reader::fixture::{parquet_bytes_with_row_groups, TableWriter};
     use serde_json::json;
 
     let mut w = TableWriter::new();
-    let batch = RecordBatch::try_new(
-        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
-        vec![Arc::new(Int64Array::from_iter_values(0..rows as i64))],
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut fields = vec![Field::new("id", DataType::Int64, false)];
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(0..rows as i64))];
+    if let Some(pad) = pad {
+        fields.push(Field::new("pad", DataType::Utf8, false));
+        columns.push(Arc::new(StringArray::from_iter_values((0..rows).map(pad))));
+    }
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .unwrap_or_else(|e| panic!("{e}"));
     let path = "part=a/data.parquet";
     let bytes = parquet_bytes_with_row_groups(path, &batch, Some(rows_per_group))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -267,9 +282,15 @@ pub fn dv_table(
     w.store().put(path, bytes);
     let (dv, dv_size) = dv_file(deleted.iter().copied());
     w.store().put("dv.bin", dv);
-    let schema = json!({"type": "struct", "fields": [
-        {"name": "id", "type": "long", "nullable": false, "metadata": {}},
-        {"name": "part", "type": "string", "nullable": true, "metadata": {}}]});
+    let mut schema_fields = vec![json!(
+        {"name": "id", "type": "long", "nullable": false, "metadata": {}})];
+    if pad.is_some() {
+        schema_fields.push(json!(
+            {"name": "pad", "type": "string", "nullable": false, "metadata": {}}));
+    }
+    schema_fields.push(json!(
+        {"name": "part", "type": "string", "nullable": true, "metadata": {}}));
+    let schema = json!({"type": "struct", "fields": schema_fields});
     let mut actions = TableWriter::create_actions(
         &schema,
         &["part"],

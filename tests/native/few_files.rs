@@ -1,0 +1,157 @@
+//! A scan of too few files for its partitions cuts them into byte ranges when the partitions
+//! run side by side (`into_stream()` on a multi-thread Tokio runtime), so every core
+//! decodes. One file of about 10 MB with ten row groups and a deletion vector, read with two
+//! partitions: two range tasks, the same rows as a whole-file read, and progress that counts
+//! the file's size once. Read whole: with a limit (log order, as few files as needed), on a
+//! current-thread runtime (one thread polls every partition), and with one partition.
+
+use crate::common;
+
+use std::sync::Arc;
+
+use arrow_array::{Array, Int64Array, RecordBatch};
+use delta_arrow_reader::{DeltaTable, DeltaTableBuilder, ScanMetricsSnapshot};
+use serde_json::json;
+
+const ROWS: u64 = 40_000;
+const ROWS_PER_GROUP: usize = 4_000;
+
+/// 256 hex digits, different for every `id`, that hardly compress (about 10 MB over the
+/// table).
+fn pad(id: u64) -> String {
+    let mut state = id.wrapping_add(1).wrapping_mul(0xD134_2543_DE82_EF95);
+    let mut out = String::with_capacity(256);
+    for _ in 0..16 {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        out.push_str(&format!("{:016x}", state ^ (state >> 29)));
+    }
+    out
+}
+
+/// Rows deleted: in the first, a middle and the last row group, and across a boundary.
+fn deleted() -> Vec<u64> {
+    let mut d = vec![0, 7, 3_999, 17_000, ROWS - 1];
+    d.extend(7_990..8_010);
+    d
+}
+
+async fn table() -> (DeltaTable, u64) {
+    let w = common::dv_table_padded(
+        ROWS,
+        ROWS_PER_GROUP,
+        &deleted(),
+        json!({"numRecords": ROWS}),
+        Some(pad),
+    );
+    let table = DeltaTableBuilder::new("memory://bucket/table/")
+        .with_store(Arc::new(w.store().clone()))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let size: u64 = table
+        .active_files()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .map(|f| u64::try_from(f.size).unwrap_or(0))
+        .sum();
+    assert!(
+        size > 9 << 20,
+        "the file is big enough to be cut: {size} bytes"
+    );
+    (table, size)
+}
+
+/// The `id`s of `batches`, sorted, checked against their `pad`.
+fn ids(batches: &[RecordBatch]) -> Vec<u64> {
+    let mut ids = Vec::new();
+    for b in batches {
+        let id = b
+            .column_by_name("id")
+            .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+            .unwrap_or_else(|| panic!("an id column"));
+        let pads = b
+            .column_by_name("pad")
+            .map(|c| arrow_cast::cast(c, &arrow_schema::DataType::Utf8))
+            .unwrap_or_else(|| panic!("a pad column"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pads = pads
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap_or_else(|| panic!("strings"));
+        for i in 0..id.len() {
+            let v = id.value(i) as u64;
+            assert_eq!(pads.value(i), pad(v), "row {v} keeps its own pad");
+            ids.push(v);
+        }
+    }
+    ids.sort_unstable();
+    ids
+}
+
+fn expected() -> Vec<u64> {
+    let d = deleted();
+    (0..ROWS).filter(|i| !d.contains(i)).collect()
+}
+
+/// Reads `table` through `into_stream()` with `partitions` and an optional limit: the ids
+/// and the scan's metrics at the end.
+async fn read(
+    table: &DeltaTable,
+    partitions: usize,
+    limit: Option<usize>,
+) -> (Vec<u64>, ScanMetricsSnapshot) {
+    let mut builder = table.scan().with_target_partitions(partitions);
+    if let Some(n) = limit {
+        builder = builder.with_limit(n);
+    }
+    let scan = builder.build().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scan.partitions(), 1, "planned as one whole file");
+    let metrics = scan.metrics();
+    let batches = scan
+        .into_stream()
+        .collect_batches()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (ids(&batches), metrics.snapshot())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_big_file_is_read_in_ranges_by_every_partition() {
+    let (table, size) = table().await;
+    let (got, m) = read(&table, 2, None).await;
+    assert_eq!(got, expected());
+    assert_eq!(m.partitions_planned, 2);
+    assert_eq!(m.file_tasks_completed, 2, "two range tasks");
+    assert_eq!(m.rows_deleted, deleted().len() as u64);
+    assert_eq!(m.file_bytes_done, size, "progress counts the file once");
+
+    let (got, m) = read(&table, 4, None).await;
+    assert_eq!(got, expected());
+    assert_eq!(
+        (m.partitions_planned, m.file_tasks_completed),
+        (2, 2),
+        "at least 4 MiB each"
+    );
+
+    // A limit reads in log order from as few files as it needs: whole.
+    let (got, m) = read(&table, 2, Some(5)).await;
+    assert_eq!(got.len(), 5);
+    assert_eq!((m.partitions_planned, m.file_tasks_started), (1, 1));
+
+    let (got, m) = read(&table, 1, None).await;
+    assert_eq!(got, expected());
+    assert_eq!((m.partitions_planned, m.file_tasks_completed), (1, 1));
+    assert_eq!(m.file_bytes_done, size);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn on_one_thread_the_file_is_read_whole() {
+    let (table, size) = table().await;
+    let (got, m) = read(&table, 2, None).await;
+    assert_eq!(got, expected());
+    assert_eq!((m.partitions_planned, m.file_tasks_completed), (1, 1));
+    assert_eq!(m.file_bytes_done, size);
+}
