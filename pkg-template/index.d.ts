@@ -179,7 +179,8 @@ export interface ScanMetrics {
   rowsEmitted: number;
   /** Deletion vectors loaded (inline or from a file). */
   deletionVectorsLoaded: number;
-  /** Rows the loaded deletion vectors mark as deleted. */
+  /** Rows the loaded deletion vectors mark as deleted, each counted once (a file read in
+   * byte ranges counts, in each range, the rows of the row groups that range owns). */
   rowsDeleted: number;
   /** Requests made through the table's store since the scan started. */
   requests: number;

@@ -3,8 +3,10 @@
 //! row groups our reader keeps), the same columns, the same string types as our output (a
 //! schema hint), the deletion vectors as a row selection and the `l_orderkey` range as a
 //! Parquet row filter, as our reader does. Planning (the Delta log) is not timed: only the
-//! decoding, on one thread or on one thread per core, each taking the next file. Partition
-//! columns are not materialised. Bytes read are the process's `rchar`.
+//! decoding, on one thread or on one thread per core, each taking the next file; with fewer
+//! files than threads, each file's row groups are cut into one run per thread (read the
+//! footers before the clock starts), so every thread decodes. Partition columns are not
+//! materialised. Bytes read are the process's `rchar`.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -30,10 +32,13 @@ use parquet::file::statistics::Statistics;
 use crate::cell::{rchar, CellResult, Tally};
 use crate::scenario::{Filter, Scenario};
 
-/// One file our scan reads.
+/// One file our scan reads, or a run of its row groups.
+#[derive(Clone)]
 struct Planned {
     path: PathBuf,
     deletion_vector: Option<DeletionVectorDescriptor>,
+    /// Only these row groups (all when `None`).
+    row_groups: Option<std::ops::Range<usize>>,
 }
 
 /// The files our scan of `s` on the table in `dir` reads, and its output schema.
@@ -54,6 +59,7 @@ async fn plan(dir: &Path, s: &Scenario) -> Result<(Vec<Planned>, SchemaRef), Str
         .map(|t| Planned {
             path: dir.join(&t.path),
             deletion_vector: t.deletion_vector.clone(),
+            row_groups: None,
         })
         .collect();
     Ok((files, scan.schema()))
@@ -167,9 +173,10 @@ fn read_one(table: &Path, f: &Planned, s: &Scenario, output: &Schema) -> Result<
     let mut first_row = 0u64;
     let mut groups = Vec::new();
     let mut spans = Vec::new();
+    let run = f.row_groups.clone().unwrap_or(0..metadata.num_row_groups());
     for rg in 0..metadata.num_row_groups() {
         let rows = metadata.row_group(rg).num_rows() as u64;
-        if may_match(&metadata, rg, s.filter) {
+        if run.contains(&rg) && may_match(&metadata, rg, s.filter) {
             groups.push(rg);
             spans.push((first_row, rows));
         }
@@ -212,11 +219,35 @@ fn read_one(table: &Path, f: &Planned, s: &Scenario, output: &Schema) -> Result<
     Ok(tally)
 }
 
+/// Each of `files` as up to `threads` runs of consecutive row groups, as even as can be.
+fn cut_into_runs(files: Vec<Planned>, threads: usize) -> Result<Vec<Planned>, String> {
+    let mut units = Vec::new();
+    for f in files {
+        let file = File::open(&f.path).map_err(|e| e.to_string())?;
+        let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+            .map_err(|e| format!("{}: {e}", f.path.display()))?;
+        let groups = meta.metadata().num_row_groups();
+        let runs = threads.min(groups).max(1);
+        for k in 0..runs {
+            units.push(Planned {
+                row_groups: Some(groups * k / runs..groups * (k + 1) / runs),
+                ..f.clone()
+            });
+        }
+    }
+    Ok(units)
+}
+
 /// Runs scenario `s` on the table in `dir` with `threads` decoding threads.
 pub fn run(dir: &Path, s: &Scenario, threads: usize) -> Result<CellResult, String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let (files, output) = runtime.block_on(plan(dir, s))?;
     drop(runtime);
+    let files = if files.len() < threads {
+        cut_into_runs(files, threads)?
+    } else {
+        files
+    };
     let read_before = rchar();
     let started = Instant::now();
     let next = AtomicUsize::new(0);

@@ -54,6 +54,16 @@ impl Layout {
         rows_per_group: 4_000,
     };
 
+    /// The layout of `lineitem_onefile`: the rows of one year of this layout in one file
+    /// (its `l_orderkey`s are those of the first year of `lineitem`).
+    pub fn one_file(&self) -> Layout {
+        Layout {
+            files_per_year: 1,
+            rows_per_file: self.files_per_year * self.rows_per_file,
+            rows_per_group: self.rows_per_group,
+        }
+    }
+
     /// Data files in the table.
     pub fn files(&self) -> usize {
         self.files_per_year * YEARS

@@ -124,6 +124,20 @@ pub fn all(layout: Layout, commits: u64) -> Vec<Scenario> {
             None,
             None,
         ),
+        scan(
+            "onefile",
+            format!(
+                "full scan of a one-file table ({} rows, {} row groups)",
+                layout.one_file().rows_per_file,
+                layout
+                    .one_file()
+                    .rows_per_file
+                    .div_ceil(layout.rows_per_group)
+            ),
+            "lineitem_onefile",
+            None,
+            None,
+        ),
         Scenario {
             name: "log300k",
             title: format!("300k-file log: open + list active files ({CORPUS_300K})"),

@@ -1,7 +1,8 @@
 //! The benchmark's tables, written with the project's fixture writer and cached under
 //! `$HOME/.cache/dar-bench/v<GENERATOR_VERSION>-<size>/`: `lineitem` (year partitions, JSON
 //! stats, one commit per year, a checkpoint), `lineitem_dv` (the same data files, hard-linked,
-//! with deletion vectors on 10% of the rows) and `commits10k` (one `add` per commit, no
+//! with deletion vectors on 10% of the rows), `lineitem_onefile` (one year's rows in one
+//! file, for a table of fewer files than cores) and `commits10k` (one `add` per commit, no
 //! checkpoint). Generation is deterministic (fixed seeds, fixed commit times); a finished set
 //! is renamed into place, so an interrupted run leaves no half table behind.
 
@@ -55,7 +56,8 @@ impl Tables {
     /// Generates the tables unless a finished set is cached. Says on stderr what it does.
     pub fn ensure(&self) -> Result<(), String> {
         if self.root.join("COMPLETE").exists() {
-            return Ok(());
+            // Sets generated before `lineitem_onefile` existed get it beside the others.
+            return self.ensure_one_file();
         }
         let staging = self
             .root
@@ -69,6 +71,7 @@ impl Tables {
         let started = std::time::Instant::now();
         let adds = write_lineitem(&staging.join("lineitem"), self.layout)?;
         write_lineitem_dv(&staging, self.layout, &adds)?;
+        write_lineitem_onefile(&staging.join(ONE_FILE), self.layout)?;
         write_commits(&staging.join("commits10k"), self.commits)?;
         std::fs::write(staging.join("COMPLETE"), format!("{GENERATOR_VERSION}\n"))
             .map_err(|e| e.to_string())?;
@@ -77,7 +80,24 @@ impl Tables {
         eprintln!("generated in {:.1} s", started.elapsed().as_secs_f64());
         Ok(())
     }
+
+    /// Writes `lineitem_onefile` into a finished set that lacks it (staged, then renamed
+    /// into place).
+    fn ensure_one_file(&self) -> Result<(), String> {
+        let dir = self.dir(ONE_FILE);
+        if dir.exists() {
+            return Ok(());
+        }
+        let staging = dir.with_extension(format!("tmp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        eprintln!("generating {} (once)…", dir.display());
+        write_lineitem_onefile(&staging, self.layout)?;
+        std::fs::rename(&staging, &dir).map_err(|e| e.to_string())
+    }
 }
+
+/// The folder of the one-file table.
+const ONE_FILE: &str = "lineitem_onefile";
 
 /// One data file's path, relative to the table root.
 fn data_path(layout: Layout, file: usize) -> String {
@@ -177,6 +197,26 @@ pub fn write_lineitem(dir: &Path, layout: Layout) -> Result<Vec<Value>, String> 
         &adds,
     )?;
     Ok(adds)
+}
+
+/// Writes `lineitem_onefile`: the rows of one year of `layout` in one data file (row groups
+/// of `layout.rows_per_group` rows), one commit and a checkpoint.
+pub fn write_lineitem_onefile(dir: &Path, layout: Layout) -> Result<(), String> {
+    let one = layout.one_file();
+    let (size, stats) = write_data_file(dir, one, 0)?;
+    let add = TableWriter::new().add_action(
+        &data_path(one, 0),
+        size,
+        one.rows_per_file,
+        json!({"l_year": one.year_of(0).to_string()}),
+        Some(stats),
+    );
+    commit_by_year(
+        dir,
+        one,
+        create(json!({"minReaderVersion": 1, "minWriterVersion": 2})),
+        &[add],
+    )
 }
 
 /// The rows deleted in file `file`: each row with probability 1/10, from a fixed seed.

@@ -34,12 +34,22 @@ fn tiny_tables_read_the_same_with_every_rust_reader() {
     let adds = tables::write_lineitem(&root.path().join("lineitem"), TINY).unwrap();
     assert_eq!(adds.len(), TINY.files());
     tables::write_lineitem_dv(root.path(), TINY, &adds).unwrap();
+    tables::write_lineitem_onefile(&root.path().join("lineitem_onefile"), TINY).unwrap();
     tables::write_commits(&root.path().join("commits10k"), 10).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let all_keys: i64 = (0..TINY.files())
         .flat_map(|f| (0..TINY.rows_per_file).map(move |r| TINY.orderkey(f, r)))
         .sum();
-    for name in ["full", "projection", "selective", "partition", "dv"] {
+    let one = TINY.one_file();
+    let one_file_keys: i64 = (0..one.rows_per_file).map(|r| one.orderkey(0, r)).sum();
+    for name in [
+        "full",
+        "projection",
+        "selective",
+        "partition",
+        "dv",
+        "onefile",
+    ] {
         let s = scenario(name);
         let dir = root.path().join(s.table);
         let loc = dir.to_string_lossy().into_owned();
@@ -63,6 +73,10 @@ fn tiny_tables_read_the_same_with_every_rust_reader() {
                 assert!(matching < all, "{matching} of {all} row groups match");
             }
             "partition" => assert_eq!(ours.rows, TINY.rows_per_file as u64),
+            "onefile" => {
+                assert_eq!(ours.rows, one.rows_per_file as u64);
+                assert_eq!(ours.checksum, one_file_keys);
+            }
             _ => {
                 let deleted: usize = (0..TINY.files())
                     .map(|f| tables::deleted_rows(TINY, f).len())

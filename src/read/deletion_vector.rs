@@ -223,6 +223,9 @@ impl DeletionVector {
     }
 
     /// Number of deleted rows among `num_rows` rows starting at `first_row`.
+    // One copy for its callers: inlined, each would carry the treemap's range count (size of
+    // the wasm).
+    #[inline(never)]
     pub fn deleted_in(&self, first_row: u64, num_rows: u64) -> u64 {
         match first_row.checked_add(num_rows) {
             Some(end) => self.rows.range_cardinality(first_row..end),
