@@ -501,15 +501,12 @@ impl DeltaScan {
 
     /// Cuts whole files into byte ranges when whole files would leave the scan's target
     /// partitions unbalanced (see `plan::groups_for_few_files`: the busiest over 5/4 of the
-    /// even share, at least `plan::MIN_BYTES_PER_GROUP` (4 MiB) per group); otherwise the
-    /// scan as it is.
+    /// even share, at least `plan::MIN_BYTES_PER_GROUP` (4 MiB) per group); otherwise, or
+    /// when it already reads ranges (see `split_into_byte_ranges`), the scan as it is.
     #[cfg(not(target_arch = "wasm32"))]
     fn spread_few_files(self) -> Self {
         use crate::plan::groups_for_few_files;
 
-        if self.tasks.iter().any(|t| t.range.is_some()) {
-            return self;
-        }
         let sizes: Vec<u64> = self.tasks.iter().map(|t| t.size).collect();
         match groups_for_few_files(&sizes, self.target) {
             Some(groups) => self.split_into_byte_ranges(groups),

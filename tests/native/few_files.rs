@@ -109,12 +109,7 @@ async fn read(
     }
     let scan = builder.build().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scan.partitions(), 1, "planned as one whole file");
-    let metrics = scan.metrics();
-    let batches = scan
-        .into_stream()
-        .collect_batches()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (batches, metrics) = common::read_to_end(scan).await;
     (ids(&batches), metrics.snapshot())
 }
 

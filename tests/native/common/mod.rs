@@ -364,11 +364,22 @@ pub async fn scan_to_end(
     scan: delta_arrow_reader::DeltaScanBuilder,
 ) -> (Vec<arrow_array::RecordBatch>, delta_arrow_reader::ScanIo) {
     let scan = scan.build().await.unwrap_or_else(|e| panic!("{e}"));
+    let (batches, metrics) = read_to_end(scan).await;
+    (batches, metrics.io())
+}
+
+/// Reads a built `scan` through `into_stream()` to its end: its batches and its metrics.
+pub async fn read_to_end(
+    scan: delta_arrow_reader::DeltaScan,
+) -> (
+    Vec<arrow_array::RecordBatch>,
+    std::sync::Arc<delta_arrow_reader::DeltaScanMetrics>,
+) {
     let metrics = scan.metrics();
     let batches = scan
         .into_stream()
         .collect_batches()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    (batches, metrics.io())
+    (batches, metrics)
 }
