@@ -7,7 +7,13 @@
 //! files than threads, each file's row groups are cut into one run per thread (read the
 //! footers before the clock starts), so every thread decodes. Partition columns are not
 //! materialised. Bytes read are the process's `rchar`.
+//!
+//! A diagnostic variant keeps the last `held` batches of each thread alive instead of dropping
+//! each at once (`--cell arrow-rs-all-held-N SCENARIO`): a stream consumed on another thread
+//! holds the batches its partitions decoded ahead, so their memory is not reused while still
+//! in the decoding core's caches. It is not a column of the table.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -150,8 +156,15 @@ fn read_deletion_vector(
     decode_file_range(descriptor, &path, &bytes).map_err(|e| e.to_string())
 }
 
-/// Decodes one planned file.
-fn read_one(table: &Path, f: &Planned, s: &Scenario, output: &Schema) -> Result<Tally, String> {
+/// Decodes one planned file, keeping its thread's last `held` batches in `kept` (dropped
+/// in the order decoded).
+fn read_one(
+    table: &Path,
+    f: &Planned,
+    s: &Scenario,
+    output: &Schema,
+    (kept, held): (&mut VecDeque<RecordBatch>, usize),
+) -> Result<Tally, String> {
     let err = |e: parquet::errors::ParquetError| format!("{}: {e}", f.path.display());
     let file = File::open(&f.path).map_err(|e| e.to_string())?;
     let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(err)?;
@@ -214,7 +227,14 @@ fn read_one(table: &Path, f: &Planned, s: &Scenario, output: &Schema) -> Result<
         .map_err(err)?;
     let mut tally = Tally::default();
     for batch in reader {
-        tally.add(&batch.map_err(|e| e.to_string())?);
+        let batch = batch.map_err(|e| e.to_string())?;
+        tally.add(&batch);
+        if held > 0 {
+            kept.push_back(batch);
+            if kept.len() > held {
+                kept.pop_front();
+            }
+        }
     }
     Ok(tally)
 }
@@ -238,8 +258,9 @@ fn cut_into_runs(files: Vec<Planned>, threads: usize) -> Result<Vec<Planned>, St
     Ok(units)
 }
 
-/// Runs scenario `s` on the table in `dir` with `threads` decoding threads.
-pub fn run(dir: &Path, s: &Scenario, threads: usize) -> Result<CellResult, String> {
+/// Runs scenario `s` on the table in `dir` with `threads` decoding threads, each keeping its
+/// last `held` batches alive (0: each dropped once tallied).
+pub fn run(dir: &Path, s: &Scenario, threads: usize, held: usize) -> Result<CellResult, String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let (files, output) = runtime.block_on(plan(dir, s))?;
     drop(runtime);
@@ -254,15 +275,18 @@ pub fn run(dir: &Path, s: &Scenario, threads: usize) -> Result<CellResult, Strin
     let total = Mutex::new(Ok(Tally::default()));
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(f) = files.get(i) else { return };
-                let one = read_one(dir, f, s, &output);
-                let mut total = total.lock().unwrap_or_else(|p| p.into_inner());
-                match (total.as_mut(), one) {
-                    (Ok(t), Ok(one)) => t.merge(one),
-                    (Ok(_), Err(e)) => *total = Err(e),
-                    (Err(_), _) => {}
+            scope.spawn(|| {
+                let mut kept = VecDeque::with_capacity(held + 1);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(f) = files.get(i) else { return };
+                    let one = read_one(dir, f, s, &output, (&mut kept, held));
+                    let mut total = total.lock().unwrap_or_else(|p| p.into_inner());
+                    match (total.as_mut(), one) {
+                        (Ok(t), Ok(one)) => t.merge(one),
+                        (Ok(_), Err(e)) => *total = Err(e),
+                        (Err(_), _) => {}
+                    }
                 }
             });
         }

@@ -108,8 +108,22 @@ fn cores() -> usize {
 /// Runs one cell in this process (child mode).
 fn run_cell(args: &Args, cell: &[String]) -> Outcome {
     let tables = Tables::new(&cache_dir(args), args.quick);
+    // The diagnostic `arrow-rs-all-held-N`: the limit on all cores, each thread keeping its
+    // last N batches alive (see `limit`).
+    let held = cell
+        .first()
+        .and_then(|r| r.strip_prefix("arrow-rs-all-held-"))
+        .map(|n| n.parse::<usize>());
+    let held = match held {
+        Some(Ok(n)) => Some(n),
+        Some(Err(e)) => return Outcome::Failed(format!("arrow-rs-all-held-N: {e}")),
+        None => None,
+    };
     let (Some(reader), Some(s), Some(location)) = (
-        cell.first().and_then(|r| Reader::parse(r)),
+        match held {
+            Some(_) => Some(Reader::LimitAll),
+            None => cell.first().and_then(|r| Reader::parse(r)),
+        },
         cell.get(1).and_then(|n| {
             scenario::all(tables.layout, tables.commits)
                 .into_iter()
@@ -123,8 +137,8 @@ fn run_cell(args: &Args, cell: &[String]) -> Outcome {
         Reader::Ours => block_on(ours::streaming(location, &s)),
         Reader::DataFusion => block_on(ours::datafusion(location, &s)),
         Reader::Kernel => kernel_url(location).and_then(|url| kernel::run(&url, &s)),
-        Reader::LimitOne => limit::run(Path::new(location), &s, 1),
-        Reader::LimitAll => limit::run(Path::new(location), &s, cores()),
+        Reader::LimitOne => limit::run(Path::new(location), &s, 1, 0),
+        Reader::LimitAll => limit::run(Path::new(location), &s, cores(), held.unwrap_or(0)),
         Reader::DeltaRs => Err("delta-rs runs in Python".into()),
     };
     match result {

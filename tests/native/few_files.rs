@@ -3,7 +3,9 @@
 //! decodes. One file of about 10 MB with ten row groups and a deletion vector, read with two
 //! partitions: two range tasks, the same rows as a whole-file read, and progress that counts
 //! the file's size once. Read whole: with a limit (log order, as few files as needed), on a
-//! current-thread runtime (one thread polls every partition), and with one partition.
+//! current-thread runtime (one thread polls every partition), and with one partition. A log
+//! whose `add.size` for the file is wrong (short or long) is a typed error naming the file,
+//! read in ranges or whole, never a row twice.
 
 use crate::common;
 
@@ -37,14 +39,20 @@ fn deleted() -> Vec<u64> {
     d
 }
 
-async fn table() -> (DeltaTable, u64) {
-    let w = common::dv_table_padded(
+/// The table's writer: one padded file of `ROWS` rows with the deletion vector of
+/// `deleted()`.
+fn writer() -> delta_arrow_reader::fixture::TableWriter {
+    common::dv_table_padded(
         ROWS,
         ROWS_PER_GROUP,
         &deleted(),
         json!({"numRecords": ROWS}),
         Some(pad),
-    );
+    )
+}
+
+async fn table() -> (DeltaTable, u64) {
+    let w = writer();
     let table = DeltaTableBuilder::new("memory://bucket/table/")
         .with_store(Arc::new(w.store().clone()))
         .load_table()
@@ -149,4 +157,89 @@ async fn on_one_thread_the_file_is_read_whole() {
     assert_eq!(got, expected());
     assert_eq!((m.partitions_planned, m.file_tasks_completed), (1, 1));
     assert_eq!(m.file_bytes_done, size);
+}
+
+/// The table with its `add.size` rewritten from the file's real size by `wrong`.
+async fn table_with_size(wrong: fn(u64) -> u64) -> DeltaTable {
+    use delta_arrow_reader::io::RangeRead;
+    let w = writer();
+    let commit = "_delta_log/00000000000000000000.json";
+    let len = w.store().size(commit).await.ok().flatten().unwrap_or(0);
+    let text = w
+        .store()
+        .get_range(commit, 0..len)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&text).into_owned();
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let mut action: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}"));
+        if let Some(size) = action.pointer_mut("/add/size") {
+            let real = size.as_u64().unwrap_or_else(|| panic!("a size"));
+            *size = json!(wrong(real));
+        }
+        lines.push(action.to_string());
+    }
+    w.store().put(commit, lines.join("\n"));
+    DeltaTableBuilder::new("memory://bucket/table/")
+        .with_store(Arc::new(w.store().clone()))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A log whose `add.size` is wrong for a file big enough to be cut into ranges: every way of
+/// reading it (ranges on two partitions, whole on one) ends in a typed error naming the
+/// file, and no row comes out twice or with another row's values before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_size_in_the_log_is_an_error_not_wrong_rows() {
+    use futures::StreamExt;
+    type Wrong = (&'static str, fn(u64) -> u64);
+    let wrongs: [Wrong; 4] = [
+        ("3 bytes short", |s| s - 3),
+        ("1 MiB short", |s| s - (1 << 20)),
+        ("1 byte long", |s| s + 1),
+        ("1 MiB long", |s| s + (1 << 20)),
+    ];
+    for (what, wrong) in wrongs {
+        let table = table_with_size(wrong).await;
+        for partitions in [2, 1] {
+            let scan = table
+                .scan()
+                .with_target_partitions(partitions)
+                .build()
+                .await
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let mut stream = scan.into_stream();
+            let mut batches = Vec::new();
+            let mut error = None;
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(b) => batches.push(b),
+                    Err(e) => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            let error = error.unwrap_or_else(|| {
+                panic!("{what}, {partitions} partitions: read to the end without an error")
+            });
+            let text = error.to_string();
+            assert!(
+                text.contains("data.parquet"),
+                "{what}, {partitions} partitions: the error names the file: {text}"
+            );
+            let got = ids(&batches);
+            let mut unique = got.clone();
+            unique.dedup();
+            assert_eq!(got, unique, "{what}, {partitions} partitions: no row twice");
+            let expected = expected();
+            assert!(
+                got.iter().all(|id| expected.binary_search(id).is_ok()),
+                "{what}, {partitions} partitions: no deleted row"
+            );
+        }
+    }
 }
