@@ -10,10 +10,11 @@
 //! Items cross the channel in groups: the task sends its partition's first item alone, at
 //! once (time to the first batch), then what its partition has ready, up to `capacity` items
 //! (`batches_ahead_per_partition`), in one message, at once when the partition has nothing
-//! more ready, and gathers the next group while the channel holds the last. The thread that polls the merged stream is woken once per group instead of once
-//! per batch. On the benchmark's full scan (2 cores, one binary, medians of 7): groups of up
-//! to 2, 2,900 context switches and 0.910 s; groups of up to 4, 2,000 and 0.851 s (the
-//! arrow-rs limit: 0.775 s). One batch per message had cost 5,100 context switches.
+//! more ready, and gathers the next group while the channel holds the last. The thread that
+//! polls the merged stream is woken once per group instead of once per batch. On the
+//! benchmark's full scan (2 cores, one binary, medians of 7): groups of up to 2, 2,900
+//! context switches and 0.910 s; groups of up to 4, 2,000 and 0.851 s (the arrow-rs limit:
+//! 0.775 s). One batch per message had cost 5,100 context switches.
 //!
 //! Dropping a [`SpawnedPartition`] aborts its task: the task's partition stream is dropped by
 //! the runtime (promptly, at the task's next scheduling point), which drops its open files and
