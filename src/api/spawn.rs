@@ -183,13 +183,21 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 mod tests {
     use super::*;
 
-    /// The groups `forward_in_groups` sends for a partition of `n` items always ready.
-    async fn groups_of(n: u32, group_max: usize) -> Vec<Vec<u32>> {
+    /// The groups `forward_in_groups` sends for `part`.
+    async fn forwarded<S: Stream<Item = u32> + Unpin>(
+        part: S,
+        group_max: usize,
+        panicked: fn(String) -> u32,
+    ) -> Vec<Vec<u32>> {
         let (tx, rx) = mpsc::channel(0);
-        let part = futures::stream::iter(0..n);
-        let send = forward_in_groups(part, tx, group_max, |_| u32::MAX);
+        let send = forward_in_groups(part, tx, group_max, panicked);
         let (_, groups) = futures::join!(send, rx.collect::<Vec<_>>());
         groups
+    }
+
+    /// The groups `forward_in_groups` sends for a partition of `n` items always ready.
+    async fn groups_of(n: u32, group_max: usize) -> Vec<Vec<u32>> {
+        forwarded(futures::stream::iter(0..n), group_max, |_| u32::MAX).await
     }
 
     #[tokio::test]
@@ -210,9 +218,7 @@ mod tests {
             assert!(i < 2, "item {i}");
             i
         });
-        let (tx, rx) = mpsc::channel(0);
-        let send = forward_in_groups(part, tx, 4, |m| if m.contains("item 2") { 99 } else { 98 });
-        let (_, groups) = futures::join!(send, rx.collect::<Vec<_>>());
+        let groups = forwarded(part, 4, |m| if m.contains("item 2") { 99 } else { 98 }).await;
         let items: Vec<u32> = groups.into_iter().flatten().collect();
         assert_eq!(items, vec![0, 1, 99]);
     }
