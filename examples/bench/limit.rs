@@ -5,7 +5,9 @@
 //! Parquet row filter, as our reader does. Planning (the Delta log) is not timed: only the
 //! decoding, on one thread or on one thread per core, each taking the next file; with fewer
 //! files than threads, each file's row groups are cut into one run per thread (read the
-//! footers before the clock starts), so every thread decodes. Partition columns are not
+//! footers before the clock starts), or, for a file of fewer row groups than threads, its
+//! rows into one share per thread (a row selection, pages skipped by the page index), so
+//! every thread decodes. Partition columns are not
 //! materialised. Bytes read are the process's `rchar`.
 //!
 //! A diagnostic variant keeps the last `held` batches of each thread alive instead of dropping
@@ -29,10 +31,10 @@ use delta_arrow_reader::DeltaTableBuilder;
 use delta_arrow_reader::DEFAULT_BATCH_SIZE;
 use parquet::arrow::arrow_reader::{
     ArrowPredicateFn, ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-    RowFilter,
+    RowFilter, RowSelection, RowSelector,
 };
 use parquet::arrow::ProjectionMask;
-use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::file::statistics::Statistics;
 
 use crate::cell::{rchar, CellResult, Tally};
@@ -45,6 +47,9 @@ struct Planned {
     deletion_vector: Option<DeletionVectorDescriptor>,
     /// Only these row groups (all when `None`).
     row_groups: Option<std::ops::Range<usize>>,
+    /// Only these rows of the file (all when `None`): a share of row groups fewer than the
+    /// threads, read through a row selection and the page index.
+    rows: Option<std::ops::Range<u64>>,
 }
 
 /// The files our scan of `s` on the table in `dir` reads, and its output schema.
@@ -66,6 +71,7 @@ async fn plan(dir: &Path, s: &Scenario) -> Result<(Vec<Planned>, SchemaRef), Str
             path: dir.join(&t.path),
             deletion_vector: t.deletion_vector.clone(),
             row_groups: None,
+            rows: None,
         })
         .collect();
     Ok((files, scan.schema()))
@@ -167,7 +173,10 @@ fn read_one(
 ) -> Result<Tally, String> {
     let err = |e: parquet::errors::ParquetError| format!("{}: {e}", f.path.display());
     let file = File::open(&f.path).map_err(|e| e.to_string())?;
-    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(err)?;
+    // A share of rows skips the pages of the others by the page index.
+    let load =
+        ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::from(f.rows.is_some()));
+    let meta = ArrowReaderMetadata::load(&file, load).map_err(err)?;
     let options = ArrowReaderOptions::new().with_schema(hinted_schema(meta.schema(), output));
     let meta = ArrowReaderMetadata::try_new(Arc::clone(meta.metadata()), options).map_err(err)?;
     let metadata = Arc::clone(meta.metadata());
@@ -187,17 +196,33 @@ fn read_one(
     let mut groups = Vec::new();
     let mut spans = Vec::new();
     let run = f.row_groups.clone().unwrap_or(0..metadata.num_row_groups());
+    let share = f.rows.clone().unwrap_or(0..u64::MAX);
+    let mut mine = Vec::new();
     for rg in 0..metadata.num_row_groups() {
         let rows = metadata.row_group(rg).num_rows() as u64;
-        if run.contains(&rg) && may_match(&metadata, rg, s.filter) {
+        let end = first_row + rows;
+        let overlaps = share.start < end && first_row < share.end;
+        if run.contains(&rg) && overlaps && may_match(&metadata, rg, s.filter) {
             groups.push(rg);
             spans.push((first_row, rows));
+            let (from, to) = (share.start.max(first_row), share.end.min(end));
+            mine.push(RowSelector::skip((from - first_row) as usize));
+            mine.push(RowSelector::select((to - from) as usize));
+            mine.push(RowSelector::skip((end - to) as usize));
         }
-        first_row += rows;
+        first_row = end;
     }
-    if let Some(d) = &f.deletion_vector {
-        let dv = read_deletion_vector(table, d)?;
-        builder = builder.with_row_selection(dv.row_selection(&spans));
+    let mine: Option<RowSelection> = f.rows.is_some().then(|| mine.into_iter().collect());
+    let deletes = match &f.deletion_vector {
+        Some(d) => Some(read_deletion_vector(table, d)?.row_selection(&spans)),
+        None => None,
+    };
+    let selection = match (mine, deletes) {
+        (Some(mine), Some(deletes)) => Some(mine.intersection(&deletes)),
+        (mine, deletes) => mine.or(deletes),
+    };
+    if let Some(selection) = selection {
+        builder = builder.with_row_selection(selection);
     }
     if let Some(Filter::Orderkeys(lo, hi)) = s.filter {
         let key = file_fields
@@ -239,7 +264,8 @@ fn read_one(
     Ok(tally)
 }
 
-/// Each of `files` as up to `threads` runs of consecutive row groups, as even as can be.
+/// Each of `files` as up to `threads` runs of consecutive row groups, as even as can be; a
+/// file of fewer row groups than `threads` as `threads` equal shares of its rows.
 fn cut_into_runs(files: Vec<Planned>, threads: usize) -> Result<Vec<Planned>, String> {
     let mut units = Vec::new();
     for f in files {
@@ -247,6 +273,17 @@ fn cut_into_runs(files: Vec<Planned>, threads: usize) -> Result<Vec<Planned>, St
         let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
             .map_err(|e| format!("{}: {e}", f.path.display()))?;
         let groups = meta.metadata().num_row_groups();
+        if groups < threads {
+            let rows = meta.metadata().file_metadata().num_rows().max(0) as u64;
+            let shares = threads as u64;
+            for k in 0..shares {
+                units.push(Planned {
+                    rows: Some(rows * k / shares..rows * (k + 1) / shares),
+                    ..f.clone()
+                });
+            }
+            continue;
+        }
         let runs = threads.min(groups).max(1);
         for k in 0..runs {
             units.push(Planned {

@@ -64,6 +64,16 @@ impl Layout {
         }
     }
 
+    /// The layout of `lineitem_onerowgroup`: the rows of [`Layout::one_file`] in one row
+    /// group (as writers that cut row groups by bytes, 128 MiB and more, leave them).
+    pub fn one_row_group(&self) -> Layout {
+        let one = self.one_file();
+        Layout {
+            rows_per_group: one.rows_per_file,
+            ..one
+        }
+    }
+
     /// Data files in the table.
     pub fn files(&self) -> usize {
         self.files_per_year * YEARS

@@ -138,6 +138,16 @@ pub fn all(layout: Layout, commits: u64) -> Vec<Scenario> {
             None,
             None,
         ),
+        scan(
+            "onegroup",
+            format!(
+                "full scan of a one-file table of one row group ({} rows)",
+                layout.one_row_group().rows_per_file
+            ),
+            "lineitem_onerowgroup",
+            None,
+            None,
+        ),
         Scenario {
             name: "log300k",
             title: format!("300k-file log: open + list active files ({CORPUS_300K})"),

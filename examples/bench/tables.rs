@@ -2,8 +2,8 @@
 //! `$HOME/.cache/dar-bench/v<GENERATOR_VERSION>-<size>/`: `lineitem` (year partitions, JSON
 //! stats, one commit per year, a checkpoint), `lineitem_dv` (the same data files, hard-linked,
 //! with deletion vectors on 10% of the rows), `lineitem_onefile` (one year's rows in one
-//! file, for a table of fewer files than cores) and `commits10k` (one `add` per commit, no
-//! checkpoint). Generation is deterministic (fixed seeds, fixed commit times); a finished set
+//! file, for a table of fewer files than cores), `lineitem_onerowgroup` (the same rows in one
+//! row group) and `commits10k` (one `add` per commit, no checkpoint). Generation is deterministic (fixed seeds, fixed commit times); a finished set
 //! is renamed into place, so an interrupted run leaves no half table behind.
 
 use std::path::{Path, PathBuf};
@@ -56,8 +56,8 @@ impl Tables {
     /// Generates the tables unless a finished set is cached. Says on stderr what it does.
     pub fn ensure(&self) -> Result<(), String> {
         if self.root.join("COMPLETE").exists() {
-            // Sets generated before `lineitem_onefile` existed get it beside the others.
-            return self.ensure_one_file();
+            // Sets generated before the one-file tables existed get them beside the others.
+            return self.ensure_one_file_tables();
         }
         let staging = self
             .root
@@ -72,6 +72,7 @@ impl Tables {
         let adds = write_lineitem(&staging.join("lineitem"), self.layout)?;
         write_lineitem_dv(&staging, self.layout, &adds)?;
         write_lineitem_onefile(&staging.join(ONE_FILE), self.layout)?;
+        write_lineitem_onerowgroup(&staging.join(ONE_ROW_GROUP), self.layout)?;
         write_commits(&staging.join("commits10k"), self.commits)?;
         std::fs::write(staging.join("COMPLETE"), format!("{GENERATOR_VERSION}\n"))
             .map_err(|e| e.to_string())?;
@@ -81,23 +82,33 @@ impl Tables {
         Ok(())
     }
 
-    /// Writes `lineitem_onefile` into a finished set that lacks it (staged, then renamed
-    /// into place).
-    fn ensure_one_file(&self) -> Result<(), String> {
-        let dir = self.dir(ONE_FILE);
-        if dir.exists() {
-            return Ok(());
+    /// Writes `lineitem_onefile` and `lineitem_onerowgroup` into a finished set that lacks
+    /// them (each staged, then renamed into place).
+    fn ensure_one_file_tables(&self) -> Result<(), String> {
+        type Write = fn(&Path, Layout) -> Result<(), String>;
+        let tables: [(&str, Write); 2] = [
+            (ONE_FILE, write_lineitem_onefile),
+            (ONE_ROW_GROUP, write_lineitem_onerowgroup),
+        ];
+        for (name, write) in tables {
+            let dir = self.dir(name);
+            if dir.exists() {
+                continue;
+            }
+            let staging = dir.with_extension(format!("tmp-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&staging);
+            eprintln!("generating {} (once)…", dir.display());
+            write(&staging, self.layout)?;
+            std::fs::rename(&staging, &dir).map_err(|e| e.to_string())?;
         }
-        let staging = dir.with_extension(format!("tmp-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&staging);
-        eprintln!("generating {} (once)…", dir.display());
-        write_lineitem_onefile(&staging, self.layout)?;
-        std::fs::rename(&staging, &dir).map_err(|e| e.to_string())
+        Ok(())
     }
 }
 
 /// The folder of the one-file table.
 const ONE_FILE: &str = "lineitem_onefile";
+/// The folder of the one-file table of one row group.
+const ONE_ROW_GROUP: &str = "lineitem_onerowgroup";
 
 /// One data file's path, relative to the table root.
 fn data_path(layout: Layout, file: usize) -> String {
@@ -202,7 +213,16 @@ pub fn write_lineitem(dir: &Path, layout: Layout) -> Result<Vec<Value>, String> 
 /// Writes `lineitem_onefile`: the rows of one year of `layout` in one data file (row groups
 /// of `layout.rows_per_group` rows), one commit and a checkpoint.
 pub fn write_lineitem_onefile(dir: &Path, layout: Layout) -> Result<(), String> {
-    let one = layout.one_file();
+    write_one_file_table(dir, layout.one_file())
+}
+
+/// Writes `lineitem_onerowgroup`: the rows of `lineitem_onefile` in one row group.
+pub fn write_lineitem_onerowgroup(dir: &Path, layout: Layout) -> Result<(), String> {
+    write_one_file_table(dir, layout.one_row_group())
+}
+
+/// A table of one data file of `one`'s rows, one commit and a checkpoint.
+fn write_one_file_table(dir: &Path, one: Layout) -> Result<(), String> {
     let (size, stats) = write_data_file(dir, one, 0)?;
     let add = TableWriter::new().add_action(
         &data_path(one, 0),

@@ -35,6 +35,7 @@ fn tiny_tables_read_the_same_with_every_rust_reader() {
     assert_eq!(adds.len(), TINY.files());
     tables::write_lineitem_dv(root.path(), TINY, &adds).unwrap();
     tables::write_lineitem_onefile(&root.path().join("lineitem_onefile"), TINY).unwrap();
+    tables::write_lineitem_onerowgroup(&root.path().join("lineitem_onerowgroup"), TINY).unwrap();
     tables::write_commits(&root.path().join("commits10k"), 10).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let all_keys: i64 = (0..TINY.files())
@@ -49,6 +50,7 @@ fn tiny_tables_read_the_same_with_every_rust_reader() {
         "partition",
         "dv",
         "onefile",
+        "onegroup",
     ] {
         let s = scenario(name);
         let dir = root.path().join(s.table);
@@ -75,7 +77,7 @@ fn tiny_tables_read_the_same_with_every_rust_reader() {
                 assert!(matching < all, "{matching} of {all} row groups match");
             }
             "partition" => assert_eq!(ours.rows, TINY.rows_per_file as u64),
-            "onefile" => {
+            "onefile" | "onegroup" => {
                 assert_eq!(ours.rows, one.rows_per_file as u64);
                 assert_eq!(ours.checksum, one_file_keys);
             }

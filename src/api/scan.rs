@@ -461,9 +461,11 @@ impl DeltaScan {
 
     /// Replaces the whole-file partitions by `target` groups of byte ranges of about
     /// `ceil(total bytes / target)` bytes each (see `plan::split_byte_ranges`). A task whose
-    /// range is not the whole file reads only the row groups its range owns (see
-    /// `owns_row_group` in the read layer), keeping the file's partition values, transforms and
-    /// deletion vector; reading every range returns the rows of the whole file.
+    /// range is not the whole file reads only the rows its range owns (see `ranges` in the
+    /// read layer: whole row groups, or, where the file has a page index, the rows of a row
+    /// group in proportion to the bytes of it in the range), keeping the file's partition
+    /// values, transforms and deletion vector; reading every range returns the rows of the
+    /// whole file.
     pub fn split_into_byte_ranges(mut self, target: usize) -> Self {
         let whole: Vec<FileTask> = self
             .tasks

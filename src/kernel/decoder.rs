@@ -40,9 +40,9 @@ use crate::limits::pages::ChunkIndex;
 use crate::plan::FileTask;
 use crate::read::metrics::DeltaScanMetrics;
 use crate::read::{
-    deleted_rows_owned, int96_as_micros, load_deletion_vector, owned_row_groups,
-    projected_file_schema, read_metadata, row_group_rows, BatchFinish, DeletionVector, FileDecoder,
-    FileOutput, FileTransform, PageCheck, ReadContext, RowLimit,
+    deleted_rows_owned, int96_as_micros, load_deletion_vector, owned_rows, projected_file_schema,
+    read_metadata, row_group_rows, BatchFinish, DeletionVector, FileDecoder, FileOutput,
+    FileTransform, PageCheck, ReadContext, RowLimit,
 };
 
 /// Files decoded by delta_kernel's default engine (the `DeltaKernel` backend).
@@ -173,18 +173,16 @@ async fn open(
         }
         None => None,
     };
-    // A ranged task returns the rows of the row groups its range owns (the kernel reads the
-    // whole file): their row intervals, file-global like deletion vector positions.
+    // A ranged task returns the rows its range owns (the kernel reads the whole file): their
+    // row intervals, file-global like deletion vector positions. A negative row count in the
+    // footer is an error, as it would shift every row position.
     let owned: Option<Vec<Range<u64>>> = match task.range.as_ref() {
         Some(range) => {
-            let rows = row_group_rows(&metadata, &path)?;
+            row_group_rows(&metadata, &path)?;
             Some(
-                owned_row_groups(&metadata, range)
+                owned_rows(&metadata, range)
                     .into_iter()
-                    .filter_map(|i| {
-                        rows.get(i)
-                            .map(|&(first, n)| first..first.saturating_add(n))
-                    })
+                    .map(|o| o.rows)
                     .collect(),
             )
         }

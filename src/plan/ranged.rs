@@ -2,8 +2,8 @@
 //!
 //! The files, in scan order, are laid end to end and cut into consecutive groups of
 //! `ceil(total bytes / target)` bytes; a file crossing a cut is split into byte ranges, one per
-//! group it touches. The ranges of one file tile it (`0..size`), so each row group is owned
-//! by exactly one of them (see `read::owns_row_group`). Files of size 0 are kept whole in the
+//! group it touches. The ranges of one file tile it (`0..size`), so each row is owned by
+//! exactly one of them (see `read::ranges`). Files of size 0 are kept whole in the
 //! group they fall into. Never more groups than `target`, never an empty group.
 //!
 //! [`groups_for_few_files`] decides when a scan's own partitions should read ranges: whole

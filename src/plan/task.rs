@@ -33,8 +33,8 @@ pub struct FileTask {
     pub deletion_vector: Option<DeletionVectorDescriptor>,
     /// Stop after this many rows (of those the predicate selects).
     pub limit: Option<usize>,
-    /// Read only the row groups this byte range of the file owns (see
-    /// `read::owns_row_group`); `None` reads the whole file. Row
+    /// Read only the rows this byte range of the file owns (whole row groups, or rows of a
+    /// row group the ranges share; see `read::ranges`); `None` reads the whole file. Row
     /// positions (deletion vectors) stay those of the whole file.
     pub range: Option<std::ops::Range<u64>>,
 }

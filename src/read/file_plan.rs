@@ -16,6 +16,7 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::deletion_vector::DeletionVector;
+use super::ranges::{owned_rows, OwnedRows};
 use super::read_ahead::{leaves_of, ReadAhead};
 use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
 use super::row_group_reads::DeletedRows;
@@ -58,7 +59,7 @@ pub struct ReadSpec {
 
 /// A file's plan before its deletion vector is known.
 pub(crate) struct FilePlan {
-    /// Row groups the task owns that statistics ruled out.
+    /// Row groups the task owns the first row of that statistics ruled out.
     pub(crate) row_groups_pruned: usize,
     /// `None` when no row of the file can be returned.
     pub(crate) read: Option<FileRead>,
@@ -86,8 +87,9 @@ pub(crate) enum Deletes {
 
 /// The read of one file with at least one row to return.
 pub(crate) struct FileRead {
-    /// Row groups to read, in file order.
-    row_groups: Vec<usize>,
+    /// Row groups to read, in file order, each with the rows of it the task owns (all of
+    /// them unless a ranged task shares the row group with others; see `read::ranges`).
+    groups: Vec<OwnedRows>,
     /// The first file row and row count of every row group of the file.
     row_group_rows: Vec<(u64, u64)>,
     /// File columns decoded (top-level indexes of the file schema).
@@ -115,15 +117,29 @@ pub(crate) fn plan_file(
         read: None,
     };
 
-    // A ranged task reads the row groups its range owns, the others none.
-    let mut row_groups: Vec<usize> = match &task.range {
-        Some(range) => super::ranges::owned_row_groups(parquet, range),
-        None => (0..parquet.num_row_groups()).collect(),
+    let row_group_rows = row_group_rows(parquet, &task.path)?;
+    // A ranged task reads the rows its range owns, the others none.
+    let mut groups: Vec<OwnedRows> = match &task.range {
+        Some(range) => owned_rows(parquet, range),
+        None => (row_group_rows.iter().enumerate())
+            .map(|(i, &(first, rows))| OwnedRows {
+                row_group: i,
+                rows: first..first.saturating_add(rows),
+            })
+            .collect(),
     };
-    let owned = row_groups.len();
-    if owned == 0 {
+    if groups.is_empty() {
         return Ok(empty(0));
     }
+    // A row group the ranges share counts as pruned once, for the range owning its first row.
+    let first_rows = |gs: &[OwnedRows]| {
+        gs.iter()
+            .filter(|g| {
+                (row_group_rows.get(g.row_group)).is_some_and(|&(first, _)| g.rows.start == first)
+            })
+            .count()
+    };
+    let owned = first_rows(&groups);
     let predicate = spec.predicate.as_ref().filter(|_| spec.pushdown);
     // Row groups whose statistics rule the predicate out.
     if let Some(expr) = predicate {
@@ -135,10 +151,10 @@ pub(crate) fn plan_file(
             spec.mode,
             task.deletion_vector.is_some(),
         );
-        row_groups.retain(|i| may_match.contains(i));
+        groups.retain(|g| may_match.contains(&g.row_group));
     }
-    let row_groups_pruned = owned - row_groups.len();
-    if row_groups.is_empty() {
+    let row_groups_pruned = owned - first_rows(&groups);
+    if groups.is_empty() {
         return Ok(empty(row_groups_pruned));
     }
 
@@ -186,11 +202,10 @@ pub(crate) fn plan_file(
     };
     let (roots, projected) = projected_file_schema(file_schema, &columns, spec.mode);
     let transform = FileTransform::new(schema, &columns, &values, &projected, spec.mode);
-    let row_group_rows = row_group_rows(parquet, &task.path)?;
     Ok(FilePlan {
         row_groups_pruned,
         read: Some(FileRead {
-            row_groups,
+            groups,
             row_group_rows,
             roots,
             row_filter,
@@ -241,16 +256,14 @@ impl FileRead {
         if deleted.deleted_in(0, file_rows) >= file_rows {
             return None;
         }
-        let groups = &self.row_group_rows;
-        self.row_groups.retain(|&i| {
-            groups
-                .get(i)
-                .is_some_and(|&(start, rows)| deleted.deleted_in(start, rows) < rows)
+        self.groups.retain(|g| {
+            let rows = g.rows.end - g.rows.start;
+            deleted.deleted_in(g.rows.start, rows) < rows
         });
-        if self.row_groups.is_empty() {
+        if self.groups.is_empty() {
             return None;
         }
-        // The selection covers the row groups read, and only those.
+        // The selection covers the rows read, and only those (see `decoder`).
         let kept: Vec<(u64, u64)> = self.read_group_rows().collect();
         let rows: u64 = kept.iter().map(|&(_, n)| n).sum();
         let chosen = deleted.row_selection(&kept);
@@ -260,7 +273,13 @@ impl FileRead {
         // whole pages.
         let runs = (chosen.iter().count() as u64).max(1);
         self.deletes = if self.row_filter.is_none() && rows / runs < MIN_SELECTED_RUN {
-            let starts = groups.iter().map(|&(start, _)| start).collect();
+            // The file row of each row group's first decoded row.
+            let mut starts: Vec<u64> = self.row_group_rows.iter().map(|&(s, _)| s).collect();
+            for g in &self.groups {
+                if let Some(start) = starts.get_mut(g.row_group) {
+                    *start = g.rows.start;
+                }
+            }
             Deletes::Masked(DeletedRows::new(deleted, starts))
         } else {
             Deletes::Selection(chosen)
@@ -287,13 +306,14 @@ impl FileRead {
     pub(crate) fn ahead(&self, parquet: &ParquetMetaData, budget: u64) -> Option<ReadAhead> {
         let whole = self.row_filter.is_none()
             && self.limit.is_none()
-            && !matches!(self.deletes, Deletes::Selection(_));
+            && !matches!(self.deletes, Deletes::Selection(_))
+            && self.reads_whole_row_groups();
         if !whole {
             return None;
         }
         ReadAhead::new(
             parquet,
-            &self.row_groups,
+            &self.row_group_indexes(),
             &leaves_of(parquet, &self.roots),
             budget,
         )
@@ -314,17 +334,50 @@ impl FileRead {
             .then(|| RowSelection::from(vec![RowSelector::select(n), RowSelector::skip(rows - n)]))
     }
 
-    /// The first file row and the row count of each row group read, in file order.
+    /// The first file row and the row count of the rows read of each row group read, in file
+    /// order.
     fn read_group_rows(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.row_groups
+        self.groups
             .iter()
-            .filter_map(|&i| self.row_group_rows.get(i).copied())
+            .map(|g| (g.rows.start, g.rows.end - g.rows.start))
+    }
+
+    /// The indexes of the row groups read, in file order.
+    fn row_group_indexes(&self) -> Vec<usize> {
+        self.groups.iter().map(|g| g.row_group).collect()
     }
 
     /// The row groups read, in file order.
     #[cfg(test)]
-    pub(crate) fn row_groups(&self) -> &[usize] {
-        &self.row_groups
+    pub(crate) fn row_groups(&self) -> Vec<usize> {
+        self.row_group_indexes()
+    }
+
+    /// Whether every row group read is read whole (no range shares it).
+    fn reads_whole_row_groups(&self) -> bool {
+        self.groups.iter().all(|g| {
+            self.row_group_rows
+                .get(g.row_group)
+                .is_some_and(|&(first, rows)| g.rows == (first..first.saturating_add(rows)))
+        })
+    }
+
+    /// For a task that owns only some rows of a row group it reads: the selection, over the
+    /// rows of the row groups read, of the rows it owns. `None` when it reads them whole.
+    fn owned_selection(&self) -> Option<RowSelection> {
+        if self.reads_whole_row_groups() {
+            return None;
+        }
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let mut selectors = Vec::with_capacity(self.groups.len() * 3);
+        for g in &self.groups {
+            let (first, rows) = self.row_group_rows.get(g.row_group).copied()?;
+            let end = first.saturating_add(rows);
+            selectors.push(RowSelector::skip(count(g.rows.start.saturating_sub(first))));
+            selectors.push(RowSelector::select(count(g.rows.end - g.rows.start)));
+            selectors.push(RowSelector::skip(count(end.saturating_sub(g.rows.end))));
+        }
+        Some(selectors.into_iter().collect())
     }
 
     /// The decoder of this read, and what the reader still needs: the mask of scattered
@@ -342,6 +395,8 @@ impl FileRead {
     )> {
         let limit = self.decoder_limit();
         let head = self.head_selection(limit);
+        let owned = self.owned_selection();
+        let row_groups = self.row_group_indexes();
         let num_row_groups = self.row_group_rows.len();
         let mask = ProjectionMask::roots(
             metadata.metadata().file_metadata().schema_descr(),
@@ -350,22 +405,22 @@ impl FileRead {
         let mut builder = ParquetPushDecoderBuilder::new_with_metadata(metadata)
             .with_projection(mask)
             .with_batch_size(batch_size.max(1));
-        if self.row_groups.len() < num_row_groups {
-            builder = builder.with_row_groups(self.row_groups);
+        if row_groups.len() < num_row_groups {
+            builder = builder.with_row_groups(row_groups);
         }
-        let masked = match self.deletes {
-            Deletes::None => {
-                if let Some(head) = head {
-                    builder = builder.with_row_selection(head);
-                }
-                None
-            }
-            Deletes::Selection(selection) => {
-                builder = builder.with_row_selection(selection);
-                None
-            }
-            Deletes::Masked(masked) => Some(masked),
+        // The head and the deletes select among the rows the task owns.
+        let (selection, masked) = match self.deletes {
+            Deletes::None => (head, None),
+            Deletes::Selection(selection) => (Some(selection), None),
+            Deletes::Masked(masked) => (None, Some(masked)),
         };
+        let selection = match (owned, selection) {
+            (Some(owned), Some(among)) => Some(owned.and_then(&among)),
+            (owned, selection) => owned.or(selection),
+        };
+        if let Some(selection) = selection {
+            builder = builder.with_row_selection(selection);
+        }
         if let Some(filter) = self.row_filter {
             builder = builder.with_row_filter(filter);
         }

@@ -8,6 +8,7 @@ use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::file::metadata::PageIndexPolicy;
 use parquet::DecodeResult;
 use serde_json::json;
 use url::Url;
@@ -24,15 +25,20 @@ const ROWS: i64 = 500;
 const GROUP: usize = 100;
 
 fn file_bytes() -> Bytes {
-    let ids = Int64Array::from_iter_values(0..ROWS);
-    let v = StringArray::from_iter_values((0..ROWS).map(|i| format!("v{i}")));
+    file_of(ROWS, GROUP)
+}
+
+/// A file of `rows` rows in row groups of `group` rows (`id` the row number, `v` its text).
+fn file_of(rows: i64, group: usize) -> Bytes {
+    let ids = Int64Array::from_iter_values(0..rows);
+    let v = StringArray::from_iter_values((0..rows).map(|i| format!("v{i}")));
     let schema = Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         Field::new("v", DataType::Utf8, false),
     ]);
     let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ids), Arc::new(v)])
         .unwrap_or_else(|e| panic!("{e}"));
-    crate::fixture::parquet_bytes_with_row_groups("f.parquet", &batch, Some(GROUP))
+    crate::fixture::parquet_bytes_with_row_groups("f.parquet", &batch, Some(group))
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -111,8 +117,18 @@ fn plan(spec: &ReadSpec, task: &FileTask) -> (usize, Option<FileRead>) {
 /// applied when the decoder does not), as row numbers.
 fn decode(spec: &ReadSpec, read: FileRead) -> Vec<i64> {
     let bytes = file_bytes();
+    decode_file(spec, read, &bytes, metadata(&bytes))
+}
+
+/// As `decode`, for the file `bytes` whose footer is `meta`.
+fn decode_file(
+    spec: &ReadSpec,
+    read: FileRead,
+    bytes: &Bytes,
+    meta: ArrowReaderMetadata,
+) -> Vec<i64> {
     let (mut decoder, masked, _, output) = read
-        .decoder(metadata(&bytes), spec.batch_size, "f.parquet")
+        .decoder(meta, spec.batch_size, "f.parquet")
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(
         masked.is_none(),
@@ -208,6 +224,47 @@ fn a_ranged_task_reads_the_row_groups_its_range_owns() {
     // A range inside one row group's data owns none.
     task.range = Some(start(1) + 1..start(2));
     assert!(plan(&spec, &task).1.is_none());
+}
+
+#[test]
+fn ranges_share_row_groups_by_rows_with_a_page_index_and_count_a_pruned_one_once() {
+    // Two row groups of 20,000 rows, footer loaded with the page index.
+    let bytes = file_of(40_000, 20_000);
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required);
+    let meta = ArrowReaderMetadata::load(&bytes, options).unwrap_or_else(|e| panic!("{e}"));
+    let size = bytes.len() as u64;
+    for (filter, expected, pruned) in [
+        (None, (0..40_000).collect::<Vec<i64>>(), 0),
+        (Some("id >= 30000"), (30_000..40_000).collect(), 1),
+    ] {
+        for parts in 1..=5u64 {
+            let (spec, mut task) = scan(filter, None, true);
+            let mut got = Vec::new();
+            let mut pruned_in_all = 0;
+            let mut reading = 0;
+            for k in 0..parts {
+                task.range = Some(size * k / parts..size * (k + 1) / parts);
+                let plan = plan_file(&spec, &task, &meta).unwrap_or_else(|e| panic!("{e}"));
+                pruned_in_all += plan.row_groups_pruned;
+                if let Some(read) = plan.read {
+                    reading += 1;
+                    // Sharing a row group reads pages, not whole chunks ahead.
+                    if !read.reads_whole_row_groups() {
+                        assert!(read.ahead(meta.metadata(), 1 << 20).is_none());
+                    }
+                    got.extend(decode_file(&spec, read, &bytes, meta.clone()));
+                }
+            }
+            got.sort_unstable();
+            assert_eq!(got, expected, "{filter:?}, {parts} ranges: every row once");
+            assert_eq!(pruned_in_all, pruned, "{filter:?}, {parts} ranges");
+            // Up to 4 ranges each get rows; with 5, one of them would get fewer than half of
+            // CUT_ROWS of a row group, so it gets none.
+            if filter.is_none() && parts <= 4 {
+                assert_eq!(reading, parts, "{parts} ranges: each decodes rows");
+            }
+        }
+    }
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub(crate) use {
     file::{int96_as_micros, load_deletion_vector, BatchFinish, RowLimit},
     file_plan::{row_group_rows, FileOutput},
     footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE},
-    ranges::{deleted_rows_owned, owned_row_groups},
+    ranges::{deleted_rows_owned, owned_rows},
     row_group_reads::PageCheck,
     transform::{projected_file_schema, FileTransform},
 };

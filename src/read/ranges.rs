@@ -1,12 +1,21 @@
-//! Byte-range file tasks: which row groups of a file a range of its bytes owns.
+//! Byte-range file tasks: which rows of a file a range of its bytes owns.
 //!
 //! A file may be read as several tasks, each over a byte range of it (ranges that tile the
-//! file). A ranged task owns a row group iff its range contains the row group's first
-//! column-page offset: the smallest dictionary or data page offset over the row group's
-//! column chunks. Each row group has one such offset, so ranges that tile the file own every
-//! row group exactly once, and reading all ranged tasks of a file returns the same rows as
-//! reading it whole. Row positions stay file-global (deletion vectors index rows of the
-//! whole file), which the reader keeps by selecting row groups rather than slicing bytes.
+//! file). Each row group has a byte span: from its first column page (the smallest dictionary
+//! or data page offset over its column chunks) to the end of its last column chunk.
+//!
+//! - A row group with an offset index (page locations for every column) is shared by the
+//!   ranges its span crosses: a cut at byte `x` of the span falls at the row in the same
+//!   proportion, rounded to [`CUT_ROWS`]. Each task's decoder then reads only the pages of its
+//!   rows, so one large row group decodes on as many cores as ranges cross it.
+//! - Without an offset index a part would have to fetch and decompress the whole column
+//!   chunks to skip rows, so such a row group belongs whole to the range that contains its
+//!   first page.
+//!
+//! Either rule is a function of the footer and the cut points alone, so ranges that tile the
+//! file own every row exactly once, and reading all ranged tasks of a file returns the same
+//! rows as reading it whole. Row positions stay file-global (deletion vectors index rows of
+//! the whole file): the reader selects rows rather than slicing bytes.
 
 use std::ops::Range;
 
@@ -14,39 +23,117 @@ use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 
 use super::deletion_vector::DeletionVector;
 
+/// Cuts inside a row group fall on multiples of this many rows (and a row group of fewer
+/// rows than half of it is never cut), so no task gets a sliver of a few rows that costs a
+/// page of every column to decode.
+pub const CUT_ROWS: u64 = 8192;
+
+/// The rows of one row group that a task owns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedRows {
+    /// The row group's index in the file.
+    pub row_group: usize,
+    /// File-global row positions, within the row group's rows; never empty.
+    pub rows: Range<u64>,
+}
+
+/// The byte offset of a column chunk's first page (its dictionary page when it has one).
+fn chunk_start(chunk: &parquet::file::metadata::ColumnChunkMetaData) -> u64 {
+    let data = chunk.data_page_offset();
+    let first = chunk.dictionary_page_offset().map_or(data, |d| d.min(data));
+    u64::try_from(first).unwrap_or(0)
+}
+
 /// The byte offset where a row group's data starts: the smallest dictionary or data page
 /// offset of its column chunks (0 for a row group with no columns).
 pub fn row_group_start(row_group: &RowGroupMetaData) -> u64 {
     row_group
         .columns()
         .iter()
-        .map(|c| {
-            let data = c.data_page_offset();
-            let first = c.dictionary_page_offset().map_or(data, |d| d.min(data));
-            u64::try_from(first).unwrap_or(0)
-        })
+        .map(chunk_start)
         .min()
         .unwrap_or(0)
 }
 
-/// Whether a task over `range` owns a row group starting at `start`.
-pub fn owns_row_group(range: &Range<u64>, start: u64) -> bool {
-    range.contains(&start)
+/// The end of a row group's bytes: the largest end of its column chunks (at least its start).
+fn row_group_end(row_group: &RowGroupMetaData) -> u64 {
+    row_group
+        .columns()
+        .iter()
+        .map(|c| {
+            let len = u64::try_from(c.compressed_size()).unwrap_or(0);
+            chunk_start(c).saturating_add(len)
+        })
+        .max()
+        .unwrap_or(0)
+        .max(row_group_start(row_group))
 }
 
-/// The indexes of the row groups a task over `range` owns, in file order.
-pub fn owned_row_groups(metadata: &ParquetMetaData, range: &Range<u64>) -> Vec<usize> {
+/// Whether row group `i` has page locations for every column, so that a task can read some
+/// of its rows without the others'.
+fn has_page_locations(metadata: &ParquetMetaData, i: usize) -> bool {
     metadata
-        .row_groups()
-        .iter()
-        .enumerate()
-        .filter(|(_, rg)| owns_row_group(range, row_group_start(rg)))
-        .map(|(i, _)| i)
-        .collect()
+        .offset_index()
+        .and_then(|index| index.get(i))
+        .is_some_and(|columns| {
+            !columns.is_empty() && columns.iter().all(|c| !c.page_locations().is_empty())
+        })
+}
+
+/// The row (within a row group of `rows` rows spanning bytes `span`) where a cut at byte
+/// `at` falls: 0 at or before the span, `rows` at or after its end, else the proportional
+/// row rounded to [`CUT_ROWS`] (or `rows`, when fewer than half of it would be left).
+/// Non-decreasing in `at`.
+fn cut_row(rows: u64, span: &Range<u64>, at: u64) -> u64 {
+    if at <= span.start {
+        return 0;
+    }
+    if at >= span.end {
+        return rows;
+    }
+    let into = u128::from(at - span.start);
+    let width = u128::from(span.end - span.start);
+    let row = u128::from(rows) * into / width;
+    let row = u64::try_from(row).unwrap_or(rows);
+    let snapped = (row.saturating_add(CUT_ROWS / 2) / CUT_ROWS).saturating_mul(CUT_ROWS);
+    // Nor a sliver at the end.
+    if rows.saturating_sub(snapped) < CUT_ROWS / 2 {
+        rows
+    } else {
+        snapped
+    }
+}
+
+/// The rows a task over `range` owns, by row group in file order (see the module doc).
+pub fn owned_rows(metadata: &ParquetMetaData, range: &Range<u64>) -> Vec<OwnedRows> {
+    let mut first = 0u64;
+    let mut owned = Vec::new();
+    for (i, rg) in metadata.row_groups().iter().enumerate() {
+        let rows = u64::try_from(rg.num_rows()).unwrap_or(0);
+        let span = row_group_start(rg)..row_group_end(rg);
+        let (from, to) = if has_page_locations(metadata, i) {
+            (
+                cut_row(rows, &span, range.start),
+                cut_row(rows, &span, range.end),
+            )
+        } else if range.contains(&span.start) {
+            (0, rows)
+        } else {
+            (0, 0)
+        };
+        if from < to {
+            owned.push(OwnedRows {
+                row_group: i,
+                rows: first.saturating_add(from)..first.saturating_add(to),
+            });
+        }
+        first = first.saturating_add(rows);
+    }
+    owned
 }
 
 /// The rows of `deleted` a task is answerable for: all of them for a whole-file task
-/// (`range` `None`), else those in the row groups its range owns, so the tasks of a file read
+/// (`range` `None`), else those among the rows its range owns, so the tasks of a file read
 /// in ranges count each deleted row once between them.
 pub fn deleted_rows_owned(
     metadata: &ParquetMetaData,
@@ -56,16 +143,10 @@ pub fn deleted_rows_owned(
     let Some(range) = range else {
         return deleted.cardinality();
     };
-    let mut first = 0u64;
-    let mut count = 0u64;
-    for rg in metadata.row_groups() {
-        let rows = u64::try_from(rg.num_rows()).unwrap_or(0);
-        if owns_row_group(range, row_group_start(rg)) {
-            count = count.saturating_add(deleted.deleted_in(first, rows));
-        }
-        first = first.saturating_add(rows);
-    }
-    count
+    owned_rows(metadata, range)
+        .iter()
+        .map(|o| deleted.deleted_in(o.rows.start, o.rows.end - o.rows.start))
+        .fold(0u64, u64::saturating_add)
 }
 
 #[cfg(test)]
@@ -74,7 +155,7 @@ mod tests {
 
     use arrow_array::{Int64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
-    use parquet::file::metadata::ParquetMetaDataReader;
+    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
 
     use super::*;
 
@@ -101,6 +182,20 @@ mod tests {
         (meta, buf.len() as u64)
     }
 
+    /// As `metadata`, with the page indexes the writer wrote loaded.
+    fn metadata_with_pages(rows: i64, per_group: usize) -> (ParquetMetaData, u64) {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let ids = Arc::new(Int64Array::from_iter_values(0..rows));
+        let batch = RecordBatch::try_new(schema, vec![ids]).unwrap_or_else(|e| panic!("{e}"));
+        let buf = crate::fixture::parquet_bytes_with_row_groups("t", &batch, Some(per_group))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let meta = ParquetMetaDataReader::new()
+            .with_page_index_policy(PageIndexPolicy::Required)
+            .parse_and_finish(&buf)
+            .unwrap_or_else(|e| panic!("{e}"));
+        (meta, buf.len() as u64)
+    }
+
     #[test]
     fn starts_are_increasing_and_inside_the_file() {
         let (meta, size) = metadata(1000, 100);
@@ -119,11 +214,42 @@ mod tests {
         assert!(Some(starts[0]) <= data_min);
     }
 
-    #[test]
-    fn every_row_group_has_exactly_one_owner_for_any_split() {
-        let (meta, size) = metadata(1000, 70);
-        let groups = meta.num_row_groups();
-        // Splits into 1..=12 parts at regular points, and at every start ± 1.
+    /// The rows each range of `bounds` owns, checked to tile the file's rows: every row
+    /// owned once, by ranges in order, each piece inside its row group. Returns the pieces.
+    fn tile(meta: &ParquetMetaData, bounds: &[u64]) -> Vec<Vec<OwnedRows>> {
+        let total: u64 = meta
+            .row_groups()
+            .iter()
+            .map(|rg| rg.num_rows() as u64)
+            .sum();
+        let starts: Vec<u64> = meta
+            .row_groups()
+            .iter()
+            .scan(0u64, |first, rg| {
+                let at = *first;
+                *first += rg.num_rows() as u64;
+                Some(at)
+            })
+            .collect();
+        let pieces: Vec<Vec<OwnedRows>> = bounds
+            .windows(2)
+            .map(|w| owned_rows(meta, &(w[0]..w[1])))
+            .collect();
+        let mut next = 0u64;
+        for piece in pieces.iter().flatten() {
+            assert_eq!(piece.rows.start, next, "{bounds:?}: {pieces:?}");
+            assert!(piece.rows.start < piece.rows.end);
+            let rg = piece.row_group;
+            let end = starts[rg] + meta.row_group(rg).num_rows() as u64;
+            assert!(starts[rg] <= piece.rows.start && piece.rows.end <= end);
+            next = piece.rows.end;
+        }
+        assert_eq!(next, total, "{bounds:?}: {pieces:?}");
+        pieces
+    }
+
+    /// Cut points: 1..=12 parts at regular points, and at every row group start ± 1.
+    fn splits(meta: &ParquetMetaData, size: u64) -> Vec<Vec<u64>> {
         let mut splits: Vec<Vec<u64>> = (1..=12u64)
             .map(|parts| (1..parts).map(|k| size * k / parts).collect())
             .collect();
@@ -132,21 +258,79 @@ mod tests {
             splits.push(vec![s]);
             splits.push(vec![s.saturating_sub(1), s + 1]);
         }
-        for cuts in splits {
-            let mut bounds = vec![0];
-            bounds.extend(cuts);
-            bounds.push(size);
-            let mut owners = vec![0usize; groups];
-            for w in bounds.windows(2) {
-                for rg in owned_row_groups(&meta, &(w[0]..w[1])) {
-                    owners[rg] += 1;
-                }
+        splits
+            .into_iter()
+            .map(|cuts| {
+                let mut bounds = vec![0];
+                bounds.extend(cuts);
+                bounds.push(size);
+                bounds
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_page_locations_every_row_group_has_exactly_one_owner_for_any_split() {
+        let (meta, size) = metadata(1000, 70);
+        assert!(meta.offset_index().is_none());
+        for bounds in splits(&meta, size) {
+            for piece in tile(&meta, &bounds).iter().flatten() {
+                // Whole row groups only.
+                let rows = meta.row_group(piece.row_group).num_rows() as u64;
+                assert_eq!(piece.rows.end - piece.rows.start, rows, "{bounds:?}");
             }
-            assert!(owners.iter().all(|&n| n == 1), "{bounds:?}: {owners:?}");
         }
         // A range before the first row group owns nothing; the whole file owns all.
-        assert!(owned_row_groups(&meta, &(0..4)).is_empty());
-        assert_eq!(owned_row_groups(&meta, &(0..size)).len(), groups);
+        assert!(owned_rows(&meta, &(0..4)).is_empty());
+        assert_eq!(owned_rows(&meta, &(0..size)).len(), meta.num_row_groups());
+    }
+
+    #[test]
+    fn with_page_locations_ranges_share_a_row_group_by_rows() {
+        // Three row groups of 40,000, 40,000 and 20,000 rows, with their page indexes.
+        let (meta, size) = metadata_with_pages(100_000, 40_000);
+        assert_eq!(meta.num_row_groups(), 3);
+        for bounds in splits(&meta, size) {
+            tile(&meta, &bounds);
+        }
+        // Two halves: the middle row group is cut at a multiple of CUT_ROWS near its middle.
+        let halves = tile(&meta, &[0, size / 2, size]);
+        let first = halves[0].last().unwrap_or_else(|| panic!("{halves:?}"));
+        assert_eq!(first.row_group, 1);
+        assert!(
+            first.rows.end > 40_000 && first.rows.end < 80_000,
+            "{halves:?}"
+        );
+        assert_eq!((first.rows.end - 40_000) % CUT_ROWS, 0);
+        assert_eq!(halves[1][0].row_group, 1);
+        // One row group split 8 ways: each part owns rows of it.
+        let (one, size) = metadata_with_pages(100_000, 100_000);
+        let bounds: Vec<u64> = (0..=8).map(|k| size * k / 8).collect();
+        let parts = tile(&one, &bounds);
+        assert!(parts.iter().all(|p| p.len() == 1), "{parts:?}");
+    }
+
+    #[test]
+    fn a_cut_row_is_proportional_rounded_and_never_decreasing() {
+        let span = 1000..2000;
+        assert_eq!(cut_row(100_000, &span, 0), 0);
+        assert_eq!(cut_row(100_000, &span, 1000), 0);
+        assert_eq!(cut_row(100_000, &span, 1500), 6 * CUT_ROWS);
+        assert_eq!(cut_row(100_000, &span, 1900), 11 * CUT_ROWS);
+        // No sliver at the end either: 95,000 rounds to 98,304, with 1,696 rows left.
+        assert_eq!(cut_row(100_000, &span, 1950), 100_000);
+        assert_eq!(cut_row(100_000, &span, 2000), 100_000);
+        // A row group under half of CUT_ROWS is never cut.
+        assert!((1000..=2000).all(|at| [0, 3000].contains(&cut_row(3000, &span, at))));
+        let mut last = 0;
+        for at in 900..2100 {
+            let row = cut_row(54_321, &span, at);
+            assert!(row >= last && row <= 54_321);
+            last = row;
+        }
+        // An empty span (a row group of no bytes) goes whole to the range holding its start.
+        assert_eq!(cut_row(10, &(5..5), 5), 0);
+        assert_eq!(cut_row(10, &(5..5), 6), 10);
     }
 
     #[test]

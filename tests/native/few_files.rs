@@ -5,7 +5,9 @@
 //! the file's size once. Read whole: with a limit (log order, as few files as needed), on a
 //! current-thread runtime (one thread polls every partition), and with one partition. A log
 //! whose `add.size` for the file is wrong (short or long) is a typed error naming the file,
-//! read in ranges or whole, never a row twice.
+//! read in ranges or whole, never a row twice. A file of one large row group (with its page
+//! index) is shared by its ranges row by row: each range decodes its own part of the row
+//! group, fetching only its pages.
 
 use crate::common;
 
@@ -238,6 +240,82 @@ async fn a_wrong_size_in_the_log_is_an_error_not_wrong_rows() {
             assert!(
                 got.iter().all(|id| expected.binary_search(id).is_ok()),
                 "{what}, {partitions} partitions: no deleted row"
+            );
+        }
+    }
+}
+
+/// Reads `scan` one stream per partition, polled together: each partition's ids (checked
+/// against their pad), and the scan's metrics.
+async fn read_partitions(
+    scan: delta_arrow_reader::DeltaScan,
+) -> (Vec<Vec<u64>>, ScanMetricsSnapshot) {
+    use futures::StreamExt;
+    let metrics = scan.metrics();
+    let reads = scan.into_partition_streams().into_iter().map(|stream| {
+        stream
+            .map(|item| item.unwrap_or_else(|e| panic!("{e}")))
+            .collect::<Vec<_>>()
+    });
+    let parts = futures::future::join_all(reads).await;
+    (parts.iter().map(|b| ids(b)).collect(), metrics.snapshot())
+}
+
+/// One row group of `ROWS` rows: ranges cut it by rows, each range decodes its own rows
+/// (none twice, none lost, deletes applied once, whether the deletion vector becomes a row
+/// selection or a mask), and together they fetch about the file once, not once each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_big_row_group_is_shared_by_its_ranges_row_by_row() {
+    let every_tenth: Vec<u64> = (0..ROWS).filter(|i| i % 10 == 3).collect();
+    for deletes in [deleted(), every_tenth, Vec::new()] {
+        let w = common::dv_table_padded(
+            ROWS,
+            ROWS as usize,
+            &deletes,
+            json!({"numRecords": ROWS}),
+            Some(pad),
+        );
+        let table = DeltaTableBuilder::new("memory://bucket/table/")
+            .with_store(Arc::new(w.store().clone()))
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let size: u64 = (table.active_files().await.unwrap_or_else(|e| panic!("{e}")))
+            .iter()
+            .map(|f| u64::try_from(f.size).unwrap_or(0))
+            .sum();
+        let expected: Vec<u64> = (0..ROWS).filter(|i| !deletes.contains(i)).collect();
+
+        // The default stream on two partitions: two ranges, the same rows as a whole read.
+        let (got, m) = read(&table, 2, None).await;
+        assert_eq!(got, expected);
+        assert_eq!((m.partitions_planned, m.file_tasks_completed), (2, 2));
+        assert_eq!(m.rows_deleted, deletes.len() as u64);
+
+        for parts in 2..=5 {
+            let scan = table.scan().build().await.unwrap_or_else(|e| panic!("{e}"));
+            let (per_partition, m) = read_partitions(scan.split_into_byte_ranges(parts)).await;
+            assert_eq!(per_partition.len(), parts);
+            for (i, ids) in per_partition.iter().enumerate() {
+                assert!(
+                    !ids.is_empty(),
+                    "{parts} ranges: range {i} decodes rows of it"
+                );
+            }
+            let mut all: Vec<u64> = per_partition.concat();
+            all.sort_unstable();
+            assert_eq!(all, expected, "{parts} ranges: every row once");
+            assert_eq!(m.rows_deleted, deletes.len() as u64, "{parts} ranges");
+            assert_eq!(
+                m.file_bytes_done, size,
+                "{parts} ranges: progress counts the file once"
+            );
+            // Each range fetches the pages of its rows, the pages its cuts fall in twice
+            // (here about 1 MB each), and the footer: far less than the file once per range.
+            assert!(
+                m.bytes_received < 2 * size,
+                "{parts} ranges fetched {} bytes of a {size}-byte file",
+                m.bytes_received
             );
         }
     }
