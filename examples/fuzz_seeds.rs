@@ -171,6 +171,17 @@ fn parquet_seeds(dir: &Path) -> Result<()> {
                 .build(),
         )?,
         parquet_file(&batch(50, 0)?.project(&[0, 1])?, base().build())?,
+        // One row group large enough for byte ranges to share it by rows (pages of 1,000
+        // rows, a page index): the ranged read's row selections.
+        parquet_file(
+            &batch(16_384, 0)?.project(&[0, 1])?,
+            WriterProperties::builder()
+                .set_max_row_group_row_count(Some(16_384))
+                .set_data_page_row_count_limit(1_000)
+                .set_write_batch_size(1_000)
+                .set_compression(Compression::SNAPPY)
+                .build(),
+        )?,
         {
             let ids: StringArray = (0..20).map(|i| Some(format!("{i}"))).collect();
             let schema = Schema::new(vec![Field::new("id", DataType::Utf8, true)]);

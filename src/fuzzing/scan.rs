@@ -22,12 +22,23 @@ pub const FUZZ_TABLE_SCHEMA: &str = r#"{"type":"struct","fields":[
   {"name":"x","type":"integer","nullable":true,"metadata":{}},
   {"name":"y","type":"integer","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}"#;
 
-/// Reads `data` as the one data file of a table of [`FUZZ_TABLE_SCHEMA`] three ways: whole,
+/// Reads `data` as the one data file of a table of [`FUZZ_TABLE_SCHEMA`] four ways: whole,
+/// in three byte ranges (row groups owned whole or, with a page index, shared by rows),
 /// projected and filtered (pruning by the file's own statistics and page index), and with a
-/// row limit. Each answer is a typed error or batches of the schema asked for.
+/// row limit. Each answer is a typed error or batches of the schema asked for; the ranges,
+/// when both reads succeed, return the whole read's rows.
 pub fn parquet_scan(data: &[u8]) {
     let store = table_of(data);
     let full = scan_table(&store, None, None, None);
+    // One range is the whole file.
+    let whole = scan_in_ranges(&store, 1);
+    let ranged = scan_in_ranges(&store, 3);
+    if let (Ok(whole), Ok(ranged)) = (&whole, &ranged) {
+        assert_eq!(
+            whole, ranged,
+            "three byte ranges returned other rows than the whole file"
+        );
+    }
     let filtered = scan_table(
         &store,
         Some(&["name", "id"]),
@@ -78,6 +89,33 @@ fn table_of(data: &[u8]) -> MemoryStore {
     store.put("_delta_log/00000000000000000000.json", text.join("\n"));
     store.put("part-0.parquet", data.to_vec());
     store
+}
+
+/// Scans the table in `store` with its file cut into `ranges` byte ranges and returns the
+/// row count and the sum of the `id`s.
+fn scan_in_ranges(store: &MemoryStore, ranges: usize) -> Result<(usize, i64)> {
+    block_on(async {
+        let table = DeltaTableBuilder::new("memory://fuzz/table/")
+            .with_store(Arc::new(store.clone()))
+            .load_table()
+            .await?;
+        let scan = table.scan().build().await?.split_into_byte_ranges(ranges);
+        let batches = scan.into_stream().collect_batches().await?;
+        Ok(tally(&batches))
+    })
+}
+
+/// The row count and the sum of the `id`s of `batches` (0 for a batch without `id`).
+fn tally(batches: &[RecordBatch]) -> (usize, i64) {
+    let ids = batches.iter().filter_map(|b| {
+        b.column_by_name("id")
+            .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>())
+            .map(|ids| ids.iter().flatten().fold(0i64, i64::wrapping_add))
+    });
+    (
+        batches.iter().map(RecordBatch::num_rows).sum(),
+        ids.fold(0i64, i64::wrapping_add),
+    )
 }
 
 /// Scans the table in `store` (projected, filtered, limited as given) and returns its row

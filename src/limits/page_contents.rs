@@ -7,7 +7,8 @@
 //! dictionary-encoded page starts its values with the bit width of the indexes, and arrow-rs
 //! asserts it is at most 32 (indexes are `i32`); its runs follow. arrow-rs's bit reader
 //! asserts that a varint (a run header, a delta stream's header and block deltas) takes at
-//! most 10 bytes, and the delta decoders size buffers by the value count a stream declares.
+//! most 10 bytes, counts a bit-packed run's values (groups × 8) in an `i64` that must not
+//! overflow, and the delta decoders size buffers by the value count a stream declares.
 //! Such a page is refused with a Parquet error naming what is wrong.
 //!
 //! Levels and values are plain bytes in a column chunk stored without a codec; in a V2
@@ -31,6 +32,10 @@ pub(crate) mod encoding {
 
 /// Longest varint arrow-rs's bit reader reads: 10 bytes (it asserts on an 11th).
 const MAX_VARINT_BYTES: usize = 10;
+
+/// The most groups of 8 values a bit-packed run of dictionary indexes may declare: their
+/// values counted in a `u32`, as arrow-rs's decoder keeps them.
+const MAX_BIT_PACKED_GROUPS: u64 = (u32::MAX / 8) as u64;
 
 /// The largest bit width of dictionary indexes (they decode to `i32`).
 const MAX_INDEX_BITS: u8 = 32;
@@ -333,7 +338,16 @@ fn check_indexes(values: &[u8]) -> Result<(), String> {
         };
         at = at.saturating_add(len);
         let run_bytes = if header & 1 == 1 {
-            (header >> 1).saturating_mul(u64::from(bits))
+            let groups = header >> 1;
+            // arrow-rs counts a run's values as groups × 8 in an i64, then a u32: no page
+            // holds more values than that.
+            if groups > MAX_BIT_PACKED_GROUPS {
+                return Err(format!(
+                    "a bit-packed index run of {groups} groups of 8 values (at most \
+                     {MAX_BIT_PACKED_GROUPS})"
+                ));
+            }
+            groups.saturating_mul(u64::from(bits))
         } else {
             value_bytes as u64
         };

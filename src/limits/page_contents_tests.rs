@@ -323,6 +323,36 @@ fn index_runs_with_overlong_headers_are_refused() {
     );
 }
 
+#[test]
+fn bit_packed_index_runs_of_more_values_than_a_u32_counts_are_refused() {
+    let levels = [0x10, 0x01];
+    // A bit-packed run header (low bit 1) as a varint, then a width-3 group's bytes.
+    let run = |groups: u64| {
+        let mut header = (groups << 1) | 1;
+        let mut values = vec![3];
+        while header >= 0x80 {
+            values.push((header as u8) | 0x80);
+            header >>= 7;
+        }
+        values.push(header as u8);
+        values.extend([0xff; 3]);
+        check_data_page(
+            &v1(encoding::RLE_DICTIONARY),
+            &v1_body(&levels, &values),
+            NULLABLE,
+            true,
+            0,
+        )
+    };
+    // arrow-rs would multiply 2^61 groups by 8 in an i64 (and keep the count in a u32).
+    let e = run(1 << 61).unwrap_err();
+    assert!(e.contains("bit-packed index run"), "{e}");
+    assert!(run(u64::from(u32::MAX / 8) + 1).is_err());
+    // Up to the bound it is the decoder's to find the bytes short.
+    assert_eq!(run(u64::from(u32::MAX / 8)), Ok(()));
+    assert_eq!(run(1), Ok(()));
+}
+
 /// The `DELTA_*` and `BYTE_STREAM_SPLIT` encodings as arrow-rs writes them pass, with and
 /// without a codec, and decode: integers, lengths of strings, prefixes and suffixes, the
 /// byte streams of nullable doubles.
