@@ -501,19 +501,57 @@ impl DeltaScan {
         self
     }
 
+    /// Cuts every file task that reads more than `max_bytes` into consecutive byte ranges of
+    /// at most that many bytes, in the same partition (see `plan::cap_range`). A range reads
+    /// the rows it owns (see [`Self::split_into_byte_ranges`]): a row group with a page index
+    /// is shared by rows, so a task holds only its share of a large row group; other row
+    /// groups are read whole by one range. Reading every range returns the same rows.
+    pub fn cap_task_bytes(mut self, max_bytes: u64) -> Self {
+        if self.tasks.iter().all(|t| t.bytes() <= max_bytes) {
+            return self;
+        }
+        let mut tasks = Vec::new();
+        let mut partitions = Vec::with_capacity(self.partitions.len());
+        for group in &self.partitions {
+            let mut indexes = Vec::with_capacity(group.len());
+            for task in group.iter().filter_map(|&i| self.tasks.get(i)) {
+                let read = task.range.clone().unwrap_or(0..task.size);
+                let pieces = crate::plan::cap_range(read, max_bytes);
+                if pieces.len() == 1 {
+                    indexes.push(tasks.len());
+                    tasks.push(task.clone());
+                    continue;
+                }
+                for piece in pieces {
+                    indexes.push(tasks.len());
+                    tasks.push(FileTask {
+                        range: Some(piece),
+                        ..task.clone()
+                    });
+                }
+            }
+            partitions.push(indexes);
+        }
+        self.tasks = tasks;
+        self.partitions = partitions;
+        self
+    }
+
     /// Cuts whole files into byte ranges when whole files would leave the scan's target
     /// partitions unbalanced (see `plan::groups_for_few_files`: the busiest over 5/4 of the
-    /// even share, at least `plan::MIN_BYTES_PER_GROUP` (4 MiB) per group); otherwise, or
-    /// when it already reads ranges (see `split_into_byte_ranges`), the scan as it is.
+    /// even share, at least `plan::MIN_BYTES_PER_GROUP` (4 MiB) per group), then any task
+    /// over `plan::MAX_TASK_BYTES` (64 MiB) into ranges of at most that
+    /// ([`Self::cap_task_bytes`]).
     #[cfg(not(target_arch = "wasm32"))]
-    fn spread_few_files(self) -> Self {
-        use crate::plan::groups_for_few_files;
+    fn spread_files(self) -> Self {
+        use crate::plan::{groups_for_few_files, MAX_TASK_BYTES};
 
         let sizes: Vec<u64> = self.tasks.iter().map(|t| t.size).collect();
-        match groups_for_few_files(&sizes, self.target) {
+        let spread = match groups_for_few_files(&sizes, self.target) {
             Some(groups) => self.split_into_byte_ranges(groups),
             None => self,
-        }
+        };
+        spread.cap_task_bytes(MAX_TASK_BYTES)
     }
 
     /// Regroups whole-file tasks into at most `target` partitions (largest file first into
@@ -654,9 +692,11 @@ impl DeltaScan {
     ///
     /// Natively, on a multi-thread runtime and without a limit, files too few (or one too
     /// large) to keep every partition busy are read in byte ranges, each range reading the
-    /// row groups it owns (a table of one 100 MB file decodes on every core); the partitions
-    /// then number up to the scan's target, and `partitions()` and `tasks()`, which describe
-    /// the plan, show the whole files.
+    /// row groups it owns (a table of one 100 MB file decodes on every core), and a task of
+    /// more than 64 MiB is cut into ranges of at most that, so a partition holds at most its
+    /// share of a large row group that has a page index (see [`Self::cap_task_bytes`]); the
+    /// partitions then number up to the scan's target, and `partitions()` and `tasks()`,
+    /// which describe the plan, show the whole files.
     pub fn into_stream(mut self) -> DeltaBatchStream {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);
@@ -666,7 +706,7 @@ impl DeltaScan {
         // reads in log order, from as few files as it needs).
         #[cfg(not(target_arch = "wasm32"))]
         if !ordered && super::spawn::partitions_run_in_parallel() {
-            self = self.spread_few_files();
+            self = self.spread_files();
         }
         let o = self.execution.effective();
         if ordered {

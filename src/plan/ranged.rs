@@ -18,6 +18,30 @@ use std::ops::Range;
 #[cfg(not(target_arch = "wasm32"))] // the native front end's decision
 pub const MIN_BYTES_PER_GROUP: u64 = 4 * 1024 * 1024;
 
+/// The most bytes of a file that one task of a spread scan reads (see [`cap_range`]). A task
+/// holds about the compressed bytes of the row group it decodes, so a file of one row group
+/// of a gigabyte would take a gigabyte per partition; cut into ranges of at most this, a row
+/// group with a page index is shared by rows (see `read::ranges`) and each task holds its
+/// share. Files of smaller row groups only cost one footer read per range more.
+#[cfg(not(target_arch = "wasm32"))] // the native front end's decision
+pub const MAX_TASK_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `range` (bytes of a file) as consecutive pieces of at most `max` bytes (at least 1), as
+/// even as can be: `range` itself when it is within `max`.
+pub fn cap_range(range: Range<u64>, max: u64) -> Vec<Range<u64>> {
+    let len = range.end.saturating_sub(range.start);
+    let max = max.max(1);
+    if len <= max {
+        return vec![range];
+    }
+    let pieces = len.div_ceil(max);
+    let at = |k: u64| {
+        let offset = u128::from(len) * u128::from(k) / u128::from(pieces);
+        range.start + u64::try_from(offset).unwrap_or(len)
+    };
+    (0..pieces).map(|k| at(k)..at(k + 1)).collect()
+}
+
 /// Into how many groups of byte ranges ([`split_byte_ranges`]) whole files of `sizes` are
 /// better read by `target` partitions, or `None` to read them whole.
 ///
@@ -114,6 +138,31 @@ pub fn split_byte_ranges(sizes: &[u64], target: usize) -> Vec<Vec<(usize, Range<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capped_range_is_tiled_by_even_pieces_within_the_cap() {
+        assert_eq!(cap_range(10..20, 10), vec![10..20]);
+        assert_eq!(cap_range(0..0, 10), vec![0..0]);
+        assert_eq!(
+            cap_range(0..10, 0),
+            (0..10).map(|i| i..i + 1).collect::<Vec<_>>()
+        );
+        for (range, max) in [
+            (0..100u64, 7u64),
+            (5..1000, 64),
+            (3..u64::MAX, u64::MAX / 3),
+        ] {
+            let pieces = cap_range(range.clone(), max);
+            assert_eq!(pieces.first().map(|p| p.start), Some(range.start));
+            assert_eq!(pieces.last().map(|p| p.end), Some(range.end));
+            assert!(pieces.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(pieces
+                .iter()
+                .all(|p| p.end > p.start && p.end - p.start <= max));
+            let len = range.end - range.start;
+            assert_eq!(pieces.len() as u64, len.div_ceil(max), "{range:?} {max}");
+        }
+    }
 
     #[test]
     fn ranges_tile_each_file_and_groups_are_balanced() {

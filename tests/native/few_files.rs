@@ -7,7 +7,7 @@
 //! whose `add.size` for the file is wrong (short or long) is a typed error naming the file,
 //! read in ranges or whole, never a row twice. A file of one large row group (with its page
 //! index) is shared by its ranges row by row: each range decodes its own part of the row
-//! group, fetching only its pages.
+//! group, fetching only its pages; so is a file whose tasks are capped in bytes.
 
 use crate::common;
 
@@ -291,6 +291,20 @@ async fn one_big_row_group_is_shared_by_its_ranges_row_by_row() {
         assert_eq!(got, expected);
         assert_eq!((m.partitions_planned, m.file_tasks_completed), (2, 2));
         assert_eq!(m.rows_deleted, deletes.len() as u64);
+
+        // On one partition, tasks capped at 1 MiB: the pieces, read one after another,
+        // return every row once, each fetching about its share.
+        let scan = (table.scan().with_target_partitions(1).build().await)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (per_partition, m) = read_partitions(scan.cap_task_bytes(1 << 20)).await;
+        assert_eq!(per_partition.concat(), expected, "capped: every row once");
+        assert_eq!(m.file_tasks_completed, size.div_ceil(1 << 20), "capped");
+        assert_eq!(m.rows_deleted, deletes.len() as u64, "capped");
+        assert!(
+            m.bytes_received < 2 * size,
+            "capped: {} bytes",
+            m.bytes_received
+        );
 
         for parts in 2..=5 {
             let scan = table.scan().build().await.unwrap_or_else(|e| panic!("{e}"));
