@@ -268,6 +268,30 @@ fn ranges_share_row_groups_by_rows_with_a_page_index_and_count_a_pruned_one_once
 }
 
 #[test]
+fn a_limited_range_that_shares_a_row_group_reads_the_first_rows_it_owns() {
+    let bytes = file_of(40_000, 40_000);
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required);
+    let meta = ArrowReaderMetadata::load(&bytes, options).unwrap_or_else(|e| panic!("{e}"));
+    let size = bytes.len() as u64;
+    let (spec, mut task) = scan(None, Some(5), true);
+    let mut firsts = Vec::new();
+    for range in [0..size / 2, size / 2..size] {
+        task.range = Some(range);
+        let plan = plan_file(&spec, &task, &meta).unwrap_or_else(|e| panic!("{e}"));
+        let read = plan.read.unwrap_or_else(|| panic!("each half owns rows"));
+        assert!(!read.reads_whole_row_groups());
+        let first = read.groups[0].rows.start as i64;
+        firsts.push(first);
+        assert_eq!(
+            decode_file(&spec, read, &bytes, meta.clone()),
+            (first..first + 5).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(firsts[0], 0);
+    assert!(firsts[1] > 0 && firsts[1] < 40_000, "{firsts:?}");
+}
+
+#[test]
 fn without_pushdown_the_predicate_filters_decoded_batches_and_the_limit_stays_with_the_reader() {
     let (spec, task) = scan(Some("id >= 250"), Some(3), false);
     let (pruned, read) = plan(&spec, &task);
