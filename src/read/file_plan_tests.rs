@@ -226,13 +226,19 @@ fn a_ranged_task_reads_the_row_groups_its_range_owns() {
     assert!(plan(&spec, &task).1.is_none());
 }
 
-#[test]
-fn ranges_share_row_groups_by_rows_with_a_page_index_and_count_a_pruned_one_once() {
-    // Two row groups of 20,000 rows, footer loaded with the page index.
-    let bytes = file_of(40_000, 20_000);
+/// `file_of(rows, group)`, its footer loaded with the page index, and its size.
+fn with_page_index(rows: i64, group: usize) -> (Bytes, ArrowReaderMetadata, u64) {
+    let bytes = file_of(rows, group);
     let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required);
     let meta = ArrowReaderMetadata::load(&bytes, options).unwrap_or_else(|e| panic!("{e}"));
     let size = bytes.len() as u64;
+    (bytes, meta, size)
+}
+
+#[test]
+fn ranges_share_row_groups_by_rows_with_a_page_index_and_count_a_pruned_one_once() {
+    // Two row groups of 20,000 rows.
+    let (bytes, meta, size) = with_page_index(40_000, 20_000);
     for (filter, expected, pruned) in [
         (None, (0..40_000).collect::<Vec<i64>>(), 0),
         (Some("id >= 30000"), (30_000..40_000).collect(), 1),
@@ -269,10 +275,7 @@ fn ranges_share_row_groups_by_rows_with_a_page_index_and_count_a_pruned_one_once
 
 #[test]
 fn a_limited_range_that_shares_a_row_group_reads_the_first_rows_it_owns() {
-    let bytes = file_of(40_000, 40_000);
-    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required);
-    let meta = ArrowReaderMetadata::load(&bytes, options).unwrap_or_else(|e| panic!("{e}"));
-    let size = bytes.len() as u64;
+    let (bytes, meta, size) = with_page_index(40_000, 40_000);
     let (spec, mut task) = scan(None, Some(5), true);
     let mut firsts = Vec::new();
     for range in [0..size / 2, size / 2..size] {
