@@ -21,6 +21,20 @@ pub(super) struct PageHeader {
     pub(super) dictionary_values: Option<i32>,
     /// What a data page header (V1 or V2) says of the page's contents.
     pub(super) data: Option<DataPage>,
+    /// The field of the data page header struct last read: 5 (V1) or 8 (V2).
+    pub(super) data_header_field: Option<i16>,
+}
+
+impl PageHeader {
+    /// Whether the header is a data page's (V1 or V2) without the data page header struct of
+    /// its type, which arrow-rs unwraps (a panic).
+    pub(super) fn lacks_its_data_header(&self) -> bool {
+        match self.page_type {
+            Some(DATA_PAGE) => self.data_header_field != Some(5),
+            Some(DATA_PAGE_V2) => self.data_header_field != Some(8),
+            _ => false,
+        }
+    }
 }
 
 /// Reads the page header at the start of `bytes`: its fields and its length, or why it
@@ -34,9 +48,15 @@ pub(super) fn read_header(bytes: &[u8]) -> std::result::Result<(PageHeader, usiz
             (1, kind::I32) => header.page_type = Some(r.i32()?),
             (2, kind::I32) => header.uncompressed = Some(r.i32()?),
             (3, kind::I32) => header.compressed = Some(r.i32()?),
-            (5, kind::STRUCT) => header.data = data_page_v1(&mut r)?,
+            (5, kind::STRUCT) => {
+                header.data = data_page_v1(&mut r)?;
+                header.data_header_field = Some(5);
+            }
             (7, kind::STRUCT) => header.dictionary_values = dictionary_values(&mut r)?,
-            (8, kind::STRUCT) => header.data = data_page_v2(&mut r)?,
+            (8, kind::STRUCT) => {
+                header.data = data_page_v2(&mut r)?;
+                header.data_header_field = Some(8);
+            }
             _ => r.skip(k)?,
         }
         last = id;

@@ -196,6 +196,14 @@ impl<'a> PageWalk<'a> {
                 facts.total_uncompressed,
             ));
         }
+        // arrow-rs unwraps the header struct of a data page's type (a panic).
+        if header.lacks_its_data_header() {
+            return Err(corrupt(
+                path,
+                phase,
+                "a data page without the data page header (V1 or V2) of its type".into(),
+            ));
+        }
         if let Some(values) = header.dictionary_values {
             // No values in bytes: arrow-rs divides the bytes by the count (a panic).
             // (A codec frames even no bytes, so only the uncompressed size counts, or the

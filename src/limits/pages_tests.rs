@@ -255,9 +255,23 @@ fn message(r: Result<()>) -> String {
 fn pages_within_their_chunk_and_the_maximum_pass() {
     let mut bytes = header(2, 800, 10, Some(100));
     bytes.extend([0; 10]);
-    bytes.extend(header(0, 1000, 5, None));
+    bytes.extend(data_page_header(100, 1000, 5));
     bytes.extend([0; 5]);
-    assert!(check_pages(&bytes, facts(4096, 8), MIB, "f", Phase::Read).is_ok());
+    let checked = check_pages(&bytes, facts(4096, 8), MIB, "f", Phase::Read);
+    assert!(checked.is_ok(), "{checked:?}");
+}
+
+#[test]
+fn a_data_page_without_the_header_struct_of_its_type_is_refused() {
+    // Type 0 (V1) with no data page header at all; type 3 (V2) with a V1 header.
+    let mut v2_as_v1 = data_page_header(100, 1000, 5);
+    v2_as_v1[1] = 6; // the type's zigzag varint: 3
+    for bytes in [header(0, 1000, 5, None), v2_as_v1] {
+        let mut page = bytes;
+        page.extend([0; 5]);
+        let found = message(check_pages(&page, facts(4096, 8), MIB, "f", Phase::Read));
+        assert!(found.contains("without the data page header"), "{found}");
+    }
 }
 
 #[test]
@@ -285,7 +299,7 @@ fn a_page_over_the_maximum_or_its_chunk_is_refused() {
         Some("limit_exceeded")
     );
     // The second page is checked too.
-    let mut two = header(0, 100, 3, None);
+    let mut two = data_page_header(10, 100, 3);
     two.extend([0; 3]);
     two.extend(header(0, 5000, 10, None));
     assert_eq!(
