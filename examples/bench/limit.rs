@@ -7,8 +7,8 @@
 //! files than threads, each file's row groups are cut into one run per thread (read the
 //! footers before the clock starts), or, for a file of fewer row groups than threads, its
 //! rows into one share per thread (a row selection, pages skipped by the page index), so
-//! every thread decodes. Partition columns are not
-//! materialised. Bytes read are the process's `rchar`.
+//! every thread decodes. Partition columns are not materialised. Bytes read are the
+//! process's `rchar`.
 //!
 //! A diagnostic variant keeps the last `held` batches of each thread alive instead of dropping
 //! each at once (`--cell arrow-rs-all-held-N SCENARIO`): a stream consumed on another thread

@@ -3,8 +3,9 @@
 //! stats, one commit per year, a checkpoint), `lineitem_dv` (the same data files, hard-linked,
 //! with deletion vectors on 10% of the rows), `lineitem_onefile` (one year's rows in one
 //! file, for a table of fewer files than cores), `lineitem_onerowgroup` (the same rows in one
-//! row group) and `commits10k` (one `add` per commit, no checkpoint). Generation is deterministic (fixed seeds, fixed commit times); a finished set
-//! is renamed into place, so an interrupted run leaves no half table behind.
+//! row group) and `commits10k` (one `add` per commit, no checkpoint). Generation is
+//! deterministic (fixed seeds, fixed commit times); a finished set is renamed into place, so
+//! an interrupted run leaves no half table behind.
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 use futures::executor::block_on;
 
 use crate::io::MemoryStore;
-use crate::{DeltaTableBuilder, Result};
+use crate::{DeltaTable, DeltaTableBuilder, Result};
 
 /// The schema of the fuzzed table (and of the seed files): one column of each kind of
 /// decoding the reader does (plain and dictionary integers, strings, doubles, dates, a list
@@ -91,14 +91,19 @@ fn table_of(data: &[u8]) -> MemoryStore {
     store
 }
 
+/// The table in `store`, loaded.
+async fn load(store: &MemoryStore) -> Result<DeltaTable> {
+    DeltaTableBuilder::new("memory://fuzz/table/")
+        .with_store(Arc::new(store.clone()))
+        .load_table()
+        .await
+}
+
 /// Scans the table in `store` with its file cut into `ranges` byte ranges and returns the
 /// row count and the sum of the `id`s.
 fn scan_in_ranges(store: &MemoryStore, ranges: usize) -> Result<(usize, i64)> {
     block_on(async {
-        let table = DeltaTableBuilder::new("memory://fuzz/table/")
-            .with_store(Arc::new(store.clone()))
-            .load_table()
-            .await?;
+        let table = load(store).await?;
         let scan = table.scan().build().await?.split_into_byte_ranges(ranges);
         let batches = scan.into_stream().collect_batches().await?;
         Ok(tally(&batches))
@@ -127,10 +132,7 @@ pub fn scan_table(
     limit: Option<usize>,
 ) -> Result<usize> {
     block_on(async {
-        let table = DeltaTableBuilder::new("memory://fuzz/table/")
-            .with_store(Arc::new(store.clone()))
-            .load_table()
-            .await?;
+        let table = load(store).await?;
         let mut scan = table.scan();
         if let Some(columns) = projection {
             scan = scan.with_projection(columns.iter().copied());

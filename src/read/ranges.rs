@@ -33,7 +33,8 @@ pub const CUT_ROWS: u64 = 8192;
 pub struct OwnedRows {
     /// The row group's index in the file.
     pub row_group: usize,
-    /// File-global row positions, within the row group's rows; never empty.
+    /// File-global row positions, within the row group's rows (never empty from
+    /// [`owned_rows`]; a whole-file read lists every row group, empty ones too).
     pub rows: Range<u64>,
 }
 
