@@ -540,18 +540,19 @@ impl DeltaScan {
     /// Cuts whole files into byte ranges when whole files would leave the scan's target
     /// partitions unbalanced (see `plan::groups_for_few_files`: the busiest over 5/4 of the
     /// even share, at least `plan::MIN_BYTES_PER_GROUP` (4 MiB) per group), then any task
-    /// over `plan::MAX_TASK_BYTES` (64 MiB) into ranges of at most that
+    /// over `max_task_bytes` (64 MiB by default) into ranges of at most that
     /// ([`Self::cap_task_bytes`]).
     #[cfg(not(target_arch = "wasm32"))]
     fn spread_files(self) -> Self {
-        use crate::plan::{groups_for_few_files, MAX_TASK_BYTES};
+        use crate::plan::groups_for_few_files;
 
         let sizes: Vec<u64> = self.tasks.iter().map(|t| t.size).collect();
         let spread = match groups_for_few_files(&sizes, self.target) {
             Some(groups) => self.split_into_byte_ranges(groups),
             None => self,
         };
-        spread.cap_task_bytes(MAX_TASK_BYTES)
+        let max = spread.execution.max_task_bytes;
+        spread.cap_task_bytes(max)
     }
 
     /// Regroups whole-file tasks into at most `target` partitions (largest file first into

@@ -209,7 +209,8 @@ impl DeltaScanExec {
         } else if whole && scan.tasks().len() >= wanted {
             scan.regroup_whole_files(wanted)
         } else if whole && config.optimizer.repartition_file_scans {
-            scan.split_into_byte_ranges(wanted)
+            let max = scan.execution_options().max_task_bytes;
+            scan.split_into_byte_ranges(wanted).cap_task_bytes(max)
         } else {
             scan
         };
@@ -425,7 +426,12 @@ impl ExecutionPlan for DeltaScanExec {
         {
             return Ok(None);
         }
-        let scan = self.scan.clone().split_into_byte_ranges(target);
+        let max = self.scan.execution_options().max_task_bytes;
+        let scan = self
+            .scan
+            .clone()
+            .split_into_byte_ranges(target)
+            .cap_task_bytes(max);
         Ok(Some(Arc::new(self.with_scan(scan))))
     }
 

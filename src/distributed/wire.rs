@@ -121,6 +121,13 @@ pub(crate) struct ExecutionWire {
     parquet_read_ahead_bytes: u64,
     parquet_reader_backend: String,
     max_page_bytes: u64,
+    /// Absent from senders before it was an option: the default.
+    #[serde(default = "default_max_task_bytes")]
+    max_task_bytes: u64,
+}
+
+fn default_max_task_bytes() -> u64 {
+    crate::plan::MAX_TASK_BYTES
 }
 
 #[derive(Serialize, Deserialize)]
@@ -213,6 +220,7 @@ impl ExecutionWire {
             parquet_read_ahead_bytes: o.parquet_read_ahead_bytes,
             parquet_reader_backend: name_of(&BACKENDS, o.parquet_reader_backend)?,
             max_page_bytes: o.max_page_bytes,
+            max_task_bytes: o.max_task_bytes,
         })
     }
 
@@ -242,6 +250,7 @@ impl ExecutionWire {
             parquet_read_ahead_bytes: self.parquet_read_ahead_bytes,
             parquet_reader_backend: value_of(&BACKENDS, &self.parquet_reader_backend, "backend")?,
             max_page_bytes: self.max_page_bytes,
+            max_task_bytes: self.max_task_bytes,
         })
     }
 }

@@ -33,9 +33,7 @@ pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use profile::{table_profile, ColumnProfile, TableProfile};
 #[cfg(not(target_arch = "wasm32"))]
 pub use ranged::groups_for_few_files;
-#[cfg(not(target_arch = "wasm32"))]
-pub use ranged::MAX_TASK_BYTES;
-pub use ranged::{cap_range, split_byte_ranges};
+pub use ranged::{cap_range, split_byte_ranges, MAX_TASK_BYTES};
 pub use select::{select_files, FileSelection, SelectedFile, SkipReason};
 pub use task::{FileTask, ReadColumn};
 

@@ -18,12 +18,12 @@ use std::ops::Range;
 #[cfg(not(target_arch = "wasm32"))] // the native front end's decision
 pub const MIN_BYTES_PER_GROUP: u64 = 4 * 1024 * 1024;
 
-/// The most bytes of a file that one task of a spread scan reads (see [`cap_range`]). A task
+/// The most bytes of a file that one task of a spread scan reads by default (see
+/// [`cap_range`] and `DeltaScanExecutionOptions::max_task_bytes`). A task
 /// holds about the compressed bytes of the row group it decodes, so a file of one row group
 /// of a gigabyte would take a gigabyte per partition; cut into ranges of at most this, a row
 /// group with a page index is shared by rows (see `read::ranges`) and each task holds its
 /// share. Files of smaller row groups only cost one footer read per range more.
-#[cfg(not(target_arch = "wasm32"))] // the native front end's decision
 pub const MAX_TASK_BYTES: u64 = 64 * 1024 * 1024;
 
 /// `range` (bytes of a file) as consecutive pieces of at most `max` bytes (at least 1), as

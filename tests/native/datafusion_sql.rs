@@ -16,7 +16,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use delta_arrow_reader::datafusion::{
     register_table, DeltaScanExec, IntraFileRepartitioning, ScanOptions,
 };
-use delta_arrow_reader::{DeltaTable, DeltaTableBuilder};
+use delta_arrow_reader::{DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder};
 use futures::StreamExt;
 
 const DV: &str = "golden__dv-partitioned-with-checkpoint";
@@ -327,6 +327,23 @@ async fn datafusion_repartitioning_splits_files_into_ranges() {
     let ranged = split(&plan, &config).unwrap_or_else(|| panic!("not repartitioned"));
     assert_eq!(ranged.properties().partitioning.partition_count(), 4);
     assert_eq!(run(ranged, &c).await, streamed(DV_LOGS, None, None).await);
+    // With tasks capped at 2 KiB by the execution options: more, smaller ranges.
+    let capped = ScanOptions {
+        execution_options: DeltaScanExecutionOptions {
+            max_task_bytes: 2048,
+            ..DeltaScanExecutionOptions::default()
+        },
+        ..options(IntraFileRepartitioning::WhenBelowTarget)
+    };
+    let (c2, plan2) = scan_plan(DV_LOGS, capped).await;
+    let small = split(&plan2, &config).unwrap_or_else(|| panic!("not repartitioned"));
+    let tasks = exec_of(&small).scan().tasks();
+    assert!(tasks.len() > 4, "{} tasks", tasks.len());
+    assert!(tasks
+        .iter()
+        .all(|t| t.range.as_ref().is_some_and(|r| r.end - r.start <= 2048)));
+    assert_eq!(small.properties().partitioning.partition_count(), 4);
+    assert_eq!(run(small, &c2).await, streamed(DV_LOGS, None, None).await);
     // Off, or too small in total: whole files.
     assert!(split(&plan, &off).is_none());
     assert!(split(&plan, &big).is_none());

@@ -14,7 +14,9 @@ use crate::common;
 use std::sync::Arc;
 
 use arrow_array::{Array, Int64Array, RecordBatch};
-use delta_arrow_reader::{DeltaTable, DeltaTableBuilder, ScanMetricsSnapshot};
+use delta_arrow_reader::{
+    DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder, ScanMetricsSnapshot,
+};
 use serde_json::json;
 
 const ROWS: u64 = 40_000;
@@ -304,6 +306,27 @@ async fn one_big_row_group_is_shared_by_its_ranges_row_by_row() {
             m.bytes_received < 2 * size,
             "capped: {} bytes",
             m.bytes_received
+        );
+
+        // The default stream with the execution option set to 1 MiB: the scan spreads
+        // itself into tasks of at most that, and reads every row once.
+        let options = DeltaScanExecutionOptions {
+            target_partitions: Some(2),
+            max_task_bytes: 1 << 20,
+            ..DeltaScanExecutionOptions::default()
+        };
+        let scan = (table.scan().with_execution_options(options).build().await)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (batches, m) = common::read_to_end(scan).await;
+        let mut got = ids(&batches);
+        got.sort_unstable();
+        assert_eq!(got, expected, "option: every row once");
+        let m = m.snapshot();
+        assert_eq!(m.rows_deleted, deletes.len() as u64, "option");
+        assert!(
+            m.file_tasks_completed >= size.div_ceil(1 << 20),
+            "option: {} tasks for {size} bytes",
+            m.file_tasks_completed
         );
 
         for parts in 2..=5 {
