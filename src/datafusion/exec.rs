@@ -196,8 +196,9 @@ impl DeltaScanExec {
     /// partitions (at least 1). To have enough partitions to spread, the whole files are
     /// regrouped into `tasks × partitions` groups when there are that many files; else, with
     /// `repartition_file_scans` on and only whole-file tasks, the files are cut into that
-    /// many byte ranges (whatever their size: the engine asked for the tasks). The plans'
-    /// statistics are inexact (each reads a part), and they keep the pushed filters.
+    /// many byte ranges (however small: the engine asked for the tasks; none over the scan's
+    /// `max_task_bytes`, which cuts larger ones further). The plans' statistics are inexact
+    /// (each reads a part), and they keep the pushed filters.
     pub fn split_for_tasks(&self, tasks: usize, config: &ConfigOptions) -> Vec<DeltaScanExec> {
         let tasks = tasks.max(1);
         let per_task = self.scan.partitions().max(1);
