@@ -54,6 +54,9 @@ pub const DEFAULT_FULL_FILE_READ_THRESHOLD: u64 = 256 * 1024;
 /// decoding thread as it asks, so there is no wait to hide.
 pub const DEFAULT_READ_AHEAD_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Default of [`DeltaScanExecutionOptions::max_task_bytes`] (64 MiB).
+pub const DEFAULT_MAX_TASK_BYTES: u64 = crate::plan::MAX_TASK_BYTES;
+
 /// Which Parquet reader decodes the data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -132,7 +135,7 @@ pub struct DeltaScanExecutionOptions {
     /// native [`DeltaScan::into_stream`](crate::api::DeltaScan::into_stream) and DataFusion's
     /// repartitioning): a larger task is cut into byte ranges of at most this, and a row group
     /// with a page index is then shared by rows, so a partition holds its share of a large
-    /// row group rather than all of it. Default [`MAX_TASK_BYTES`](crate::plan::MAX_TASK_BYTES)
+    /// row group rather than all of it. Default [`DEFAULT_MAX_TASK_BYTES`]
     /// (64 MiB): a 300 MB file of one row group read in 160 MiB instead of 350 MiB. At least 1.
     /// Scans on wasm32 read whole files.
     pub max_task_bytes: u64,
@@ -151,7 +154,7 @@ impl Default for DeltaScanExecutionOptions {
             parquet_read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
             parquet_reader_backend: ParquetReaderBackend::Direct,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
-            max_task_bytes: crate::plan::MAX_TASK_BYTES,
+            max_task_bytes: DEFAULT_MAX_TASK_BYTES,
         }
     }
 }
