@@ -537,6 +537,15 @@ impl DeltaScan {
         self
     }
 
+    /// [`Self::cap_task_bytes`] at the scan's own `max_task_bytes` (see
+    /// [`DeltaScanExecutionOptions::max_task_bytes`]): what every spread of a scan (natively,
+    /// and DataFusion's repartitioning) ends with.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn cap_task_bytes_by_options(self) -> Self {
+        let max = self.execution.max_task_bytes;
+        self.cap_task_bytes(max)
+    }
+
     /// Cuts whole files into byte ranges when whole files would leave the scan's target
     /// partitions unbalanced (see `plan::groups_for_few_files`: the busiest over 5/4 of the
     /// even share, at least `plan::MIN_BYTES_PER_GROUP` (4 MiB) per group), then any task
@@ -551,8 +560,7 @@ impl DeltaScan {
             Some(groups) => self.split_into_byte_ranges(groups),
             None => self,
         };
-        let max = spread.execution.max_task_bytes;
-        spread.cap_task_bytes(max)
+        spread.cap_task_bytes_by_options()
     }
 
     /// Regroups whole-file tasks into at most `target` partitions (largest file first into
@@ -694,10 +702,10 @@ impl DeltaScan {
     /// Natively, on a multi-thread runtime and without a limit, files too few (or one too
     /// large) to keep every partition busy are read in byte ranges, each range reading the
     /// row groups it owns (a table of one 100 MB file decodes on every core), and a task of
-    /// more than 64 MiB is cut into ranges of at most that, so a partition holds at most its
-    /// share of a large row group that has a page index (see [`Self::cap_task_bytes`]); the
-    /// partitions then number up to the scan's target, and `partitions()` and `tasks()`,
-    /// which describe the plan, show the whole files.
+    /// more than `max_task_bytes` (64 MiB by default) is cut into ranges of at most that, so
+    /// a partition holds at most its share of a large row group that has a page index (see
+    /// [`Self::cap_task_bytes`]); the partitions then number up to the scan's target, and
+    /// `partitions()` and `tasks()`, which describe the plan, show the whole files.
     pub fn into_stream(mut self) -> DeltaBatchStream {
         let schema = Arc::clone(&self.columns.output_schema);
         let metrics = Arc::clone(&self.metrics);

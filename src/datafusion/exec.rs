@@ -210,8 +210,8 @@ impl DeltaScanExec {
         } else if whole && scan.tasks().len() >= wanted {
             scan.regroup_whole_files(wanted)
         } else if whole && config.optimizer.repartition_file_scans {
-            let max = scan.execution_options().max_task_bytes;
-            scan.split_into_byte_ranges(wanted).cap_task_bytes(max)
+            let ranged = scan.split_into_byte_ranges(wanted);
+            ranged.cap_task_bytes_by_options()
         } else {
             scan
         };
@@ -427,12 +427,8 @@ impl ExecutionPlan for DeltaScanExec {
         {
             return Ok(None);
         }
-        let max = self.scan.execution_options().max_task_bytes;
-        let scan = self
-            .scan
-            .clone()
-            .split_into_byte_ranges(target)
-            .cap_task_bytes(max);
+        let ranged = self.scan.clone().split_into_byte_ranges(target);
+        let scan = ranged.cap_task_bytes_by_options();
         Ok(Some(Arc::new(self.with_scan(scan))))
     }
 

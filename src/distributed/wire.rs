@@ -127,7 +127,7 @@ pub(crate) struct ExecutionWire {
 }
 
 fn default_max_task_bytes() -> u64 {
-    crate::plan::MAX_TASK_BYTES
+    crate::api::DEFAULT_MAX_TASK_BYTES
 }
 
 #[derive(Serialize, Deserialize)]
