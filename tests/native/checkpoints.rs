@@ -217,8 +217,10 @@ async fn every_checkpoint_loads_with_the_adds_it_holds() {
     }
     println!("{checked} checkpoints, {adds} adds");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 60, "only {checked} checkpoints checked");
-    assert!(adds > 500, "only {adds} adds");
+    if !common::corpus_overridden() {
+        assert!(checked >= 60, "only {checked} checkpoints checked");
+        assert!(adds > 500, "only {adds} adds");
+    }
 }
 
 /// Flattens a JSON object to `a.b.c -> leaf`.

@@ -115,6 +115,93 @@ fn export_every_format_and_read_back() {
     }
 }
 
+/// Nested columns in text formats: a table with lists of `map<int,int>` and deeper lists
+/// exports to CSV (each nested value one field of JSON text) and to JSON lines (maps keyed
+/// by the keys' text), and both say the same of every row.
+#[test]
+fn nested_columns_and_int_keyed_maps_export_as_text() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let table = common::table_dir("golden__data-reader-array-complex-objects");
+    let table = table.to_string_lossy();
+    let mut exported = std::collections::HashMap::new();
+    for format in ["csv", "json"] {
+        let path = dir.path().join(format!("out.{format}"));
+        let out = dar(&[
+            "export",
+            &table,
+            "--out",
+            &path.to_string_lossy(),
+            "--format",
+            format,
+        ]);
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        exported.insert(
+            format,
+            std::fs::read(&path).unwrap_or_else(|e| panic!("{e}")),
+        );
+    }
+    // JSON lines: one object per row, by `i`.
+    let mut by_id = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&exported["json"]).lines() {
+        let row: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        let id = row["i"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("no i in {line}"));
+        by_id.insert(id, row);
+    }
+    assert_eq!(by_id.len(), 10);
+    let five = &by_id[&5];
+    assert_eq!(
+        five["list_of_maps"],
+        serde_json::json!([{"5": 5}, {"5": 5}])
+    );
+    assert_eq!(five["3d_int_list"][1][0], serde_json::json!([5, 5, 5]));
+    // CSV, read back as text: the nested fields hold the same JSON.
+    let header: Vec<String> = String::from_utf8_lossy(&exported["csv"])
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let fields: Vec<arrow_schema::Field> = header
+        .iter()
+        .map(|n| arrow_schema::Field::new(n, arrow_schema::DataType::Utf8, true))
+        .collect();
+    let reader =
+        arrow_csv::ReaderBuilder::new(std::sync::Arc::new(arrow_schema::Schema::new(fields)))
+            .with_header(true)
+            .build(std::io::Cursor::new(exported["csv"].clone()))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut rows = 0;
+    for batch in reader {
+        let batch = batch.unwrap_or_else(|e| panic!("{e}"));
+        for r in 0..batch.num_rows() {
+            rows += 1;
+            let text = |name: &str| {
+                let column = batch
+                    .column_by_name(name)
+                    .unwrap_or_else(|| panic!("no column {name}"));
+                arrow_array::cast::AsArray::as_string::<i32>(column)
+                    .value(r)
+                    .to_string()
+            };
+            let id: i64 = text("i").parse().unwrap_or_else(|e| panic!("{e}"));
+            for name in &header[1..] {
+                let value: serde_json::Value = serde_json::from_str(&text(name))
+                    .unwrap_or_else(|e| panic!("{name} of row {id}: {e}"));
+                assert_eq!(value, by_id[&id][name.as_str()], "{name} of row {id}");
+            }
+        }
+    }
+    assert_eq!(rows, 10);
+}
+
 /// No temporary file of an export is left in `dir`.
 fn assert_no_partial_files(dir: &std::path::Path) {
     let left: Vec<String> = std::fs::read_dir(dir)

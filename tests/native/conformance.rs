@@ -93,8 +93,10 @@ async fn map_tables_equal_expected_rows_where_panics_abort() {
         .filter(|c| has_map_column(&c.table) || has_parquet_checkpoint(&c.table))
         .collect();
     let maps = cases.iter().filter(|c| has_map_column(&c.table)).count();
-    assert!(maps >= 5, "only {maps} cases of map tables");
-    assert!(cases.len() >= maps + 5, "only {} cases", cases.len());
+    if !common::corpus_overridden() {
+        assert!(maps >= 5, "only {maps} cases of map tables");
+        assert!(cases.len() >= maps + 5, "only {} cases", cases.len());
+    }
     delta_arrow_reader::limits::behave_as_aborting(true);
     check_cases(&cases, failures).await;
     delta_arrow_reader::limits::behave_as_aborting(false);
@@ -138,7 +140,7 @@ fn expected_cases(failures: &mut Vec<String>) -> Vec<ExpectedCase> {
         .collect();
     tables.sort();
     assert!(
-        tables.len() >= 60,
+        tables.len() >= 60 || common::corpus_overridden(),
         "only {} tables with expected results",
         tables.len()
     );
@@ -172,7 +174,7 @@ fn expected_cases(failures: &mut Vec<String>) -> Vec<ExpectedCase> {
     }
     for erratum in EXPECTED_ERRATA {
         assert!(
-            cases.iter().any(|c| c.table == erratum.table),
+            common::corpus_overridden() || cases.iter().any(|c| c.table == erratum.table),
             "erratum for {}, which is not a case",
             erratum.table
         );

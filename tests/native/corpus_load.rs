@@ -10,7 +10,11 @@ use delta_arrow_reader::DeltaTableBuilder;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_corpus_table_loads_or_fails_cleanly() {
     let rows = common::inventory();
-    assert!(rows.len() >= 200, "inventory has {} rows", rows.len());
+    assert!(
+        rows.len() >= 200 || common::corpus_overridden(),
+        "inventory has {} rows",
+        rows.len()
+    );
     let mut failures = Vec::new();
     let (mut passed, mut refused) = (0, 0);
     for row in &rows {

@@ -151,9 +151,11 @@ async fn every_readable_corpus_table_round_trips() {
         ranged += usize::from(trip.ranged_tasks > 0);
         rows += trip.before.len();
     }
-    assert!(tried >= 150, "only {tried} corpus tables round-tripped");
-    assert!(ranged >= 20, "only {ranged} tables had byte-range tasks");
-    assert!(rows > 10_000, "only {rows} rows");
+    if !common::corpus_overridden() {
+        assert!(tried >= 150, "only {tried} corpus tables round-tripped");
+        assert!(ranged >= 20, "only {ranged} tables had byte-range tasks");
+        assert!(rows > 10_000, "only {rows} rows");
+    }
 }
 
 #[tokio::test]

@@ -41,8 +41,6 @@ use delta_kernel::object_store::local::LocalFileSystem;
 use delta_kernel::Snapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
 
-const CORPUS_TABLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/tables");
-
 /// How long our reader may take for one snapshot before it counts as a failure (a hang).
 const OUR_LOAD_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -686,7 +684,11 @@ struct Report {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kernel_parity_over_corpus() {
     let tables = common::corpus_tables();
-    assert!(!tables.is_empty(), "no tables in {CORPUS_TABLES}");
+    assert!(
+        !tables.is_empty(),
+        "no tables in {}",
+        common::corpus_dir().join("tables").display()
+    );
     let mut report = Report::default();
     let started = Instant::now();
 

@@ -3,8 +3,13 @@
 //! is one subject; `common` and `rows` are shared helpers.
 //!
 //! The corpus tests read `../shared/corpus` beside the project and fail, naming the path,
-//! when it is missing (see [`common::corpus_dir`]). Tests run in parallel threads of one
-//! process: none may change the environment or the current directory.
+//! when it is missing (see [`common::corpus_dir`]). `DAR_TEST_CORPUS=DIR` runs the
+//! tests that go over every table (`corpus_load`, `conformance`, `kernel_parity`,
+//! `kernel_rows`, `checkpoints::every_checkpoint_loads_with_the_adds_it_holds`,
+//! `distributed_codec::every_readable_corpus_table_round_trips`) over another folder laid out
+//! the same way (`tables/NAME/`, `INVENTORY.csv` with at least a `name` column, optionally
+//! `expected/NAME/`); the tests that name corpus tables fail there. Tests run in parallel
+//! threads of one process: none may change the environment or the current directory.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

@@ -14,6 +14,7 @@ use delta_arrow_reader::{DeltaError, DeltaTable, Phase};
 use futures::StreamExt;
 
 use super::output::{io_error, Output, Sink as OutputSink};
+use super::text_formats;
 use super::TableArgs;
 
 /// What every writer writes to.
@@ -107,7 +108,7 @@ impl Writer {
                 arrow_ipc::writer::FileWriter::try_new(file, schema).map_err(arrow_error)?,
             ),
             Format::Csv => Writer::Csv(arrow_csv::Writer::new(file), false),
-            Format::Json => Writer::Json(arrow_json::LineDelimitedWriter::new(file)),
+            Format::Json => Writer::Json(text_formats::json_writer(file)),
         })
     }
 
@@ -121,7 +122,8 @@ impl Writer {
             Writer::Ipc(w) => w.write(batch).map_err(arrow_error),
             Writer::Csv(w, wrote) => {
                 *wrote = true;
-                w.write(batch).map_err(arrow_error)
+                w.write(&text_formats::csv_batch(batch).map_err(arrow_error)?)
+                    .map_err(arrow_error)
             }
             Writer::Json(w) => w.write(batch).map_err(arrow_error),
         }
@@ -144,7 +146,7 @@ impl Writer {
             Writer::Csv(mut w, wrote) => {
                 if !wrote {
                     // No rows: the header alone, so the columns are still known.
-                    w.write(&RecordBatch::new_empty(schema.clone()))
+                    w.write(&RecordBatch::new_empty(text_formats::csv_schema(schema)))
                         .map_err(arrow_error)?;
                 }
                 w.into_inner()

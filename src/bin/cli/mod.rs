@@ -14,6 +14,7 @@ mod serve;
 mod sql;
 mod stats;
 mod terminal;
+mod text_formats;
 #[cfg(feature = "serve")]
 mod view;
 #[cfg(feature = "distributed")]

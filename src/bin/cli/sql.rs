@@ -287,7 +287,7 @@ fn lines(batches: &[RecordBatch], output: Output) -> Result<String, DeltaError> 
     let mut buf = Vec::new();
     match output {
         Output::Json => {
-            let mut w = arrow_json::LineDelimitedWriter::new(&mut buf);
+            let mut w = super::text_formats::json_writer(&mut buf);
             for b in batches {
                 w.write(b).map_err(arrow_error)?;
             }
@@ -296,7 +296,8 @@ fn lines(batches: &[RecordBatch], output: Output) -> Result<String, DeltaError> 
         Output::Csv => {
             let mut w = arrow_csv::Writer::new(&mut buf);
             for b in batches {
-                w.write(b).map_err(arrow_error)?;
+                w.write(&super::text_formats::csv_batch(b).map_err(arrow_error)?)
+                    .map_err(arrow_error)?;
             }
         }
     }

@@ -5,10 +5,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// `../shared/corpus`, beside the project. Panics, naming the path, when it is missing: a
-/// corpus test never passes by skipping.
+/// `../shared/corpus`, beside the project, or the folder `DAR_TEST_CORPUS` names (laid out the
+/// same way: `tables/`, `INVENTORY.csv`, optionally `expected/`), to run the corpus tests
+/// over other tables. Panics, naming the path, when it is missing: a corpus test never
+/// passes by skipping.
 pub fn corpus_dir() -> PathBuf {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    let dir = std::env::var_os("DAR_TEST_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus")));
     assert!(
         dir.join("tables").is_dir() && dir.join("INVENTORY.csv").is_file(),
         "the shared corpus is missing: expected {} (with tables/ and INVENTORY.csv) beside \
@@ -17,6 +21,12 @@ pub fn corpus_dir() -> PathBuf {
         dir.display()
     );
     dir
+}
+
+/// Whether the corpus tests run over another folder (`DAR_TEST_CORPUS`): the checks of the
+/// shared corpus's own size do not apply there.
+pub fn corpus_overridden() -> bool {
+    std::env::var_os("DAR_TEST_CORPUS").is_some()
 }
 
 /// The folder of one corpus table.

@@ -1,0 +1,318 @@
+//! CSV and JSON lines for every column type a Delta table can hold. Arrow's CSV writer has no
+//! nested values and its JSON writer takes only maps with string keys; `dar export` and
+//! `dar sql --csv/--json` go through here instead:
+//!
+//! - in CSV, a nested value (array, struct, map) is one field holding its JSON text, with
+//!   every struct field named (a null one as `null`), e.g. `"{""a"":1,""b"":null}"`;
+//! - in both, a map is a JSON object whose keys are the map keys as text (`{"1":2}` for a
+//!   `map<int,int>`), as Spark's `to_json` writes them, at any depth.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, MapArray, RecordBatch, StringArray};
+use arrow_buffer::ArrowNativeType;
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_json::writer::{
+    make_encoder, Encoder, EncoderFactory, EncoderOptions, LineDelimited, NullableEncoder,
+    WriterBuilder,
+};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
+
+/// A JSON lines writer whose maps may have keys of any type.
+pub fn json_writer<W: Write>(out: W) -> arrow_json::Writer<W, LineDelimited> {
+    WriterBuilder::new()
+        .with_encoder_factory(Arc::new(TextMapKeys))
+        .build::<W, LineDelimited>(out)
+}
+
+/// `schema` as the CSV writer sees it: nested columns become (nullable) text.
+pub fn csv_schema(schema: &SchemaRef) -> SchemaRef {
+    if !schema.fields().iter().any(|f| f.data_type().is_nested()) {
+        return schema.clone();
+    }
+    let fields: Vec<FieldRef> = schema.fields().iter().map(csv_field).collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+fn csv_field(field: &FieldRef) -> FieldRef {
+    if field.data_type().is_nested() {
+        Arc::new(Field::new(field.name(), DataType::Utf8, true))
+    } else {
+        field.clone()
+    }
+}
+
+/// `batch` with each nested column replaced by the JSON text of its values (nulls stay
+/// null), ready for the CSV writer.
+pub fn csv_batch(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    let schema = batch.schema();
+    if !schema.fields().iter().any(|f| f.data_type().is_nested()) {
+        return Ok(batch.clone());
+    }
+    let options = EncoderOptions::default()
+        .with_explicit_nulls(true)
+        .with_encoder_factory(Arc::new(TextMapKeys));
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        if field.data_type().is_nested() {
+            columns.push(Arc::new(json_texts(field, column.as_ref(), &options)?));
+        } else {
+            columns.push(column.clone());
+        }
+    }
+    RecordBatch::try_new(csv_schema(&schema), columns)
+}
+
+/// The JSON text of each value of `column`; null where the value is null.
+fn json_texts(
+    field: &FieldRef,
+    column: &dyn Array,
+    options: &EncoderOptions,
+) -> Result<StringArray, ArrowError> {
+    let mut encoder = make_encoder(field, column, options)?;
+    let mut texts: Vec<Option<String>> = Vec::with_capacity(column.len());
+    let mut buffer = Vec::new();
+    for row in 0..column.len() {
+        if encoder.is_null(row) {
+            texts.push(None);
+            continue;
+        }
+        buffer.clear();
+        encoder.encode(row, &mut buffer);
+        let text = String::from_utf8(std::mem::take(&mut buffer)).map_err(|e| {
+            ArrowError::JsonError(format!("a value of '{}' is not UTF-8: {e}", field.name()))
+        })?;
+        texts.push(Some(text));
+    }
+    Ok(StringArray::from(texts))
+}
+
+/// Encodes maps whose keys are not strings, which arrow-json refuses, as objects keyed by
+/// the keys' text; every other type is left to arrow-json's own encoders.
+#[derive(Debug)]
+struct TextMapKeys;
+
+impl EncoderFactory for TextMapKeys {
+    fn make_default_encoder<'a>(
+        &self,
+        _field: &'a FieldRef,
+        array: &'a dyn Array,
+        options: &'a EncoderOptions,
+    ) -> Result<Option<NullableEncoder<'a>>, ArrowError> {
+        let DataType::Map(_, _) = array.data_type() else {
+            return Ok(None);
+        };
+        let map = array.as_map();
+        if matches!(
+            map.keys().data_type(),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ) {
+            return Ok(None);
+        }
+        let encoder = TextKeyedMap::try_new(map, options)?;
+        Ok(Some(NullableEncoder::new(
+            Box::new(encoder),
+            map.nulls().cloned(),
+        )))
+    }
+}
+
+/// One map column encoded as JSON objects, each key written as its display text.
+struct TextKeyedMap<'a> {
+    map: &'a MapArray,
+    keys: ArrayFormatter<'a>,
+    values: NullableEncoder<'a>,
+    key_text: String,
+}
+
+impl<'a> TextKeyedMap<'a> {
+    fn try_new(map: &'a MapArray, options: &'a EncoderOptions) -> Result<Self, ArrowError> {
+        let value_field = map.entries().fields().get(1).ok_or_else(|| {
+            ArrowError::InvalidArgumentError("a map without a value field".into())
+        })?;
+        let keys = ArrayFormatter::try_new(map.keys().as_ref(), &FormatOptions::default())?;
+        let values = make_encoder(value_field, map.values().as_ref(), options)?;
+        Ok(Self {
+            map,
+            keys,
+            values,
+            key_text: String::new(),
+        })
+    }
+}
+
+impl Encoder for TextKeyedMap<'_> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        let offsets = self.map.value_offsets();
+        let (start, end) = (offsets[idx].as_usize(), offsets[idx + 1].as_usize());
+        out.push(b'{');
+        for entry in start..end {
+            if entry > start {
+                out.push(b',');
+            }
+            self.key_text.clear();
+            // Writing to a String only fails if the key's Display does; the key is then
+            // written empty rather than aborting the export halfway.
+            let _ = std::fmt::Write::write_fmt(
+                &mut self.key_text,
+                format_args!("{}", self.keys.value(entry)),
+            );
+            // A string's JSON form cannot fail to serialise into a Vec.
+            let _ = serde_json::to_writer(&mut *out, &self.key_text);
+            out.push(b':');
+            if self.values.is_null(entry) {
+                out.extend_from_slice(b"null");
+            } else {
+                self.values.encode(entry, out);
+            }
+        }
+        out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::builder::{Int32Builder, ListBuilder, MapBuilder, StringBuilder};
+    use arrow_array::{BinaryArray, Int32Array, StructArray};
+    use arrow_schema::Fields;
+
+    fn int_map() -> ArrayRef {
+        let mut b = MapBuilder::new(None, Int32Builder::new(), Int32Builder::new());
+        b.keys().append_value(1);
+        b.values().append_value(10);
+        b.keys().append_value(-2);
+        b.values().append_null();
+        b.append(true).unwrap_or_else(|e| panic!("{e}"));
+        b.append(false).unwrap_or_else(|e| panic!("{e}"));
+        b.append(true).unwrap_or_else(|e| panic!("{e}"));
+        Arc::new(b.finish())
+    }
+
+    fn string_map() -> ArrayRef {
+        let mut b = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+        b.keys().append_value("a\"b");
+        b.values().append_value(1);
+        b.append(true).unwrap_or_else(|e| panic!("{e}"));
+        b.append(true).unwrap_or_else(|e| panic!("{e}"));
+        b.append(false).unwrap_or_else(|e| panic!("{e}"));
+        Arc::new(b.finish())
+    }
+
+    fn list() -> ArrayRef {
+        let mut b = ListBuilder::new(Int32Builder::new());
+        b.values().append_value(1);
+        b.values().append_null();
+        b.append(true);
+        b.append(false);
+        b.append(true);
+        Arc::new(b.finish())
+    }
+
+    /// A struct holding a map<int,int>: the keys of a nested map are text too.
+    fn nested() -> ArrayRef {
+        let map = int_map();
+        let x: ArrayRef = Arc::new(Int32Array::from(vec![Some(7), None, Some(9)]));
+        let fields = Fields::from(vec![
+            Field::new("x", DataType::Int32, true),
+            Field::new("m", map.data_type().clone(), true),
+        ]);
+        Arc::new(StructArray::try_new(fields, vec![x, map], None).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    fn batch() -> RecordBatch {
+        let id: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3]));
+        let bytes: ArrayRef = Arc::new(BinaryArray::from(vec![
+            Some(b"\x01\xff".as_slice()),
+            None,
+            Some(b"".as_slice()),
+        ]));
+        let columns = [
+            ("id", id),
+            ("bin", bytes),
+            ("im", int_map()),
+            ("sm", string_map()),
+            ("l", list()),
+            ("s", nested()),
+        ];
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+            .collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(fields)),
+            columns.into_iter().map(|(_, a)| a).collect(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn csv_text(batch: &RecordBatch) -> String {
+        let mut out = Vec::new();
+        {
+            let mut w = arrow_csv::Writer::new(&mut out);
+            w.write(&csv_batch(batch).unwrap_or_else(|e| panic!("{e}")))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        String::from_utf8(out).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn csv_holds_nested_values_as_json_text() {
+        let text = csv_text(&batch());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "id,bin,im,sm,l,s");
+        assert_eq!(
+            lines[1],
+            r#"1,01ff,"{""1"":10,""-2"":null}","{""a\""b"":1}","[1,null]","{""x"":7,""m"":{""1"":10,""-2"":null}}""#
+        );
+        assert_eq!(lines[2], r#"2,,,{},,"{""x"":null,""m"":null}""#);
+        assert_eq!(lines[3], r#"3,,{},,[],"{""x"":9,""m"":{}}""#);
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn csv_schema_names_every_column_and_types_nested_ones_as_text() {
+        let batch = batch();
+        let schema = csv_schema(&batch.schema());
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["id", "bin", "im", "sm", "l", "s"]);
+        assert_eq!(schema.field(0).data_type(), &DataType::Int32);
+        assert_eq!(schema.field(1).data_type(), &DataType::Binary);
+        for i in 2..6 {
+            assert_eq!(schema.field(i).data_type(), &DataType::Utf8);
+        }
+        // Without nested columns a batch goes through untouched.
+        let flat = batch.project(&[0, 1]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(csv_batch(&flat).unwrap_or_else(|e| panic!("{e}")), flat);
+    }
+
+    #[test]
+    fn json_lines_take_maps_with_keys_of_any_type() {
+        let mut out = Vec::new();
+        {
+            let mut w = json_writer(&mut out);
+            w.write(&batch()).unwrap_or_else(|e| panic!("{e}"));
+            w.finish().unwrap_or_else(|e| panic!("{e}"));
+        }
+        let text = String::from_utf8(out).unwrap_or_else(|e| panic!("{e}"));
+        let rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+            .collect();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            rows[0],
+            serde_json::json!({
+                "id": 1, "bin": "01ff", "im": {"1": 10, "-2": null}, "sm": {"a\"b": 1},
+                "l": [1, null], "s": {"x": 7, "m": {"1": 10, "-2": null}}
+            })
+        );
+        assert_eq!(rows[1], serde_json::json!({"id": 2, "sm": {}, "s": {}}));
+        assert_eq!(
+            rows[2],
+            serde_json::json!({"id": 3, "bin": "", "im": {}, "l": [], "s": {"x": 9, "m": {}}})
+        );
+    }
+}
