@@ -156,11 +156,20 @@ pub async fn run_forever(config: ServeConfig) -> io::Result<()> {
     let root = config.root.clone();
     let mounts = config.mounts.clone();
     let server = StaticServer::start(config).await?;
-    println!("Serving {} at {}/", root.display(), server.url());
+    let mut text = format!("Serving {} at {}/\n", root.display(), server.url());
     for (prefix, dir) in &mounts {
         let prefix = prefix.trim_matches('/');
-        println!("  {} at {}/{prefix}/", dir.display(), server.url());
+        text.push_str(&format!(
+            "  {} at {}/{prefix}/\n",
+            dir.display(),
+            server.url()
+        ));
     }
+    // The server serves on whether or not anyone reads this (a closed pipe, a full disk).
+    let mut out = io::stdout().lock();
+    let _ =
+        io::Write::write_all(&mut out, text.as_bytes()).and_then(|()| io::Write::flush(&mut out));
+    drop(out);
     server.wait().await
 }
 

@@ -245,6 +245,84 @@ fn export_to_stdout_writes_every_row() {
     assert_eq!(rows, 11);
 }
 
+/// Output the user asked for that cannot be written (a full device) is an error, from
+/// every command: never a success with the data lost.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_that_cannot_be_written_is_an_error() {
+    let table = primitives();
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let sql_table = format!("t={table}");
+    let mut commands: Vec<Vec<&str>> = vec![
+        vec!["head", &table],
+        vec!["info", &table],
+        vec!["schema", &table, "--json"],
+        vec!["files", &table],
+        vec!["stats", &table],
+        vec!["export", &table, "--out", "-", "--format", "json"],
+        vec!["export", &table, "--out", "/dev/full", "--format", "csv"],
+    ];
+    if cfg!(feature = "datafusion") {
+        commands.push(vec![
+            "sql",
+            "--table",
+            &sql_table,
+            "select * from t",
+            "--csv",
+        ]);
+    }
+    for args in commands {
+        let device = full().unwrap_or_else(|e| panic!("/dev/full: {e}"));
+        let out = Command::new(env!("CARGO_BIN_EXE_dar"))
+            .args(&args)
+            .stdout(device)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("No space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A reader that closes the pipe early (`dar export ... --out - | head`) ends the export
+/// quietly, as it ends `dar files | head`: exit status 0, nothing on standard error.
+#[cfg(unix)]
+#[test]
+fn a_pipe_closed_by_its_reader_ends_the_export_quietly() {
+    use std::io::Read;
+    // About 45 MB of CSV: far more than a pipe holds.
+    let table = common::table_dir("deltars__COVID-19_NYT");
+    for format in ["csv", "parquet"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+            .args([
+                "export",
+                &table.to_string_lossy(),
+                "--out",
+                "-",
+                "--format",
+                format,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+        let mut first = [0u8; 4096];
+        let mut pipe = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        pipe.read_exact(&mut first)
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
+        drop(pipe);
+        let out = child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{format}: {:?} {stderr}", out.status);
+        assert!(stderr.is_empty(), "{format}: {stderr}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn export_to_special_files_writes_in_place() {

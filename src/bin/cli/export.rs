@@ -222,12 +222,16 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
         }
         Ok::<(), DeltaError>(())
     };
-    let result = copy.await;
+    let result = copy.await.and_then(|()| writer.finish(&schema));
     bar.finish_and_clear();
-    // On any failure `output` is dropped unfinished: its temporary file is removed and the
-    // target is left as it was.
+    if result.is_err() && output.reader_closed() {
+        // A pipe or FIFO whose reader stopped early (`--out - | head`): it has what it
+        // wanted; the command ends quietly, as the other commands do.
+        return Ok(());
+    }
+    // On any other failure `output` is dropped unfinished: its temporary file is removed and
+    // the target is left as it was.
     result?;
-    writer.finish(&schema)?;
     output.finish()?;
     eprintln!(
         "wrote {rows} rows to {} ({:?}) in {:.2} s",

@@ -90,6 +90,5 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
             String::new()
         }
     );
-    super::terminal::print_text(&text);
-    Ok(())
+    super::terminal::print_text(&text)
 }

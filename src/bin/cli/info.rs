@@ -4,8 +4,7 @@ use delta_arrow_reader::{DeltaError, DeltaTable};
 use serde_json::{json, Value};
 
 pub(super) fn emit(text: &str) -> Result<(), DeltaError> {
-    super::terminal::print_text(text);
-    Ok(())
+    super::terminal::print_text(text)
 }
 
 pub(super) fn pretty(value: &Value) -> Result<String, DeltaError> {

@@ -14,7 +14,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use delta_arrow_reader::{DeltaError, Phase};
 
@@ -65,6 +66,8 @@ pub struct Output {
     /// Whether the bytes go to a terminal.
     pub is_terminal: bool,
     commit: Commit,
+    /// Set when a write found the pipe or FIFO closed by its reader.
+    reader_closed: Arc<AtomicBool>,
 }
 
 enum Commit {
@@ -84,8 +87,10 @@ impl Output {
             let output = Output {
                 is_terminal: stdout.is_terminal(),
                 commit: Commit::InPlace,
+                reader_closed: Arc::default(),
             };
-            return Ok((Box::new(stdout), output));
+            let sink = PipeWatch::new(stdout, &output.reader_closed);
+            return Ok((Box::new(sink), output));
         }
         let target = resolve(out)?;
         match std::fs::metadata(&target) {
@@ -99,8 +104,10 @@ impl Output {
                 let output = Output {
                     is_terminal: std::io::IsTerminal::is_terminal(&file),
                     commit: Commit::InPlace,
+                    reader_closed: Arc::default(),
                 };
-                Ok((Box::new(file), output))
+                let sink = PipeWatch::new(file, &output.reader_closed);
+                Ok((Box::new(sink), output))
             }
             Ok(meta) => Self::replacing(target, Some(meta.permissions())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::replacing(target, None),
@@ -123,11 +130,18 @@ impl Output {
         let output = Output {
             is_terminal: false,
             commit: Commit::Rename { temp, target },
+            reader_closed: Arc::default(),
         };
         Ok((Box::new(file), output))
     }
 
     /// Ends a successful export: the temporary file (if any) replaces the target.
+    /// Whether the reader of the pipe or FIFO written in place closed it before the end
+    /// (`dar export ... --out - | head`): it has what it wanted, so the export ends quietly.
+    pub fn reader_closed(&self) -> bool {
+        self.reader_closed.load(Ordering::Relaxed)
+    }
+
     pub fn finish(mut self) -> Result<(), DeltaError> {
         match std::mem::replace(&mut self.commit, Commit::InPlace) {
             Commit::InPlace => Ok(()),
@@ -141,6 +155,42 @@ impl Output {
                 renamed
             }
         }
+    }
+}
+
+/// A sink that notes a write refused because the reader closed the pipe (`EPIPE`).
+struct PipeWatch<W> {
+    inner: W,
+    closed: Arc<AtomicBool>,
+}
+
+impl<W> PipeWatch<W> {
+    fn new(inner: W, closed: &Arc<AtomicBool>) -> Self {
+        Self {
+            inner,
+            closed: closed.clone(),
+        }
+    }
+
+    fn note<T>(&self, result: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &result {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                self.closed.store(true, Ordering::Relaxed);
+            }
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.note(result)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = self.inner.flush();
+        self.note(result)
     }
 }
 

@@ -266,14 +266,14 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
 pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
     let batches = result(args).await?;
     if args.json {
-        super::terminal::print_data(&lines(&batches, Output::Json)?);
+        super::terminal::print_data(&lines(&batches, Output::Json)?)?;
     } else if args.csv {
-        super::terminal::print_data(&lines(&batches, Output::Csv)?);
+        super::terminal::print_data(&lines(&batches, Output::Csv)?)?;
     } else {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(arrow_error)?;
         let text = format!("{grid}\n{rows} row{}\n", if rows == 1 { "" } else { "s" });
-        super::terminal::print_text(&text);
+        super::terminal::print_text(&text)?;
     }
     Ok(())
 }

@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::Write;
 
+use delta_arrow_reader::DeltaError;
+
 /// Whether `c` is shown escaped: C0 and C1 controls and DEL (other than newline and tab when
 /// `keep_lines`), and the bidirectional overrides and isolates.
 fn escaped(c: char, keep_lines: bool) -> bool {
@@ -33,25 +35,33 @@ pub fn safe(text: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn write_stdout(text: &str) {
+/// Writes `text` to standard output. A reader that closed the pipe early (`dar files | head`)
+/// has all it wanted: that ends the command quietly, as a pipe's writer ends on SIGPIPE.
+/// Any other failure (a full disk, a revoked terminal) is an error: output the user asked
+/// for was lost.
+fn write_stdout(text: &str) -> Result<(), DeltaError> {
     let mut out = std::io::stdout().lock();
-    // A closed pipe (`dar files | head`) is not an error worth reporting.
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(super::output::io_error(
+            std::path::Path::new("standard output"),
+            e,
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Prints human-readable text (lines kept, everything else escaped).
-pub fn print_text(text: &str) {
-    write_stdout(&safe(text, true));
+pub fn print_text(text: &str) -> Result<(), DeltaError> {
+    write_stdout(&safe(text, true))
 }
 
 /// Prints data lines: as they are into a file or a pipe, escaped on a terminal.
 #[cfg(feature = "datafusion")]
-pub fn print_data(text: &str) {
+pub fn print_data(text: &str) -> Result<(), DeltaError> {
     if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        write_stdout(&safe(text, true));
+        write_stdout(&safe(text, true))
     } else {
-        write_stdout(text);
+        write_stdout(text)
     }
 }
 

@@ -82,14 +82,20 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
         .await
         .map_err(|e| io_error(&path, &e))?;
     let url = format!("{}{}", server.url(), plan.open);
-    println!("Previewing {} at {url}", path.display());
-    println!("(Ctrl-C stops the server)");
+    let mut text = format!(
+        "Previewing {} at {url}\n(Ctrl-C stops the server)\n",
+        path.display()
+    );
     if !args.no_browser {
         match open_browser(&url) {
-            Ok(()) => println!("Opened it in the browser."),
-            Err(why) => println!("No browser opened ({why}); open the address above yourself."),
+            Ok(()) => text.push_str("Opened it in the browser.\n"),
+            Err(why) => text.push_str(&format!(
+                "No browser opened ({why}); open the address above yourself.\n"
+            )),
         }
     }
+    // The server serves on whether or not anyone reads this (a closed pipe, a full disk).
+    let _ = super::terminal::print_text(&text);
     server.wait().await.map_err(|e| io_error(&path, &e))
 }
 
