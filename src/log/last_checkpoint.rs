@@ -43,6 +43,9 @@ impl LastCheckpointHint {
     pub fn parse(bytes: &[u8]) -> Option<LastCheckpointHint> {
         let text = std::str::from_utf8(bytes).ok()?;
         let hint: LastCheckpointHint = serde_json::from_str(text.trim()).ok()?;
+        if hint.version > super::path::MAX_VERSION {
+            return None;
+        }
         match hint.parts {
             Some(0) => None,
             Some(parts) if parts > MAX_CHECKPOINT_PARTS => None,
@@ -89,6 +92,17 @@ mod tests {
         // A part count past the bound is a corrupt hint, not 4 billion paths to guess.
         let h = LastCheckpointHint::parse(br#"{"version":10,"parts":10000}"#);
         assert_eq!(h.map(|h| h.checkpoint_paths().len()), Some(10_000));
+        // A version past the protocol's longs cannot name a checkpoint.
+        let max = format!(r#"{{"version":{}}}"#, i64::MAX);
+        assert!(LastCheckpointHint::parse(max.as_bytes()).is_some());
+        for version in [i64::MAX as u64 + 1, u64::MAX] {
+            let text = format!(r#"{{"version":{version}}}"#);
+            assert_eq!(
+                LastCheckpointHint::parse(text.as_bytes()),
+                None,
+                "{version}"
+            );
+        }
         for parts in [10_001u64, u64::from(u32::MAX)] {
             let text = format!(r#"{{"version":10,"parts":{parts}}}"#);
             assert_eq!(LastCheckpointHint::parse(text.as_bytes()), None, "{parts}");

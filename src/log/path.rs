@@ -60,6 +60,10 @@ pub struct LogPath {
     pub last_modified_ms: Option<i64>,
 }
 
+/// The largest table version: the protocol's versions are longs (`i64`), so a file named
+/// past it (up to `99999999999999999999`) is not a log file of the table.
+pub const MAX_VERSION: u64 = i64::MAX as u64;
+
 impl LogPath {
     /// Parses a path relative to the table root; `None` for files that are not versioned log
     /// files.
@@ -73,6 +77,9 @@ impl LogPath {
             return None;
         }
         let version: u64 = version.parse().ok()?;
+        if version > MAX_VERSION {
+            return None;
+        }
         let kind = parse_kind(rest)?;
         Some(LogPath {
             path: path.to_string(),
@@ -156,6 +163,22 @@ mod tests {
 
     #[test]
     fn parses_every_kind() {
+        // Versions are longs: a name past i64::MAX is not a log file.
+        let top = format!("_delta_log/{:020}.checkpoint.parquet", i64::MAX);
+        assert_eq!(LogPath::parse(&top).map(|p| p.version), Some(MAX_VERSION));
+        for name in [
+            "09223372036854775808",
+            "18446744073709551615",
+            "99999999999999999999",
+        ] {
+            for suffix in [
+                "json",
+                "checkpoint.parquet",
+                "checkpoint.0000000001.0000000001.parquet",
+            ] {
+                assert_eq!(LogPath::parse(&format!("_delta_log/{name}.{suffix}")), None);
+            }
+        }
         let c = LogPath::parse("_delta_log/00000000000000000010.json");
         assert_eq!(
             c.map(|p| (p.version, p.kind)),

@@ -59,7 +59,7 @@ pub fn segment_from_listing(
         .filter(|e| checkpoint_version.is_none_or(|c| e.version > c))
         .map(|e| (e.version, e))
         .collect();
-    let mut expected = checkpoint_version.map_or(0, |c| c + 1);
+    let mut expected = checkpoint_version.map_or(0, |c| c.saturating_add(1));
     if checkpoint_version.is_none() {
         if let Some((&first, _)) = commits_by_version.iter().next() {
             if first > 0 {
@@ -79,9 +79,9 @@ pub fn segment_from_listing(
             return Err(DeltaError::NonContiguousLog { expected, found: v });
         }
         commits.push((*e).clone());
-        expected = v + 1;
+        expected = v.saturating_add(1);
     }
-    if expected != version + 1 {
+    if expected != version.saturating_add(1) {
         // The last commits up to `version` are missing (only possible for an explicit target).
         return Err(DeltaError::VersionNotFound {
             requested: version,

@@ -78,7 +78,12 @@ impl StaticServer {
         let task = runtime.spawn(async move {
             match TcpListener::from_std(listener) {
                 Ok(listener) => accept_loop(listener, shared).await,
-                Err(err) => eprintln!("dar serve: cannot listen: {err}"),
+                Err(err) => {
+                    let _ = io::Write::write_fmt(
+                        &mut io::stderr(),
+                        format_args!("dar serve: cannot listen: {err}\n"),
+                    );
+                }
             }
         });
         let abort = task.abort_handle();

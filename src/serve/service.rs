@@ -325,7 +325,11 @@ fn record(
             .map(|r| format!(" [{}]", r.escape_debug()))
             .unwrap_or_default();
         let (method, path) = (method.as_str().escape_debug(), path.escape_debug());
-        eprintln!("{method} {path}{range_note} -> {status} ({len} bytes)");
+        // A log nobody reads any more (stderr closed) does not stop the serving.
+        let _ = io::Write::write_fmt(
+            &mut io::stderr(),
+            format_args!("{method} {path}{range_note} -> {status} ({len} bytes)\n"),
+        );
     }
     shared.stats.record(RequestRecord {
         method: method.to_string(),

@@ -12,18 +12,24 @@ fn dar(args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("cannot run dar: {e}"))
 }
 
+/// `dar ARGS`, which must succeed (the failure names its standard error).
+fn dar_ok(args: &[&str]) -> Output {
+    let out = dar(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]
 fn no_argument_previews_the_demo_table() {
-    let out = dar(&[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = dar_ok(&[]);
     let text = stdout(&out);
     for needle in [
         "Amsterdam",
@@ -44,7 +50,7 @@ fn no_argument_previews_the_demo_table() {
 fn head_with_columns_filter_and_time_travel() {
     let table = common::table_dir("dat__basic_partitioned");
     let table = table.to_string_lossy();
-    let out = dar(&[
+    let out = dar_ok(&[
         "head",
         &table,
         "--columns",
@@ -54,11 +60,6 @@ fn head_with_columns_filter_and_time_travel() {
         "-n",
         "10",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = stdout(&out);
     assert!(text.contains("| letter | number |"), "{text}");
     assert!(!text.contains("a_float"), "{text}");
@@ -222,19 +223,9 @@ fn primitives() -> String {
 #[test]
 fn export_to_stdout_writes_every_row() {
     let table = primitives();
-    let out = dar(&["export", &table, "--out", "-", "--format", "csv"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = dar_ok(&["export", &table, "--out", "-", "--format", "csv"]);
     assert_eq!(stdout(&out).lines().count(), 12, "a header and 11 rows");
-    let out = dar(&["export", &table, "--out", "-", "--format", "parquet"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = dar_ok(&["export", &table, "--out", "-", "--format", "parquet"]);
     let rows: usize = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
         bytes::Bytes::from(out.stdout),
     )
@@ -330,12 +321,7 @@ fn export_to_special_files_writes_in_place() {
     let table = primitives();
     // A device: written, still a device.
     if std::fs::metadata("/dev/null").is_ok_and(|m| m.file_type().is_char_device()) {
-        let out = dar(&["export", &table, "--out", "/dev/null", "--format", "ipc"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        dar_ok(&["export", &table, "--out", "/dev/null", "--format", "ipc"]);
         let meta = std::fs::metadata("/dev/null").unwrap_or_else(|e| panic!("{e}"));
         assert!(
             meta.file_type().is_char_device(),
@@ -355,12 +341,7 @@ fn export_to_special_files_writes_in_place() {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap_or_else(|e| panic!("{e}")))
     };
-    let out = dar(&["export", &table, "--out", &fifo.to_string_lossy()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    dar_ok(&["export", &table, "--out", &fifo.to_string_lossy()]);
     let text = reader.join().unwrap_or_else(|_| panic!("reader thread"));
     assert_eq!(text.lines().count(), 12, "{text}");
     let meta = std::fs::symlink_metadata(&fifo).unwrap_or_else(|e| panic!("{e}"));
@@ -370,6 +351,160 @@ fn export_to_special_files_writes_in_place() {
     let out = dar(&["export", &table, "--out", &dir.path().to_string_lossy()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(dir.path().is_dir());
+}
+
+/// The format comes from `--format`, else from the extension in any case; an extension
+/// that names no format is refused (nothing written) rather than given Parquet bytes; with
+/// `--json` the closing summary is one JSON object.
+#[test]
+fn export_formats_by_extension_and_a_json_summary() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let table = primitives();
+    let upper = dir.path().join("OUT.CSV");
+    let out = dar_ok(&[
+        "export",
+        &table,
+        "--out",
+        &upper.to_string_lossy(),
+        "--json",
+    ]);
+    let text = std::fs::read_to_string(&upper).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text.lines().count(), 12, "a CSV header and 11 rows: {text}");
+    let summary: serde_json::Value = serde_json::from_slice(out.stderr.trim_ascii())
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(summary["rows"], 11);
+    assert_eq!(summary["format"], "csv");
+    for name in ["out.tsv", "out.csv.gz"] {
+        let path = dir.path().join(name);
+        let out = dar(&["export", &table, "--out", &path.to_string_lossy()]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("[invalid_argument]") && stderr.contains("--format"),
+            "{stderr}"
+        );
+        assert!(!path.exists(), "{name} was written");
+        // Told the format, the same name is fine.
+        dar_ok(&[
+            "export",
+            &table,
+            "--out",
+            &path.to_string_lossy(),
+            "--format",
+            "csv",
+        ]);
+    }
+}
+
+/// An export never changes the local table it reads: not over a data file, a commit or a
+/// link to one, nor a new file in its log (which could become a commit). Each is refused and
+/// the table reads as before; a new file beside the data files is not the table's and is
+/// written.
+#[cfg(unix)]
+#[test]
+fn export_refuses_to_write_inside_the_table_it_reads() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let table = dir.path().join("t");
+    copy_dir(&common::table_dir("golden__data-reader-primitives"), &table);
+    let rows_as_json = || {
+        dar_ok(&[
+            "export",
+            &table.to_string_lossy(),
+            "--out",
+            "-",
+            "--format",
+            "json",
+        ])
+    };
+    let before = rows_as_json();
+    let data = std::fs::read_dir(&table)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .unwrap_or_else(|| panic!("no data file"));
+    let commit = table.join("_delta_log/00000000000000000000.json");
+    let link = dir.path().join("link.parquet");
+    std::os::unix::fs::symlink(&data, &link).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = |p: &std::path::Path| std::fs::read(p).unwrap_or_else(|e| panic!("{e}"));
+    let (data_bytes, commit_bytes) = (bytes(&data), bytes(&commit));
+    let new_commit = table.join("_delta_log/00000000000000000001.json");
+    for target in [data.clone(), commit.clone(), link, new_commit.clone()] {
+        let out = dar(&[
+            "export",
+            &table.to_string_lossy(),
+            "--out",
+            &target.to_string_lossy(),
+            "--format",
+            "parquet",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {stderr}", target.display());
+        assert!(stderr.contains("would change the table"), "{stderr}");
+    }
+    assert_eq!(bytes(&data), data_bytes);
+    assert_eq!(bytes(&commit), commit_bytes);
+    assert!(!new_commit.exists());
+    let beside = table.join("export.csv");
+    dar_ok(&[
+        "export",
+        &table.to_string_lossy(),
+        "--out",
+        &beside.to_string_lossy(),
+    ]);
+    let after = rows_as_json();
+    // The same rows (their order follows the partitions' timing).
+    let sorted = |o: &Output| {
+        let mut lines: Vec<String> = stdout(o).lines().map(str::to_string).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sorted(&after), sorted(&before));
+}
+
+/// `dar head --json` prints the rows as JSON lines and nothing else; a grid of no rows still
+/// names the columns.
+#[test]
+fn head_json_rows_and_an_empty_grid_with_its_header() {
+    let table = primitives();
+    let out = dar_ok(&["head", &table, "--json", "-n", "3"]);
+    let rows: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(serde_json::Value::is_object));
+    let out = dar_ok(&["head", &table, "-n", "0"]);
+    let text = stdout(&out);
+    for column in ["as_int", "as_string", "as_binary"] {
+        assert!(text.contains(column), "{column} missing from {text}");
+    }
+    assert!(text.contains("0 rows shown"), "{text}");
+}
+
+/// A closed standard error (`2>&1 | true`) never turns a command into a panic: an error
+/// still exits 1, a success 0.
+#[test]
+fn a_closed_standard_error_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out_file = dir.path().join("out.csv");
+    let table = primitives();
+    let runs: [(&[&str], i32); 3] = [
+        (&["info", "/nonexistent/table"], 1),
+        (&["export", &table, "--out", &out_file.to_string_lossy()], 0),
+        (&["head", &table], 0),
+    ];
+    for (args, code) in runs {
+        let (reader, writer) = std::io::pipe().unwrap_or_else(|e| panic!("{e}"));
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_dar"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(writer)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+    }
+    assert!(out_file.is_file());
 }
 
 #[cfg(unix)]
@@ -410,12 +545,7 @@ fn export_replaces_a_regular_file_only_on_success() {
     // Through a link to the target: the target is replaced, the link stays a link.
     let link = dir.path().join("link.csv");
     std::os::unix::fs::symlink(&target, &link).unwrap_or_else(|e| panic!("{e}"));
-    let out = dar(&["export", &primitives(), "--out", &link.to_string_lossy()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    dar_ok(&["export", &primitives(), "--out", &link.to_string_lossy()]);
     assert_eq!(
         std::fs::read_to_string(&target)
             .map(|t| t.lines().count())
@@ -431,7 +561,7 @@ fn export_replaces_a_regular_file_only_on_success() {
     std::fs::remove_file(dir.path().join(".out.csv.dar-partial")).unwrap_or_else(|e| panic!("{e}"));
 
     // Zero rows still give the CSV header.
-    let out = dar(&[
+    dar_ok(&[
         "export",
         &primitives(),
         "--out",
@@ -439,11 +569,6 @@ fn export_replaces_a_regular_file_only_on_success() {
         "--filter",
         "as_int is null and as_int is not null",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = std::fs::read_to_string(&target).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.starts_with("as_int,"), "{text}");
@@ -570,7 +695,7 @@ fn sql_over_two_named_tables() {
     let letters = format!("l={}", letters.to_string_lossy());
     let dv = common::table_dir("golden__dv-partitioned-with-checkpoint");
     let dv = format!("d={}", dv.to_string_lossy());
-    let out = dar(&[
+    let out = dar_ok(&[
         "sql",
         "SELECT l.letter, count(*) AS n FROM l JOIN d ON d.part = l.number \
          GROUP BY l.letter ORDER BY l.letter",
@@ -579,27 +704,17 @@ fn sql_over_two_named_tables() {
         "--table",
         &dv,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = stdout(&out);
     assert!(text.contains("| letter |"), "{text}");
     assert!(text.contains(" row"), "{text}");
 
-    let out = dar(&[
+    let out = dar_ok(&[
         "sql",
         "SELECT count(*) AS n FROM d WHERE part = 1",
         "--table",
         &dv,
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let json: serde_json::Value = serde_json::from_str(stdout(&out).trim())
         .unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
     let n = json["n"].as_i64().unwrap_or(-1);
@@ -649,30 +764,20 @@ fn sql_is_read_only() {
         .unwrap_or_default();
     assert!(left.is_empty(), "files written: {left:?}");
     // Queries still run.
-    let out = dar(&[
+    dar_ok(&[
         "sql",
         "WITH x AS (SELECT part FROM d) SELECT count(*) AS n FROM x",
         "--table",
         &dv,
         "--csv",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]
 fn stats_come_from_the_log_and_bound_the_data() {
     let dir = common::table_dir("golden__dv-partitioned-with-checkpoint");
     let table = dir.to_string_lossy();
-    let out = dar(&["stats", &table, "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = dar_ok(&["stats", &table, "--json"]);
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
     let info: serde_json::Value = serde_json::from_str(&stdout(&dar(&["info", &table, "--json"])))
@@ -868,17 +973,7 @@ fn max_commits_refuses_a_longer_log_with_a_typed_error() {
     assert!(err.starts_with("dar: error [limit_exceeded]"), "{err}");
     assert!(err.contains("commits replayed in one load"), "{err}");
     assert!(err.contains('4') && err.contains('3'), "{err}");
-    let out = dar(&["info", "--max-commits", "4", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    dar_ok(&["info", "--max-commits", "4", "--json"]);
     // An older version needs fewer commits.
-    let out = dar(&["info", "--max-commits", "3", "--version", "2"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    dar_ok(&["info", "--max-commits", "3", "--version", "2"]);
 }

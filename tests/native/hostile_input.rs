@@ -5,7 +5,8 @@
 //! - a panic inside a partition's task (here a store that panics) is an `internal` error of
 //!   the scan, not an early end of its stream with the other partitions' rows only;
 //! - the same `add` (or `remove`) repeated in one commit counts once;
-//! - a FIFO where a local table has a commit or a data file is refused, not waited on.
+//! - a FIFO where a local table has a commit or a data file is refused, not waited on;
+//! - log file names and a checkpoint hint past the protocol's versions (longs) are ignored.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -204,6 +205,42 @@ async fn a_negative_file_size_is_an_invalid_log() {
         text.contains("part-0.parquet") && text.contains("negative"),
         "{text}"
     );
+}
+
+/// Log files and a `_last_checkpoint` hint that name versions past the protocol's longs
+/// (up to `u64::MAX`, where `version + 1` overflowed and panicked) are not the table's: it
+/// loads at its own version, listed or probed.
+#[tokio::test]
+async fn versions_past_the_longs_are_not_log_files() {
+    let w = table(2, |_| Vec::new());
+    let huge = [i64::MAX as u64 + 1, u64::MAX];
+    for v in huge {
+        w.store()
+            .put(format!("_delta_log/{v:020}.checkpoint.parquet"), "");
+        w.store().put(
+            format!("_delta_log/{v:020}.checkpoint.0000000001.0000000001.parquet"),
+            "",
+        );
+        w.store().put(format!("_delta_log/{v:020}.json"), "{}");
+    }
+    for v in huge {
+        w.store().put(
+            "_delta_log/_last_checkpoint",
+            format!(r#"{{"version":{v},"size":1}}"#),
+        );
+        for store in [w.store().clone(), w.store().without_listing()] {
+            let t = DeltaTableBuilder::new("memory://bucket/table/")
+                .with_store(Arc::new(store))
+                .load_table()
+                .await
+                .unwrap_or_else(|e| panic!("hint {v}: {e}"));
+            assert_eq!(t.version(), 0, "hint {v}");
+        }
+    }
+    let rows = ids(Arc::new(w.store().clone()), 2)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows, (0..20).collect::<Vec<i64>>());
 }
 
 /// Replaces the file at `path` by a FIFO nobody writes to.

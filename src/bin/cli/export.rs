@@ -4,7 +4,7 @@
 //! file is replaced only after success, is `output`'s job.
 
 use std::io::{BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
@@ -15,7 +15,7 @@ use futures::StreamExt;
 
 use super::output::{io_error, Output, Sink as OutputSink};
 use super::text_formats;
-use super::TableArgs;
+use super::{arrow_error, TableArgs};
 
 /// What every writer writes to.
 type Sink = BufWriter<OutputSink>;
@@ -61,23 +61,72 @@ pub struct ExportArgs {
     pub max_page_bytes: Option<u64>,
 }
 
-fn format_for(args: &ExportArgs) -> Format {
+/// The format `--format` names, else the one the output's extension names (in any case),
+/// else Parquet for a name without extension (and for `-`). An extension that names none of
+/// them is refused rather than given Parquet bytes (`out.tsv`, `out.csv.gz`).
+fn format_for(args: &ExportArgs) -> Result<Format, DeltaError> {
     if let Some(f) = args.format {
-        return f;
+        return Ok(f);
     }
-    match args.out.extension().and_then(|e| e.to_str()) {
-        Some("arrow" | "ipc" | "feather") => Format::Ipc,
-        Some("csv") => Format::Csv,
-        Some("json" | "jsonl" | "ndjson") => Format::Json,
-        _ => Format::Parquet,
+    let Some(extension) = args.out.extension() else {
+        return Ok(Format::Parquet);
+    };
+    let extension = extension.to_string_lossy().to_ascii_lowercase();
+    match extension.as_str() {
+        "parquet" | "pq" => Ok(Format::Parquet),
+        "arrow" | "ipc" | "feather" => Ok(Format::Ipc),
+        "csv" => Ok(Format::Csv),
+        "json" | "jsonl" | "ndjson" => Ok(Format::Json),
+        _ => Err(DeltaError::InvalidArgument {
+            reason: format!(
+                "cannot tell the output format from the extension '.{extension}': give \
+                 --format parquet, ipc, csv or json"
+            ),
+        }),
     }
 }
 
-fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
-    DeltaError::Arrow {
-        phase: Phase::Read,
-        source,
+/// Refuses an output that would change the local table being read: replacing any file in
+/// its folder (a data file, a deletion vector, a commit) would destroy the table, and a new
+/// file in its `_delta_log` could become a commit. A new file elsewhere in the folder is not
+/// the table's and is allowed.
+fn refuse_output_inside(table: &DeltaTable, out: &Path) -> Result<(), DeltaError> {
+    let url = table.location().url();
+    if url.scheme() != "file" || out.as_os_str() == "-" {
+        return Ok(());
     }
+    let Some(root) = url
+        .to_file_path()
+        .ok()
+        .and_then(|root| std::fs::canonicalize(root).ok())
+    else {
+        return Ok(());
+    };
+    // The output as it will be written: a link is followed (export writes its target), and
+    // a file not yet there is placed by its folder.
+    let existing = std::fs::canonicalize(out).ok();
+    let target = existing.clone().or_else(|| {
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        Some(std::fs::canonicalize(parent).ok()?.join(out.file_name()?))
+    });
+    let Some(target) = target else {
+        return Ok(());
+    };
+    let replaces_a_table_file = existing.is_some() && target.starts_with(&root);
+    if replaces_a_table_file || target.starts_with(root.join("_delta_log")) {
+        return Err(DeltaError::InvalidArgument {
+            reason: format!(
+                "refusing to write {}: it would change the table being read ({}); write it \
+                 elsewhere",
+                out.display(),
+                root.display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 enum Writer {
@@ -181,7 +230,8 @@ fn progress_bar(total_bytes: u64) -> indicatif::ProgressBar {
 
 /// Runs the export.
 pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaError> {
-    let format = format_for(args);
+    let format = format_for(args)?;
+    refuse_output_inside(table, &args.out)?;
     let mut scan = table
         .scan()
         .with_execution_options(super::execution_options(args.max_page_bytes));
@@ -233,11 +283,22 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     // the target is left as it was.
     result?;
     output.finish()?;
-    eprintln!(
-        "wrote {rows} rows to {} ({:?}) in {:.2} s",
-        args.out.display(),
-        format,
-        started.elapsed().as_secs_f64()
-    );
+    let seconds = started.elapsed().as_secs_f64();
+    if args.table.json {
+        let summary = serde_json::json!({
+            "rows": rows,
+            "out": args.out.display().to_string(),
+            "format": format!("{format:?}").to_ascii_lowercase(),
+            "seconds": seconds,
+            "version": table.version(),
+        });
+        super::terminal::message(&summary.to_string());
+    } else {
+        super::terminal::message(&format!(
+            "wrote {rows} rows to {} ({:?}) in {seconds:.2} s",
+            args.out.display(),
+            format,
+        ));
+    }
     Ok(())
 }

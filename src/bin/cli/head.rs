@@ -1,9 +1,10 @@
 //! `dar head`: the first rows of a table, printed as a grid.
 
+use arrow_array::RecordBatch;
 use clap::Args;
 use delta_arrow_reader::{DeltaError, DeltaTable};
 
-use super::TableArgs;
+use super::{arrow_error, TableArgs};
 
 /// Rows `dar head` shows unless told otherwise.
 pub const DEFAULT_ROWS: usize = 20;
@@ -41,7 +42,7 @@ impl Default for HeadArgs {
     }
 }
 
-/// Reads the first rows and prints them.
+/// Reads the first rows and prints them: a grid, or JSON lines with `--json`.
 pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), DeltaError> {
     let mut scan = table
         .scan()
@@ -55,14 +56,19 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
     }
     let scan = scan.build().await?;
     let selection = scan.file_selection();
-    let batches = scan.into_stream().collect_batches().await?;
+    let stream = scan.into_stream();
+    let schema = stream.schema();
+    let mut batches = stream.collect_batches().await?;
+    batches.retain(|b| b.num_rows() > 0);
+    if args.table.json {
+        return super::terminal::print_data(&super::text_formats::json_lines(&batches)?);
+    }
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(|source| {
-        DeltaError::Arrow {
-            phase: delta_arrow_reader::Phase::Read,
-            source,
-        }
-    })?;
+    if batches.is_empty() {
+        // No rows: the grid still names the columns.
+        batches.push(RecordBatch::new_empty(schema));
+    }
+    let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(arrow_error)?;
     let total: u64 = table
         .eager_files()
         .unwrap_or_default()

@@ -99,7 +99,7 @@ pub fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("dar: cannot start the async runtime: {e}");
+            terminal::message(&format!("dar: cannot start the async runtime: {e}"));
             return ExitCode::FAILURE;
         }
     };
@@ -110,11 +110,11 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let text = e.to_string();
-            eprintln!(
+            terminal::message(&format!(
                 "dar: error [{}]: {}",
                 e.code(),
                 terminal::safe(&text, false)
-            );
+            ));
             ExitCode::FAILURE
         }
     }
@@ -154,6 +154,14 @@ async fn run(command: Command) -> Result<(), DeltaError> {
         Command::Sql(args) => sql::run_sql(&args).await,
         #[cfg(feature = "distributed")]
         Command::Cluster(command) => cluster::run_cluster(&command).await,
+    }
+}
+
+/// An Arrow error of writing or printing results, as the reader's error.
+pub fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
+    DeltaError::Arrow {
+        phase: delta_arrow_reader::Phase::Read,
+        source,
     }
 }
 

@@ -52,7 +52,7 @@ fn remove_partial_on_interrupt() {
                     let _ = std::fs::remove_file(path);
                 }
             }
-            eprintln!("\ndar: interrupted");
+            super::terminal::message("\ndar: interrupted");
             std::process::exit(INTERRUPTED);
         });
     });

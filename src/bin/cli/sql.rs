@@ -11,6 +11,8 @@ use delta_arrow_reader::{DeltaError, DeltaTableBuilder, Phase};
 #[cfg(feature = "distributed")]
 use url::Url;
 
+use super::arrow_error;
+
 /// Arguments of `dar sql`.
 #[derive(Debug, Args)]
 pub struct SqlArgs {
@@ -72,13 +74,6 @@ pub enum Engine {
 
 fn invalid(reason: String) -> DeltaError {
     DeltaError::InvalidArgument { reason }
-}
-
-fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
-    DeltaError::Arrow {
-        phase: Phase::Read,
-        source,
-    }
 }
 
 /// A DataFusion error as a reader error: the reader's own error when it is one.
@@ -266,9 +261,9 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
 pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
     let batches = result(args).await?;
     if args.json {
-        super::terminal::print_data(&lines(&batches, Output::Json)?)?;
+        super::terminal::print_data(&super::text_formats::json_lines(&batches)?)?;
     } else if args.csv {
-        super::terminal::print_data(&lines(&batches, Output::Csv)?)?;
+        super::terminal::print_data(&super::text_formats::csv_lines(&batches)?)?;
     } else {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(arrow_error)?;
@@ -276,30 +271,4 @@ pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
         super::terminal::print_text(&text)?;
     }
     Ok(())
-}
-
-enum Output {
-    Json,
-    Csv,
-}
-
-fn lines(batches: &[RecordBatch], output: Output) -> Result<String, DeltaError> {
-    let mut buf = Vec::new();
-    match output {
-        Output::Json => {
-            let mut w = super::text_formats::json_writer(&mut buf);
-            for b in batches {
-                w.write(b).map_err(arrow_error)?;
-            }
-            w.finish().map_err(arrow_error)?;
-        }
-        Output::Csv => {
-            let mut w = arrow_csv::Writer::new(&mut buf);
-            for b in batches {
-                w.write(&super::text_formats::csv_batch(b).map_err(arrow_error)?)
-                    .map_err(arrow_error)?;
-            }
-        }
-    }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }

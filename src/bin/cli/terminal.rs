@@ -50,13 +50,19 @@ fn write_stdout(text: &str) -> Result<(), DeltaError> {
     }
 }
 
+/// Writes one line to standard error. A message nobody can read any more (stderr closed,
+/// `2>&1 | head`) is dropped: the command's outcome is its exit status, never a panic.
+pub fn message(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
 /// Prints human-readable text (lines kept, everything else escaped).
 pub fn print_text(text: &str) -> Result<(), DeltaError> {
     write_stdout(&safe(text, true))
 }
 
 /// Prints data lines: as they are into a file or a pipe, escaped on a terminal.
-#[cfg(feature = "datafusion")]
 pub fn print_data(text: &str) -> Result<(), DeltaError> {
     if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         write_stdout(&safe(text, true))

@@ -19,12 +19,39 @@ use arrow_json::writer::{
     WriterBuilder,
 };
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
+use delta_arrow_reader::DeltaError;
+
+use super::arrow_error;
 
 /// A JSON lines writer whose maps may have keys of any type.
 pub fn json_writer<W: Write>(out: W) -> arrow_json::Writer<W, LineDelimited> {
     WriterBuilder::new()
         .with_encoder_factory(Arc::new(TextMapKeys))
         .build::<W, LineDelimited>(out)
+}
+
+/// `batches` as JSON lines, one object per row.
+pub fn json_lines(batches: &[RecordBatch]) -> Result<String, DeltaError> {
+    let mut buf = Vec::new();
+    let mut w = json_writer(&mut buf);
+    for b in batches {
+        w.write(b).map_err(arrow_error)?;
+    }
+    w.finish().map_err(arrow_error)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// `batches` as CSV with a header row.
+pub fn csv_lines(batches: &[RecordBatch]) -> Result<String, DeltaError> {
+    let mut buf = Vec::new();
+    {
+        let mut w = arrow_csv::Writer::new(&mut buf);
+        for b in batches {
+            w.write(&csv_batch(b).map_err(arrow_error)?)
+                .map_err(arrow_error)?;
+        }
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// `schema` as the CSV writer sees it: nested columns become (nullable) text.

@@ -123,7 +123,7 @@ impl Context {
                 self.get(p, true);
             }
         }
-        let start = base.as_ref().map_or(0, |h| h.version + 1);
+        let start = base.as_ref().map_or(0, |h| h.version.saturating_add(1));
         let mut probe =
             CommitProbe::new(start, self.target_version()).with_max_commits(self.max_commits);
         self.use_speculative_commits(&mut probe);
@@ -330,7 +330,7 @@ fn probed_segment(
         })
         .unwrap_or_default();
     let checkpoint_version = hint.map(|h| h.version);
-    let first = checkpoint_version.map_or(start, |c| c + 1);
+    let first = checkpoint_version.map_or(start, |c| c.saturating_add(1));
     within_max_commits(version.saturating_add(1).saturating_sub(first), max_commits)?;
     let commits = (first..=version)
         .filter_map(|v| LogPath::parse(&commit_path(v)))
