@@ -55,6 +55,9 @@ fn is_plain_name(seg: &str) -> bool {
 pub(crate) enum Lookup {
     /// A regular file to serve, by its real path.
     File(PathBuf),
+    /// A directory's index file, by its real path: served for a path ending in `/`; a path
+    /// without it is redirected there, so that the page's relative links resolve.
+    Index(PathBuf),
     /// Nothing there, or a directory without an index file (404).
     Missing,
     /// There, but not served: not a regular file, or outside the served directories (403).
@@ -74,19 +77,16 @@ pub(crate) struct Resolver {
 
 impl Resolver {
     /// Resolves the served directories (each must exist and be a directory) and splits the
-    /// mount prefixes like URL paths (`"/tables/"` and `"tables"` are the same).
+    /// mount prefixes as URL paths are (`"/tables/"` and `"tables"` are the same, and
+    /// `"/sales%202024"` is the folder name `sales 2024`), so that they compare with the
+    /// decoded segments of requests.
     pub(crate) fn new(config: &ServeConfig) -> io::Result<Self> {
         let mut mounts = Vec::with_capacity(config.mounts.len());
         for (prefix, dir) in &config.mounts {
-            let segs: Vec<String> = prefix
-                .split('/')
-                .filter(|s| !s.is_empty() && *s != ".")
-                .map(str::to_string)
-                .collect();
-            if !segs.iter().all(|s| is_plain_name(s)) {
+            let Some(segs) = segments(&format!("/{}", prefix.trim_start_matches('/'))) else {
                 let msg = format!("invalid mount prefix {prefix:?}");
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
-            }
+            };
             mounts.push((segs, real_dir(dir)?));
         }
         mounts.sort_by_key(|(segs, _)| std::cmp::Reverse(segs.len()));
@@ -110,10 +110,11 @@ impl Resolver {
         let path: PathBuf = rest.iter().fold(base.clone(), |p, seg| p.join(seg));
         match self.check(&path).await {
             Err(dir) => match &self.index {
-                Some(index) => self
-                    .check(&dir.join(index))
-                    .await
-                    .unwrap_or(Lookup::Missing),
+                Some(index) => match self.check(&dir.join(index)).await {
+                    Ok(Lookup::File(file)) => Lookup::Index(file),
+                    Ok(other) => other,
+                    Err(_) => Lookup::Missing,
+                },
                 None => Lookup::Missing,
             },
             Ok(found) => found,
@@ -199,6 +200,30 @@ mod tests {
             "",
         ] {
             assert_eq!(segs(t), None, "{t}");
+        }
+    }
+
+    /// A mount prefix is a URL path: percent-encoded names match the decoded request; a
+    /// directory with an index file is found as such.
+    #[tokio::test]
+    async fn mount_prefixes_are_decoded_and_indexes_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = dir.path().join("sales 2024");
+        std::fs::create_dir_all(table.join("_delta_log")).unwrap();
+        std::fs::write(table.join("_delta_log/0.json"), "{}").unwrap();
+        std::fs::write(table.join("index.html"), "<p>").unwrap();
+        let config = ServeConfig::new(dir.path())
+            .with_mount("/sales%202024", &table)
+            .with_mount("/100%25", &table)
+            .with_index("index.html");
+        let resolver = Resolver::new(&config).unwrap();
+        for prefix in ["/sales%202024", "/100%25"] {
+            let found = resolver
+                .lookup(&segs(&format!("{prefix}/_delta_log/0.json")).unwrap())
+                .await;
+            assert!(matches!(found, Lookup::File(_)), "{prefix}: {found:?}");
+            let found = resolver.lookup(&segs(prefix).unwrap()).await;
+            assert!(matches!(found, Lookup::Index(_)), "{prefix}: {found:?}");
         }
     }
 

@@ -21,6 +21,18 @@ use tokio::time::Instant;
 pub(crate) struct LastProgress {
     start: Instant,
     at_ms: Arc<AtomicU64>,
+    /// Requests the server itself holds back (the added latency): not the client's idling.
+    held: Arc<AtomicU64>,
+}
+
+/// A request held by the server; the connection counts as moving until it is dropped.
+pub(crate) struct Held(LastProgress);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.held.fetch_sub(1, Ordering::Relaxed);
+        self.0.mark();
+    }
 }
 
 impl LastProgress {
@@ -28,7 +40,15 @@ impl LastProgress {
         LastProgress {
             start: Instant::now(),
             at_ms: Arc::new(AtomicU64::new(0)),
+            held: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Marks the connection busy while the server delays an answer on purpose, so that a
+    /// latency longer than the idle timeout does not close it.
+    pub(crate) fn hold(&self) -> Held {
+        self.held.fetch_add(1, Ordering::Relaxed);
+        Held(self.clone())
     }
 
     fn mark(&self) {
@@ -46,6 +66,10 @@ impl LastProgress {
     pub(crate) async fn stalled(&self, idle: Duration) {
         let tick = (idle / 4).max(Duration::from_millis(5));
         loop {
+            if self.held.load(Ordering::Relaxed) > 0 {
+                tokio::time::sleep(tick).await;
+                continue;
+            }
             let quiet = self.quiet_for();
             if quiet >= idle {
                 return;

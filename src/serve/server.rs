@@ -225,7 +225,9 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, slot: ClientSl
     let (idle, head) = (shared.config.idle_timeout, shared.config.header_timeout);
     let progress = LastProgress::new();
     let stream = Watched::new(stream, progress.clone());
-    let service = hyper::service::service_fn(move |req| handle(Arc::clone(&shared), req));
+    let held = progress.clone();
+    let service =
+        hyper::service::service_fn(move |req| handle(Arc::clone(&shared), req, held.clone()));
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(head.min(idle))

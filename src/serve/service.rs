@@ -26,6 +26,7 @@ use super::body::{Inner, Metered};
 use super::config::{MemoryFile, ServeConfig};
 use super::faults::{Decision, FaultState};
 use super::path::{segments, Lookup, Resolver};
+use super::progress::LastProgress;
 use super::stats::{RequestRecord, ServeStats};
 
 /// What every connection of one server shares.
@@ -53,7 +54,9 @@ impl Shared {
 /// CORS for pages on any origin: `*`, preflights cached 10 minutes, the headers a reader
 /// of ranges needs exposed.
 fn cors() -> CorsLayer {
-    use header::{ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, DATE, LAST_MODIFIED};
+    use header::{
+        ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, DATE, ETAG, LAST_MODIFIED,
+    };
     CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::HEAD, Method::OPTIONS])
@@ -65,6 +68,7 @@ fn cors() -> CorsLayer {
             LAST_MODIFIED,
             ACCEPT_RANGES,
             DATE,
+            ETAG,
         ])
         .max_age(Duration::from_secs(600))
         .allow_private_network(true)
@@ -76,8 +80,11 @@ fn cors() -> CorsLayer {
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
+    progress: LastProgress,
 ) -> Result<Response<Metered>, io::Error> {
     if !shared.config.latency.is_zero() {
+        // The delay is ours, not the client's idling: the connection stays open through it.
+        let _held = progress.hold();
         tokio::time::sleep(shared.config.latency).await;
     }
     let method = req.method().clone();
@@ -134,6 +141,9 @@ async fn answer(
     let Some(segments) = segments(req.uri().path()) else {
         return Ok(text(StatusCode::BAD_REQUEST, "bad request path\n"));
     };
+    if memory_directory_without_slash(&shared.config, req.uri().path(), &segments) {
+        return Ok(to_directory(req.uri()));
+    }
     if let Some(file) = memory_file(&shared.config, req.uri().path(), &segments) {
         return Ok(memory_answer(file, method == Method::HEAD));
     }
@@ -144,16 +154,25 @@ async fn answer(
     }
     let file = match found {
         Lookup::File(file) => file,
+        Lookup::Index(_) if !req.uri().path().ends_with('/') => return Ok(to_directory(req.uri())),
+        Lookup::Index(file) => file,
         Lookup::Missing => return Ok(text(StatusCode::NOT_FOUND, "not found\n")),
         Lookup::Refused => return Ok(text(StatusCode::FORBIDDEN, "forbidden\n")),
     };
     let (mut parts, body) = req.into_parts();
+    let meta = tokio::fs::metadata(&file).await.ok();
+    let etag = meta.as_ref().and_then(entity_tag);
+    if let Some(resp) = preconditions(&mut parts.headers, etag.as_ref()) {
+        return Ok(resp);
+    }
+    if let Some(len) = meta.as_ref().map(std::fs::Metadata::len) {
+        whole_for_long_suffix(&mut parts.headers, len);
+    }
     let usable_range = parts
         .headers
         .get(header::RANGE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| !v.contains(',') && http_range_header::parse_range_header(v).is_ok());
-    let etag = entity_tag(&file).await;
     // `If-Range` keeps the range only when it names the file as it is now: our strong entity
     // tag (a browser resuming a cached part sends it). A date, or another tag, gets the
     // whole file, which is always correct.
@@ -170,7 +189,8 @@ async fn answer(
     let req = Request::from_parts(parts, body);
     let Ok(resp) = ServeFile::new(file).oneshot(req).await;
     let mut resp = resp.map(|body| body.boxed_unsync());
-    if let Some(tag) = etag.filter(|_| resp.status().is_success()) {
+    let tagged = resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED;
+    if let Some(tag) = etag.filter(|_| tagged) {
         resp.headers_mut().insert(header::ETAG, tag);
     }
     if is_empty_partial(&resp) {
@@ -235,9 +255,8 @@ fn memory_answer(file: &MemoryFile, head: bool) -> Response<Inner> {
 
 /// A strong entity tag of the file as it is now, from its size and modification time (as
 /// nginx makes them): a client that lost a body midway asks for the rest with the same tag
-/// and is told if the file changed meanwhile. `None` when its metadata cannot be read.
-async fn entity_tag(file: &std::path::Path) -> Option<HeaderValue> {
-    let meta = tokio::fs::metadata(file).await.ok()?;
+/// and is told if the file changed meanwhile. `None` without a modification time.
+fn entity_tag(meta: &std::fs::Metadata) -> Option<HeaderValue> {
     let modified = meta
         .modified()
         .ok()?
@@ -250,6 +269,111 @@ async fn entity_tag(file: &std::path::Path) -> Option<HeaderValue> {
         meta.len()
     );
     HeaderValue::from_str(&tag).ok()
+}
+
+/// The entity tags of an `If-Match` or `If-None-Match` header: `None` for `*` (any), else
+/// each tag with whether it is weak (`W/"..."`).
+fn listed_tags(value: &HeaderValue) -> Option<Vec<(bool, &[u8])>> {
+    let text = value.as_bytes().trim_ascii();
+    if text == b"*" {
+        return None;
+    }
+    Some(
+        text.split(|&b| b == b',')
+            .map(<[u8]>::trim_ascii)
+            .filter(|t| !t.is_empty())
+            .map(|t| match t.strip_prefix(b"W/") {
+                Some(opaque) => (true, opaque),
+                None => (false, t),
+            })
+            .collect(),
+    )
+}
+
+/// The entity-tag preconditions (RFC 9110 §13.2.2), which tower-http leaves out since it
+/// makes no tags: `If-Match` that names no current strong tag is `412`; `If-None-Match`
+/// that names the current tag (weakly) is `304` for `GET` and `HEAD`. Each one present
+/// makes its date counterpart (`If-Unmodified-Since`, `If-Modified-Since`) ignored, as HTTP
+/// says, so a file rewritten within the second is not answered `304` by its date.
+fn preconditions(
+    headers: &mut hyper::HeaderMap,
+    etag: Option<&HeaderValue>,
+) -> Option<Response<Inner>> {
+    let current = etag.map(HeaderValue::as_bytes);
+    if let Some(value) = headers.get(header::IF_MATCH) {
+        let holds = match listed_tags(value) {
+            None => true,
+            Some(tags) => tags
+                .iter()
+                .any(|&(weak, tag)| !weak && Some(tag) == current),
+        };
+        if !holds {
+            return Some(text(StatusCode::PRECONDITION_FAILED, ""));
+        }
+        headers.remove(header::IF_UNMODIFIED_SINCE);
+    }
+    if let Some(value) = headers.get(header::IF_NONE_MATCH) {
+        let matches = match listed_tags(value) {
+            None => true,
+            Some(tags) => tags.iter().any(|&(_, tag)| Some(tag) == current),
+        };
+        if matches {
+            let mut resp = text(StatusCode::NOT_MODIFIED, "");
+            resp.headers_mut().remove(header::CONTENT_TYPE);
+            if let Some(tag) = etag {
+                resp.headers_mut().insert(header::ETAG, tag.clone());
+            }
+            resp.headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            return Some(resp);
+        }
+        headers.remove(header::IF_MODIFIED_SINCE);
+    }
+    None
+}
+
+/// A suffix range longer than the file (`bytes=-65536` of a 500-byte file) is the whole
+/// file as a range (RFC 9110 §14.1.3), which tower-http would refuse with `416`: footer
+/// readers ask for a fixed suffix whatever the file's size.
+fn whole_for_long_suffix(headers: &mut hyper::HeaderMap, len: u64) {
+    let long = headers
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().strip_prefix("bytes=-"))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > len && len > 0);
+    if long {
+        headers.insert(header::RANGE, HeaderValue::from_static("bytes=0-"));
+    }
+}
+
+/// A path naming a directory without its closing slash, redirected to it (`/www` to
+/// `/www/`), query kept.
+fn to_directory(uri: &hyper::Uri) -> Response<Inner> {
+    let location = match uri.query() {
+        Some(q) => format!("{}/?{q}", uri.path()),
+        None => format!("{}/", uri.path()),
+    };
+    let mut resp = text(StatusCode::PERMANENT_REDIRECT, "");
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        resp.headers_mut().insert(header::LOCATION, value);
+    }
+    resp
+}
+
+/// Whether `raw_path` names, without its closing slash, a directory of in-memory files
+/// that has the index file.
+fn memory_directory_without_slash(
+    config: &ServeConfig,
+    raw_path: &str,
+    segments: &[String],
+) -> bool {
+    match &config.index {
+        Some(index) if !segments.is_empty() && !raw_path.ends_with('/') => config
+            .memory_files
+            .contains_key(&format!("{}/{index}", segments.join("/"))),
+        _ => false,
+    }
 }
 
 /// Moves a `bytes=a-b` range one byte on (`bytes=a+1-b+1`), for the `shift_range` fault;

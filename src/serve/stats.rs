@@ -13,6 +13,25 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// Entries kept in the log; older ones are dropped past this (counters keep counting).
 const MAX_ENTRIES: usize = 100_000;
 
+/// The longest path or `Range` value an entry keeps, in bytes.
+const MAX_RECORDED_BYTES: usize = 512;
+
+/// The methods counted by name (RFC 9110 §9); any other is counted as `OTHER`.
+const KNOWN_METHODS: [&str; 9] = [
+    "GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH", "TRACE", "CONNECT",
+];
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn cut_to(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+}
+
 /// One answered request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestRecord {
@@ -93,7 +112,17 @@ impl ServeStats {
         log.entries.clear();
     }
 
-    pub(crate) fn record(&self, record: RequestRecord) {
+    pub(crate) fn record(&self, mut record: RequestRecord) {
+        // What a client sends is bounded here, so that no stream of requests grows the log
+        // past its entries: a method HTTP does not define counts as `OTHER`, and a path or
+        // `Range` value is kept to its first `MAX_RECORDED_BYTES`.
+        if !KNOWN_METHODS.contains(&record.method.as_str()) {
+            record.method = "OTHER".to_string();
+        }
+        cut_to(&mut record.path, MAX_RECORDED_BYTES);
+        if let Some(range) = &mut record.range {
+            cut_to(range, MAX_RECORDED_BYTES);
+        }
         let mut log = self.log();
         self.inner.requests.fetch_add(1, Ordering::SeqCst);
         *log.by_method.entry(record.method.clone()).or_insert(0) += 1;
@@ -189,5 +218,25 @@ mod tests {
         assert_eq!(stats.requests(), 0);
         assert!(stats.entries().is_empty());
         assert!(stats.by_method().is_empty());
+    }
+
+    /// A client cannot grow the record beyond its bounds: unknown methods share one count,
+    /// long paths and ranges are cut (at a character boundary).
+    #[test]
+    fn what_clients_send_is_bounded() {
+        let stats = ServeStats::default();
+        for i in 0..1000 {
+            stats.record(rec(&format!("M{i}"), "/x"));
+        }
+        assert_eq!(stats.by_method().len(), 1);
+        assert_eq!(stats.requests_by_method("OTHER"), 1000);
+        let long = format!("/{}", "é".repeat(10_000));
+        let mut r = rec("GET", &long);
+        r.range = Some("bytes=".repeat(1000));
+        stats.record(r);
+        let last = stats.entries().pop().unwrap();
+        assert!(last.path.len() <= MAX_RECORDED_BYTES && last.path.len() > 500);
+        assert!(long.starts_with(&last.path));
+        assert!(last.range.is_some_and(|r| r.len() == MAX_RECORDED_BYTES));
     }
 }

@@ -18,8 +18,9 @@ pub struct ServeArgs {
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
-    /// Added latency per request, to see how a page behaves on a slow network.
-    #[arg(long, default_value_t = 0)]
+    /// Added latency per request, to see how a page behaves on a slow network (at most
+    /// 600000, ten minutes).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
     pub latency_ms: u64,
     /// Serve this folder under /www/ (default: the previewer page built into dar, if any).
     #[arg(long)]

@@ -789,3 +789,102 @@ async fn start_fails_for_missing_root() {
     let bad = ServeConfig::new(&f.root).with_mount("/x", f.root.join("digits.bin"));
     assert!(StaticServer::start(bad).await.is_err());
 }
+
+#[tokio::test]
+async fn a_suffix_longer_than_the_file_is_the_whole_file_as_a_range() {
+    // RFC 9110 §14.1.3: footer readers ask for a fixed suffix whatever the file's size.
+    let f = fixture();
+    let s = serve(&f).await;
+    for range in ["bytes=-65536", "bytes=-11", "bytes=-10"] {
+        let r = get_range(&s, "/digits.bin", range).await;
+        assert_eq!((r.status, r.body.as_slice()), (206, DIGITS), "{range}");
+        assert_eq!(r.header("content-range"), Some("bytes 0-9/10"), "{range}");
+    }
+    let r = get_range(&s, "/digits.bin", "bytes=-3").await;
+    assert_eq!((r.status, r.body.as_slice()), (206, &DIGITS[7..]));
+    // Still nothing of an empty file.
+    assert_eq!(get_range(&s, "/empty.json", "bytes=-5").await.status, 416);
+}
+
+#[tokio::test]
+async fn entity_tag_preconditions() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let whole = get(&s, "/digits.bin").await;
+    let etag = whole.header("etag").unwrap().to_string();
+    let modified = whole.header("last-modified").unwrap().to_string();
+    let ask = |extra: String| {
+        let s = &s;
+        async move { request(s, "GET", "/digits.bin", &extra).await }
+    };
+    // If-None-Match naming the current tag (weakly too, or `*`) is 304 with the tag.
+    for tag in [
+        etag.clone(),
+        format!("W/{etag}"),
+        format!("\"x\", {etag}"),
+        "*".into(),
+    ] {
+        let r = ask(format!("If-None-Match: {tag}\r\n")).await;
+        assert_eq!(r.status, 304, "{tag}");
+        assert_eq!(r.header("etag"), Some(etag.as_str()), "{tag}");
+        assert!(r.body.is_empty());
+    }
+    // Another tag is the file, even with a date that alone would say 304: If-None-Match
+    // makes If-Modified-Since ignored (a file rewritten within its second).
+    let r = ask(format!(
+        "If-None-Match: \"old\"\r\nIf-Modified-Since: {modified}\r\n"
+    ))
+    .await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+    // If-Match: only the current strong tag (or `*`) holds.
+    for (tag, status) in [
+        ("\"nope\"".to_string(), 412),
+        (format!("W/{etag}"), 412),
+        (etag.clone(), 200),
+        ("*".into(), 200),
+    ] {
+        assert_eq!(
+            ask(format!("If-Match: {tag}\r\n")).await.status,
+            status,
+            "{tag}"
+        );
+    }
+    // The date alone still works as before.
+    let r = ask(format!("If-Modified-Since: {modified}\r\n")).await;
+    assert_eq!(r.status, 304);
+    assert_eq!(r.header("etag"), Some(etag.as_str()));
+}
+
+#[tokio::test]
+async fn a_directory_with_an_index_is_redirected_to_its_slash() {
+    let f = fixture();
+    let config = ServeConfig::new(&f.tables)
+        .with_mount("/www", &f.root)
+        .with_index("index.html")
+        .with_memory_file("app/index.html", &b"<p>app</p>"[..], "text/html");
+    let s = StaticServer::start(config).await.unwrap();
+    for (path, to) in [
+        ("/www", "/www/"),
+        ("/app", "/app/"),
+        ("/www?x=1", "/www/?x=1"),
+    ] {
+        let r = get(&s, path).await;
+        assert_eq!((r.status, r.header("location")), (308, Some(to)), "{path}");
+    }
+    assert_eq!(get(&s, "/www/").await.body, b"<h1>hi</h1>");
+    assert_eq!(get(&s, "/app/").await.body, b"<p>app</p>");
+    // A folder without an index is still 404, not a redirect.
+    assert_eq!(get(&s, "/t").await.status, 404);
+}
+
+#[tokio::test]
+async fn latency_longer_than_the_idle_timeout_is_not_idleness() {
+    let f = fixture();
+    let config = ServeConfig {
+        idle_timeout: Duration::from_millis(200),
+        ..ServeConfig::new(&f.root).with_latency(Duration::from_millis(600))
+    };
+    let s = StaticServer::start(config).await.unwrap();
+    let r = get(&s, "/digits.bin").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+}
