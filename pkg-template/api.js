@@ -5,7 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
-import { batchIterable, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, coded, inTurn, markAborted, ScanViews } from './scan-views.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
@@ -39,6 +39,9 @@ export function createApi(loadDefault, { localFolder } = {}) {
     #schema;
     #metrics;
     #skippedFiles;
+    /** How the scan is read: 'next' (one stream) or 'nextBatch' (batches()), fixed by the
+     * first read. */
+    #mode = null;
 
     /** @internal Made by DeltaTable.scan. */
     constructor(raw, signal) {
@@ -49,8 +52,15 @@ export function createApi(loadDefault, { localFolder } = {}) {
       if (signal) {
         // The Rust side already stops reading on abort; here the wasm object is freed.
         this.#signal = signal;
-        this.#onAbort = () => this.#release();
-        signal.addEventListener('abort', this.#onAbort, { once: true });
+        this.#onAbort = () => {
+          markAborted(this, signal.reason);
+          this.#release();
+        };
+        if (signal.aborted) {
+          this.#onAbort();
+        } else {
+          signal.addEventListener('abort', this.#onAbort, { once: true });
+        }
       }
     }
 
@@ -82,14 +92,18 @@ export function createApi(loadDefault, { localFolder } = {}) {
       return this.#step('next');
     }
 
-    /** An async iterable of one complete Arrow IPC stream (schema, batch, end marker) per
-     * record batch, each readable on its own. A scan is read either this way or as one
-     * stream, not both. */
-    batches() {
-      return batchIterable(this, () => this.#step('nextBatch'));
+    /** One step of the scan read `method`'s way, after the steps asked for before it. */
+    #step(method) {
+      if (this.#mode !== null && this.#mode !== method && this.#raw) {
+        // Refused without touching the scan, which the other way goes on reading.
+        const other = method === 'next' ? 'batches()' : 'next() or stream()';
+        return Promise.reject(coded('invalid_argument', `this scan is read with ${other}: a scan is read one way`));
+      }
+      this.#mode ??= method;
+      return inTurn(this, () => this.#stepNow(method));
     }
 
-    async #step(method) {
+    async #stepNow(method) {
       if (!this.#raw) {
         return { done: true, value: undefined };
       }
@@ -107,18 +121,29 @@ export function createApi(loadDefault, { localFolder } = {}) {
       return { done: false, value: chunk };
     }
 
+    /** An async iterable of one complete Arrow IPC stream (schema, batch, end marker) per
+     * record batch, each readable on its own. A scan is read either this way or as one
+     * stream, not both. */
+    batches() {
+      checkReadable(this);
+      return batchIterable(this, () => this.#step('nextBatch'));
+    }
+
     /** Everything not yet read, as one Arrow IPC stream. */
     async toIPC() {
-      if (!this.#raw) {
-        throw Object.assign(new Error('the scan has ended; start a new one with table.scan()'), {
-          code: 'invalid_argument',
-        });
+      checkReadable(this);
+      if (this.#mode === 'nextBatch') {
+        throw coded('invalid_argument', 'this scan is read with batches(): a scan is read one way');
       }
-      try {
-        return await this.#raw.toIPC();
-      } finally {
-        this.#release();
-      }
+      this.#mode = 'next';
+      return inTurn(this, async () => {
+        checkReadable(this);
+        try {
+          return await this.#raw.toIPC();
+        } finally {
+          this.#release();
+        }
+      });
     }
 
     /** Stops reading and releases the scan; a pending next() rejects with an AbortError. */
@@ -257,13 +282,26 @@ function normalizeOpenOptions(options) {
   if (options == null) {
     return {};
   }
-  let out = { ...options, headers: headerPairs(options.headers) };
+  const headers = headerPairs(options.headers);
+  const out = { ...options, headers };
   if (options.requestInit != null && typeof options.requestInit === 'object') {
-    out.requestInit = { ...options.requestInit, headers: headerPairs(options.requestInit.headers) };
+    // A header given in both places is sent once, with the value of `headers` (which win).
+    const own = new Set((Array.isArray(headers) ? headers : []).map((pair) => String(pair?.[0]).toLowerCase()));
+    let inner = headerPairs(options.requestInit.headers);
+    if (Array.isArray(inner) && own.size > 0) {
+      inner = inner.filter((pair) => !own.has(String(pair?.[0]).toLowerCase()));
+    }
+    out.requestInit = { ...options.requestInit, headers: inner };
+  }
+  if (typeof options.fetch === 'function') {
+    const userFetch = options.fetch;
+    out.fetch = async (...args) => asResponse(await userFetch(...args));
   }
   return out;
 }
 
+/** Headers as pairs: from a Headers instance, an iterable of pairs, or a plain object; the
+ * wasm side checks the pairs themselves. */
 function headerPairs(headers) {
   if (headers == null || Array.isArray(headers)) {
     return headers;
@@ -274,5 +312,33 @@ function headerPairs(headers) {
   if (typeof headers[Symbol.iterator] === 'function') {
     return [...headers];
   }
+  if (typeof headers === 'object') {
+    return Object.entries(headers);
+  }
   return headers;
 }
+
+/** What a user's `fetch` resolved to, as the reader reads it: a Response as it is; a
+ * Response-like object (another realm's, or a test's mock) with its missing parts filled
+ * (`statusText`, `ok`, `headers`), so that a partial mock is an answer or a typed error,
+ * never an exception thrown outside the read. Anything without a numeric `status` is left
+ * to the reader, which refuses it. */
+function asResponse(answer) {
+  if (typeof Response === 'function' && answer instanceof Response) {
+    return answer;
+  }
+  if (answer == null || typeof answer !== 'object' || typeof answer.status !== 'number') {
+    return answer;
+  }
+  const headers = typeof answer.headers?.get === 'function' ? answer.headers : new Headers(answer.headers ?? undefined);
+  return {
+    status: answer.status,
+    ok: typeof answer.ok === 'boolean' ? answer.ok : answer.status >= 200 && answer.status < 300,
+    statusText: typeof answer.statusText === 'string' ? answer.statusText : '',
+    headers,
+    body: answer.body ?? null,
+    bodyUsed: Boolean(answer.bodyUsed),
+    arrayBuffer: typeof answer.arrayBuffer === 'function' ? () => answer.arrayBuffer() : undefined,
+  };
+}
+

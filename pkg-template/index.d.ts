@@ -112,8 +112,9 @@ export interface ScanOptions {
    * `index` read every row once between them, so that several workers share one scan
    * (`openInWorker` does this itself). Not with `limit`. */
   part?: { index: number; count: number };
-  /** Aborts the scan: reading stops, everything is released, a pending read rejects with an
-   * AbortError. */
+  /** Aborts the scan: reading stops, everything is released, and a pending read and every
+   * later one reject with an AbortError (also when it fires between reads: an aborted scan
+   * never ends as if its rows were all read). */
   signal?: AbortSignal;
   /** Called as data files are read. */
   onProgress?: (progress: ScanProgress) => void;
@@ -370,7 +371,11 @@ export class DeltaTable {
  * (the schema with the first batch, one piece per further batch, the end marker), so Arrow
  * readers take the scan itself: `await tableFromIPC(scan)` and `RecordBatchReader.from(scan)`
  * from `apache-arrow` read the whole result. A scan is read one way only: as that stream
- * (iteration, `stream()`) or batch by batch (`batches()`, `toIPC()`). */
+ * (iteration, `stream()`, `toIPC()`) or batch by batch (`batches()`); reading it the other
+ * way is refused (`invalid_argument`) and costs that call only. Steps asked for at once are
+ * served in turn, as an async generator's. Once the scan has ended (read to its end, failed
+ * or cancelled), a new read of it (iteration, `stream()`, `batches()`, `toIPC()`) is refused
+ * with `invalid_argument`, never an empty result: start a new scan. */
 export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
   private constructor();
   /** The output columns and their Arrow types. (Not `schema`: apache-arrow reads any object

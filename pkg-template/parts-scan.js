@@ -12,7 +12,7 @@
 // - Metrics and progress are the parts' summed, with the counts that describe the whole
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
-import { batchIterable, concatBytes, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, coded, concatBytes, inTurn, markAborted, ScanViews } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
@@ -22,10 +22,6 @@ const END_MARKER = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
 /** Metrics that describe the whole scan (the same in every part): the plan's value. */
 const FROM_PLAN = new Set(['filesInSnapshot', 'filesPlanned', 'filesSkippedByPartition', 'filesSkippedByStats', 'logFilesRead', 'filesToRead', 'bytesTotal']);
-
-function coded(code, message) {
-  return Object.assign(new Error(message), { code });
-}
 
 /** Bytes of the schema message that starts `bytes` (an IPC stream's first piece). */
 function schemaLength(bytes) {
@@ -107,7 +103,10 @@ export class PartsScan extends ScanViews {
         });
       }
     }
-    this.#unwatch = watch(signal, () => this.cancel());
+    this.#unwatch = watch(signal, () => {
+      markAborted(this, signal.reason);
+      this.cancel();
+    });
   }
 
   get outputSchema() {
@@ -133,18 +132,19 @@ export class PartsScan extends ScanViews {
   }
 
   next() {
-    return this.#take('stream');
+    return inTurn(this, () => this.#take('stream'));
   }
 
   batches() {
-    return batchIterable(this, () => this.#take('batch'));
+    checkReadable(this);
+    return batchIterable(this, () => inTurn(this, () => this.#take('batch')));
   }
 
   async toIPC() {
-    if (this.#ended) throw coded('invalid_argument', 'the scan has ended; start a new one with table.scan()');
+    checkReadable(this);
     const pieces = [];
     for (;;) {
-      const { done, value } = await this.#take('stream');
+      const { done, value } = await inTurn(this, () => this.#take('stream'));
       if (done) return concatBytes(pieces);
       pieces.push(value);
     }

@@ -9,7 +9,7 @@
 // tables in the worker yourself, with the package's DeltaTable).
 
 import { PartsScan } from './parts-scan.js';
-import { batchIterable, ScanViews } from './scan-views.js';
+import { abortError, batchIterable, checkReadable, coded, inTurn, markAborted, ScanViews } from './scan-views.js';
 
 /** The package's own workers, started when first needed: the first opens tables, the others
  * join it to read big scans. */
@@ -22,10 +22,6 @@ export const MIN_PART_BYTES = 16 * 1024 * 1024;
 
 /** The most workers one table's scans may use. */
 const MAX_WORKERS = 16;
-
-function coded(code, message) {
-  return Object.assign(new Error(message), { code });
-}
 
 /** One worker and its pending requests. */
 class Channel {
@@ -109,10 +105,6 @@ function watch(signal, onAbort) {
   return () => signal.removeEventListener('abort', onAbort);
 }
 
-function abortError(signal) {
-  return Object.assign(new Error('the read was aborted'), { name: 'AbortError', code: 'aborted', cause: signal?.reason });
-}
-
 class RemoteScan extends ScanViews {
   #channel;
   #id;
@@ -130,7 +122,10 @@ class RemoteScan extends ScanViews {
     this.#schema = opened.schema;
     this.#metrics = opened.metrics;
     this.#skippedFiles = opened.skippedFiles ?? [];
-    this.#unwatch = watch(signal, () => this.cancel());
+    this.#unwatch = watch(signal, () => {
+      markAborted(this, signal.reason);
+      this.cancel();
+    });
   }
 
   get outputSchema() {
@@ -180,15 +175,17 @@ class RemoteScan extends ScanViews {
   }
 
   next() {
-    return this.#read('stream');
+    return inTurn(this, () => this.#read('stream'));
   }
 
   batches() {
-    return batchIterable(this, () => this.#read('batch'));
+    checkReadable(this);
+    return batchIterable(this, () => inTurn(this, () => this.#read('batch')));
   }
 
   async toIPC() {
-    const { done, value } = await this.#read('toIPC');
+    checkReadable(this);
+    const { done, value } = await inTurn(this, () => this.#read('toIPC'));
     if (done) throw coded('invalid_argument', 'the scan has ended; start a new one with table.scan()');
     this.#end();
     return value;
@@ -397,7 +394,7 @@ export async function openInWorker(source, options = {}, { worker, workers } = {
   const channel = channelFor(first);
   const { signal } = options;
   const sent = cloneable(options, new Set(['signal']));
-  if (signal?.aborted) throw abortError(signal);
+  if (signal?.aborted) throw abortError(signal.reason);
   const id = nextId++;
   const unwatch = watch(signal, () => channel.send({ op: 'cancel', target: id }));
   const opening = { source: pageRelative(source), options: sent };

@@ -1,6 +1,52 @@
-// The other two ways to read a scan, shared by the scan on this thread (api.js) and the
-// scan in a worker (remote.js): its bytes as a ReadableStream, and its record batches one
-// at a time. Each takes the scan's own step functions, so both scans read the same way.
+// What the package's three scans (on this thread, api.js; in a worker, remote.js; in parts
+// over workers, parts-scan.js) share: the other two ways to read a scan (its bytes as a
+// ReadableStream, its record batches one at a time) and the rules every read follows:
+//
+// - steps asked for at once are served in turn, as an async generator's (`inTurn`);
+// - once the scan's signal fires, every later read rejects with the abort's error, whether
+//   or not a read was pending (`markAborted`): never a normal end with the rows so far;
+// - a new read (iteration, `stream()`, `batches()`, `toIPC()`) of a scan that has ended is
+//   an error (`checkReadable`), never an empty result that reads as an empty table.
+
+/** An Error with a `code`, as the package's errors have. */
+export function coded(code, message) {
+  return Object.assign(new Error(message), { code });
+}
+
+/** The error an aborted read rejects with: an `AbortError` (code `aborted`) whose cause is
+ * the signal's reason, as the reader's own aborts are. */
+export function abortError(reason) {
+  return Object.assign(new Error('the read was aborted'), { name: 'AbortError', code: 'aborted', cause: reason });
+}
+
+/** The abort error of each aborted scan; the tail of each scan's queue of steps. */
+const aborted = new WeakMap();
+const queues = new WeakMap();
+
+/** Records that `scan` was aborted (with the signal's `reason`): every later read rejects. */
+export function markAborted(scan, reason) {
+  if (!aborted.has(scan)) aborted.set(scan, abortError(reason));
+}
+
+/** Runs `step` once the steps asked for before it have settled; rejects with the abort's
+ * error instead when the scan has been aborted by then. */
+export function inTurn(scan, step) {
+  const run = (queues.get(scan) ?? Promise.resolve()).then(() => {
+    const error = aborted.get(scan);
+    if (error) throw error;
+    return step();
+  });
+  queues.set(scan, run.catch(() => {}));
+  return run;
+}
+
+/** Throws what a new read of `scan` meets: the abort's error, or `invalid_argument` once
+ * the scan has ended (read to its end, failed or cancelled). */
+export function checkReadable(scan) {
+  const error = aborted.get(scan);
+  if (error) throw error;
+  if (scan.done) throw coded('invalid_argument', 'the scan has ended; start a new one with table.scan()');
+}
 
 /** `scan`'s bytes, the values its `next()` resolves to, as a `ReadableStream<Uint8Array>`
  * that pulls one piece at a time (no read-ahead); cancelling the stream cancels the scan. */
@@ -35,12 +81,14 @@ export class ScanViews {
   }
 
   [Symbol.asyncIterator]() {
+    checkReadable(this);
     return this;
   }
 
   /** The same bytes as iteration, as a `ReadableStream<Uint8Array>` (for `new
    * Response(...)`, `pipeTo`, ...); cancelling the stream cancels the scan. */
   stream() {
+    checkReadable(this);
     return scanStream(this);
   }
 }

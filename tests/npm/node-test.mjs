@@ -327,7 +327,25 @@ await check('abort: an open and a scan reject with AbortError; a second scan wor
   const err = await rejects(pending, (e) => assertEq(e.code, 'aborted', 'code'), 'aborted next');
   assertEq(err.cause?.message, 'user cancelled', 'cause');
   assert(scan.done, 'the aborted scan is done');
-  assertEq((await scan.next()).done, true, 'next after abort');
+  const aborted = (e) => assertEq(e.name, 'AbortError', 'every later read is the abort');
+  await rejects(() => scan.next(), aborted, 'next after abort');
+  await rejects(() => scan.toIPC(), aborted, 'toIPC after abort');
+  await rejects(() => tableFromIPC(scan), aborted, 'tableFromIPC after abort');
+  // An abort while no read is pending (in a for-await body, between reads) ends the scan
+  // just the same: never a normal end with the rows read so far.
+  const between = new AbortController();
+  const scan3 = table.scan({ batchSize: 1, signal: between.signal });
+  let pieces = 0;
+  await rejects(
+    async () => {
+      for await (const _ of scan3) {
+        if (++pieces === 2) between.abort();
+      }
+    },
+    aborted,
+    'abort between reads',
+  );
+  await rejects(() => tableFromIPC(table.scan({ signal: AbortSignal.abort() })), aborted, 'a pre-aborted scan');
   // break in for await cancels too
   const scan2 = table.scan({ batchSize: 1 });
   for await (const _ of scan2) break;
@@ -394,7 +412,31 @@ await check('batches(): one complete stream per batch; a scan is read one way on
   const broken = table.scan({ batchSize: 1 });
   for await (const _ of broken.batches()) break;
   assert(broken.done, 'break in batches() ends the scan');
+  // A refused call costs that call only: the scan reads on, every row.
+  const goesOn = table.scan({ batchSize: 2 });
+  const first = await goesOn.next();
+  await rejects(() => goesOn.batches().next(), oneWay, 'batches() refused');
+  const rest = [first.value];
+  for await (const piece of goesOn) rest.push(piece);
+  assertEq(tableFromIPC(concat(rest)).numRows, EXPECT[DV].rows, 'every row after a refused call');
+  // Steps asked for at once are served in turn, as an async generator's.
+  const together = table.scan({ batchSize: 2 });
+  const steps = await Promise.all([together.next(), together.next(), together.next()]);
+  assert(steps.every((step) => !step.done), 'three pieces');
+  const all = steps.map((step) => step.value);
+  for await (const piece of together) all.push(piece);
+  assertEq(tableFromIPC(concat(all)).numRows, EXPECT[DV].rows, 'every row, in order');
+  // A scan read to its end cannot be read again as if it were empty.
+  const once = table.scan();
+  assertEq((await tableFromIPC(once)).numRows, EXPECT[DV].rows, 'first read');
+  await rejects(() => tableFromIPC(once), oneWay, 'a second read of an ended scan');
+  await rejects(async () => once.stream(), oneWay, 'stream() of an ended scan');
 });
+
+/** Pieces joined into one byte array. */
+function concat(pieces) {
+  return new Uint8Array(Buffer.concat(pieces));
+}
 
 await check('local folder: a path, a file:// URL and a relative path read what HTTP reads', async () => {
   const folder = join(CORPUS, DV);
@@ -531,6 +573,21 @@ await check('requestInit and fetch: a table behind an Authorization header', asy
       'a fetch that gives no Response',
     );
     assert(!notResponse.message.includes('t0ken'), 'no token in errors');
+    // A partial mock (no statusText, no body) is an answer or a typed error, never an
+    // exception thrown outside the read.
+    for (const answer of [{ status: 500, ok: false, headers: new Headers() }, { status: 200 }]) {
+      await rejects(
+        DeltaTable.open(behind, { fetch: async () => answer, retries: 0 }),
+        (e) => assertEq(e.code, 'io', 'code'),
+        `a fetch resolving to ${JSON.stringify(answer)}`,
+      );
+    }
+    // `headers` win over the same header in requestInit.headers: sent once, theirs.
+    const both = await DeltaTable.open(behind, {
+      requestInit: { headers: { Authorization: 'Bearer stale' } },
+      headers: { authorization: TOKEN },
+    });
+    assertEq(await countRows(both.scan()), EXPECT[DV].rows, 'rows with headers over requestInit.headers');
     // Bodies are read from their stream; a Response-like object without one is read with
     // arrayBuffer(), and a body whose stream the caller locked fails cleanly.
     const authorized = (request) => {

@@ -79,13 +79,26 @@ async function inWorker(name, table, rows) {
     const cancelled = await remote.scan({ batchSize: 1, signal: controller.signal });
     await cancelled.next();
     controller.abort();
-    if (!cancelled.done || !(await cancelled.next()).done) throw new Error(`${name}: an aborted worker scan goes on`);
+    // Aborted between reads: every later read is the abort, never a normal end.
+    if (!cancelled.done || (await failure(cancelled.next())) !== 'aborted') throw new Error(`${name}: an aborted worker scan goes on`);
+    // A worker scan read to its end cannot be read again as if it were empty.
+    if ((await failure(tableFromIPC(scan))) !== 'invalid_argument') throw new Error(`${name}: an ended worker scan read again`);
     remote.free();
     await inTwoWorkers(name, rows);
   } finally {
     clearInterval(timer);
   }
   return longest;
+}
+
+/** The code `promise` rejects with ('resolved' when it does not). */
+async function failure(promise) {
+  try {
+    await promise;
+    return 'resolved';
+  } catch (error) {
+    return error?.code ?? String(error);
+  }
 }
 
 /** Every row of an apache-arrow table as text, sorted: two reads hold the same rows when
@@ -129,7 +142,7 @@ async function inTwoWorkers(name, rows) {
     const cancelled = await pair.scan({ parallel: true, batchSize: 1, signal: controller.signal });
     await cancelled.next();
     controller.abort();
-    if (!cancelled.done || !(await cancelled.next()).done) throw new Error(`${name}: an aborted two-worker scan goes on`);
+    if (!cancelled.done || (await failure(cancelled.next())) !== 'aborted') throw new Error(`${name}: an aborted two-worker scan goes on`);
     // Both workers are still usable after the cancel.
     agree(name, 'two workers after a cancel', (await tableFromIPC(await (await pair.scan({ parallel: true })).toIPC())).numRows, rows);
   } finally {
