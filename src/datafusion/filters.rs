@@ -20,6 +20,7 @@ use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, TableProvid
 use datafusion::scalar::ScalarValue;
 
 use crate::predicate::{CompareOp, Expr, Scalar};
+use crate::schema::PrimitiveType;
 
 /// A predicate converted from a DataFusion filter.
 struct Converted {
@@ -99,6 +100,19 @@ fn convert(filter: &DfExpr, schema: &Schema) -> Option<Converted> {
                 list: values,
                 negated: list.negated,
             })
+        }
+        // A boolean constant, null included: DataFusion's simplifier writes `x in (1, null)`
+        // as `x = 1 or null` and `x not in (1, null)` as `x != 1 and null` after the filter
+        // was classified, and a filter once classified exact must still convert exactly
+        // when the scan is planned (DataFusion no longer filters it).
+        DfExpr::Literal(ScalarValue::Boolean(value), _) => {
+            Converted::exact(Expr::Literal(match value {
+                Some(b) => Scalar::Boolean(*b),
+                None => Scalar::Null(PrimitiveType::Boolean),
+            }))
+        }
+        DfExpr::Literal(ScalarValue::Null, _) => {
+            Converted::exact(Expr::Literal(Scalar::Null(PrimitiveType::Boolean)))
         }
         // A bare boolean column: true rows.
         DfExpr::Column(_) => {
@@ -284,6 +298,29 @@ mod tests {
             .unwrap_or_else(|| panic!("converts"));
         assert!(exact);
         assert_eq!(p.to_string(), "id > 3");
+    }
+
+    /// What DataFusion's simplifier makes of `in`/`not in` lists holding a null after the
+    /// filter was classified: still exact, with SQL's meaning (a null is not true).
+    #[test]
+    fn null_constants_after_simplification_stay_exact() {
+        use TableProviderFilterPushDown::Exact;
+        let null = || lit(ScalarValue::Boolean(None));
+        for e in [
+            col("id").in_list(vec![lit(1i64), lit(ScalarValue::Int64(None))], false),
+            col("id").eq(lit(1i64)).or(null()),
+            col("id").not_eq(lit(1i64)).and(null()),
+            DfExpr::Not(Box::new(col("id").eq(lit(1i64)).or(null()))),
+            null(),
+            lit(true),
+            lit(ScalarValue::Null),
+        ] {
+            assert_eq!(class(&e), Exact, "{e}");
+        }
+        let (p, exact) = to_delta_predicate(&col("id").eq(lit(1i64)).or(null()), &schema())
+            .unwrap_or_else(|| panic!("converts"));
+        assert!(exact);
+        assert_eq!(p.to_string(), "id = 1 or null");
     }
 
     #[test]

@@ -147,6 +147,48 @@ async fn filters_on_partition_and_data_columns() {
     );
 }
 
+/// A pushed-down filter gives the rows the same predicate evaluated row by row gives, for
+/// the forms DataFusion rewrites after the filter was classified (`in`/`not in` lists with
+/// a null become `x = 1 or null`, `x != 1 and null`): before, such a filter was dropped and
+/// every row came back. Checked as rows and as `count(*)`, which statistics may answer.
+#[tokio::test]
+async fn filters_with_null_constants_keep_their_meaning() {
+    let c = ctx(&[("d", DV), ("l", LETTERS)]).await;
+    for (table, predicate) in [
+        ("l", "number IN (1, NULL)"),
+        ("l", "letter IN ('a', NULL)"),
+        ("l", "number NOT IN (1, NULL)"),
+        ("l", "NOT (number IN (1, NULL))"),
+        ("l", "number IN (1, CAST(NULL AS INT))"),
+        ("l", "letter IN ('a') OR letter IN (NULL)"),
+        ("l", "number NOT IN (1, 2) AND number IN (NULL, 3)"),
+        ("l", "number = 1 OR NULL"),
+        ("d", "part IN (0, NULL)"),
+        ("d", "part NOT IN (0, NULL)"),
+    ] {
+        let pushed = sql(&c, &format!("SELECT * FROM {table} WHERE {predicate}")).await;
+        let by_row = sql(
+            &c,
+            &format!(
+                "SELECT * EXCLUDE (keep) FROM (SELECT *, ({predicate}) AS keep FROM {table}) \
+                 WHERE keep IS TRUE"
+            ),
+        )
+        .await;
+        assert_eq!(pushed, by_row, "{predicate}");
+        let count = sql(
+            &c,
+            &format!("SELECT count(*) FROM {table} WHERE {predicate}"),
+        )
+        .await;
+        assert_eq!(
+            count,
+            vec![by_row.len().to_string()],
+            "count(*) where {predicate}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn aggregates_group_by() {
     let c = ctx(&[("d", DV), ("m", MAPPED)]).await;
