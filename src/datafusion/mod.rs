@@ -8,6 +8,9 @@
 //! - filters DataFusion pushes down are converted to the reader's predicate where possible
 //!   (`filters`): `Exact` when the reader evaluates them exactly on every row, `Inexact` when
 //!   only a weaker form (used for skipping and filtering, DataFusion filters again) converts;
+//!   a filter handed to the scan that does not convert exactly when the scan is planned
+//!   (DataFusion rewrites filters after asking about them) is applied above the scan
+//!   (`provider`), so that no filter is lost;
 //! - projection and limit go to the scan; one DataFusion partition per scan partition
 //!   (`exec`), planned for [`ScanOptions::target_partitions`] or the machine's caps capped by
 //!   the session's `target_partitions` (`options`);

@@ -6,9 +6,15 @@ use std::sync::Arc;
 use arrow_schema::{Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::DFSchema;
 use datafusion::datasource::TableType;
 use datafusion::error::Result;
+use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr as DfExpr, TableProviderFilterPushDown};
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
@@ -133,12 +139,32 @@ impl TableProvider for DeltaTableProvider {
             .with_execution_options(execution)
             .with_output_types(self.output_types)
             .with_batch_size(config.batch_size().max(1));
-        let output: SchemaRef = match projection {
-            Some(indexes) => Arc::new(self.schema.project(indexes)?),
-            None => Arc::clone(&self.schema),
+        // Filters DataFusion handed over that do not convert exactly any more: it rewrites
+        // filters after asking how they push down (`x in (1, null)` becomes `x = 1 or
+        // null`), and drops its own filter for one once called exact. They are applied
+        // above the scan (a filter applied twice is the same filter), never lost.
+        let residual: Vec<DfExpr> = filters
+            .iter()
+            .filter(|f| !to_delta_predicate(f, &self.schema).is_some_and(|(_, exact)| exact))
+            .cloned()
+            .collect();
+        let wanted: Vec<usize> = match projection {
+            Some(indexes) => indexes.clone(),
+            None => (0..self.schema.fields().len()).collect(),
         };
-        if let Some(indexes) = projection {
-            let names: Vec<String> = if indexes.is_empty() {
+        let mut read = wanted.clone();
+        for f in &residual {
+            for c in f.column_refs() {
+                if let Ok(i) = self.schema.index_of(&c.name) {
+                    if !read.contains(&i) {
+                        read.push(i);
+                    }
+                }
+            }
+        }
+        let output: SchemaRef = Arc::new(self.schema.project(&read)?);
+        if projection.is_some() || read.len() != wanted.len() {
+            let names: Vec<String> = if read.is_empty() {
                 // Row counts only: read one column, preferring a partition column.
                 self.count_column().into_iter().collect()
             } else {
@@ -153,7 +179,9 @@ impl TableProvider for DeltaTableProvider {
         if let Some(predicate) = predicates.into_iter().reduce(Expr::and) {
             builder = builder.with_predicate(predicate);
         }
-        if let Some(n) = limit {
+        // DataFusion keeps its own limit above the scan; with filters still to apply here the
+        // scan must not stop at it.
+        if let Some(n) = limit.filter(|_| residual.is_empty()) {
             builder = builder.with_limit(n);
         }
         let scan = builder.build().await.map_err(to_df_error)?;
@@ -165,13 +193,30 @@ impl TableProvider for DeltaTableProvider {
             self.table.column_mapping_mode(),
             scan.filters_rows() || limit.is_some(),
         );
-        let exec = DeltaScanExec::new(
+        let exec: Arc<dyn ExecutionPlan> = Arc::new(DeltaScanExec::new(
             scan,
-            output,
+            Arc::clone(&output),
             statistics,
             self.options.intra_file_repartitioning,
-        );
-        Ok(Arc::new(exec))
+        ));
+        let Some(residual) = conjunction(residual) else {
+            return Ok(exec);
+        };
+        let df_schema = DFSchema::try_from(Arc::clone(&output))?;
+        let predicate = state.create_physical_expr(residual, &df_schema)?;
+        let filtered: Arc<dyn ExecutionPlan> = Arc::new(FilterExec::try_new(predicate, exec)?);
+        if read.len() == wanted.len() {
+            return Ok(filtered);
+        }
+        // Back to the columns asked for, without those read for the filters alone.
+        let columns: Vec<(Arc<dyn PhysicalExpr>, String)> = (0..wanted.len())
+            .map(|i| {
+                let name = output.field(i).name().clone();
+                let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(&name, i));
+                (column, name)
+            })
+            .collect();
+        Ok(Arc::new(ProjectionExec::try_new(columns, filtered)?))
     }
 }
 

@@ -189,6 +189,59 @@ async fn filters_with_null_constants_keep_their_meaning() {
     }
 }
 
+/// Filters handed to the scan that the reader cannot take exactly (here one DataFusion
+/// would have called inexact, given straight to the provider) are applied above it, on
+/// columns read for them alone, and a limit does not stop the scan before them: the rows
+/// out all match, in the columns asked for, however DataFusion planned around the scan.
+#[tokio::test]
+async fn filters_the_reader_cannot_take_are_applied_above_the_scan() {
+    use datafusion::catalog::TableProvider;
+    use datafusion::prelude::{col, lit};
+    let c = ctx(&[]).await;
+    let provider = delta_arrow_reader::datafusion::DeltaTableProvider::try_new(
+        load(LETTERS).await,
+        ScanOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let number = provider
+        .schema()
+        .index_of("number")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let upper = datafusion::functions::string::expr_fn::upper(col("letter"));
+    let filter = upper.eq(lit("B")).and(col("number").gt(lit(0i64)));
+    for limit in [None, Some(1)] {
+        let plan = provider
+            .scan(
+                &c.state(),
+                Some(&vec![number]),
+                std::slice::from_ref(&filter),
+                limit,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.schema().fields().len(), 1, "only the column asked for");
+        let got = rows(
+            &datafusion::physical_plan::collect(plan, c.task_ctx())
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let want = streamed(
+            LETTERS,
+            Some(&["number"]),
+            Some("letter = 'b' and number > 0"),
+        )
+        .await;
+        assert!(!want.is_empty());
+        match limit {
+            None => assert_eq!(got, want),
+            Some(n) => assert!(
+                got.len() >= n && got.iter().all(|r| want.contains(r)),
+                "{got:?}"
+            ),
+        }
+    }
+}
+
 #[tokio::test]
 async fn aggregates_group_by() {
     let c = ctx(&[("d", DV), ("m", MAPPED)]).await;
