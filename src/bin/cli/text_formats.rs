@@ -5,12 +5,16 @@
 //! - in CSV, a nested value (array, struct, map) is one field holding its JSON text, with
 //!   every struct field named (a null one as `null`), e.g. `"{""a"":1,""b"":null}"`;
 //! - in both, a map is a JSON object whose keys are the map keys as text (`{"1":2}` for a
-//!   `map<int,int>`), as Spark's `to_json` writes them, at any depth.
+//!   `map<int,int>`), as Spark's `to_json` writes them, at any depth;
+//! - in JSON, a float that is not finite is the string `"NaN"`, `"Infinity"` or
+//!   `"-Infinity"` (as Spark and Jackson write them), not `null`, which arrow-json writes
+//!   and which reads back as a missing value.
 
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::{Array, ArrayRef, MapArray, RecordBatch, StringArray};
 use arrow_buffer::ArrowNativeType;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
@@ -124,10 +128,18 @@ struct TextMapKeys;
 impl EncoderFactory for TextMapKeys {
     fn make_default_encoder<'a>(
         &self,
-        _field: &'a FieldRef,
+        field: &'a FieldRef,
         array: &'a dyn Array,
         options: &'a EncoderOptions,
     ) -> Result<Option<NullableEncoder<'a>>, ArrowError> {
+        if matches!(array.data_type(), DataType::Float32 | DataType::Float64) {
+            let finite = make_encoder(field, array, &PLAIN)?;
+            let encoder = FloatText { array, finite };
+            return Ok(Some(NullableEncoder::new(
+                Box::new(encoder),
+                array.nulls().cloned(),
+            )));
+        }
         let DataType::Map(_, _) = array.data_type() else {
             return Ok(None);
         };
@@ -143,6 +155,33 @@ impl EncoderFactory for TextMapKeys {
             Box::new(encoder),
             map.nulls().cloned(),
         )))
+    }
+}
+
+/// arrow-json's own encoders (no factory), for the values written as it writes them.
+static PLAIN: LazyLock<EncoderOptions> = LazyLock::new(EncoderOptions::default);
+
+/// A float column: finite values as arrow-json writes them, the others as strings.
+struct FloatText<'a> {
+    array: &'a dyn Array,
+    finite: NullableEncoder<'a>,
+}
+
+impl Encoder for FloatText<'_> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        let value = match self.array.data_type() {
+            DataType::Float32 => f64::from(self.array.as_primitive::<Float32Type>().value(idx)),
+            _ => self.array.as_primitive::<Float64Type>().value(idx),
+        };
+        if value.is_finite() {
+            self.finite.encode(idx, out);
+        } else if value.is_nan() {
+            out.extend_from_slice(b"\"NaN\"");
+        } else if value > 0.0 {
+            out.extend_from_slice(b"\"Infinity\"");
+        } else {
+            out.extend_from_slice(b"\"-Infinity\"");
+        }
     }
 }
 
@@ -313,6 +352,57 @@ mod tests {
         // Without nested columns a batch goes through untouched.
         let flat = batch.project(&[0, 1]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(csv_batch(&flat).unwrap_or_else(|e| panic!("{e}")), flat);
+    }
+
+    /// Floats that are not finite stay what they are (strings, as Spark writes them), in
+    /// JSON lines and in a nested value's JSON in CSV; finite ones as arrow-json writes them.
+    #[test]
+    fn non_finite_floats_are_not_null() {
+        use arrow_array::{Float32Array, Float64Array, ListArray};
+        let doubles: ArrayRef = Arc::new(Float64Array::from(vec![
+            Some(1.5),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            Some(f64::NEG_INFINITY),
+            None,
+        ]));
+        let floats: ArrayRef = Arc::new(Float32Array::from(vec![
+            Some(0.25f32),
+            Some(f32::NAN),
+            None,
+            Some(f32::NEG_INFINITY),
+            Some(-2.0),
+        ]));
+        let list: ArrayRef = Arc::new(ListArray::from_iter_primitive::<Float64Type, _, _>(vec![
+            Some(vec![Some(f64::NAN), Some(2.0)]),
+            None,
+            Some(vec![]),
+            Some(vec![Some(f64::INFINITY)]),
+            Some(vec![None]),
+        ]));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("d", DataType::Float64, true),
+            Field::new("f", DataType::Float32, true),
+            Field::new("l", list.data_type().clone(), true),
+        ]));
+        let batch = RecordBatch::try_new(schema, vec![doubles, floats, list])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let lines = json_lines(std::slice::from_ref(&batch)).unwrap_or_else(|e| panic!("{e}"));
+        let lines: Vec<&str> = lines.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                r#"{"d":1.5,"f":0.25,"l":["NaN",2.0]}"#,
+                r#"{"d":"NaN","f":"NaN"}"#,
+                r#"{"d":"Infinity","l":[]}"#,
+                r#"{"d":"-Infinity","f":"-Infinity","l":["Infinity"]}"#,
+                r#"{"f":-2.0,"l":[null]}"#,
+            ]
+        );
+        let csv = csv_lines(&[batch]).unwrap_or_else(|e| panic!("{e}"));
+        let csv: Vec<&str> = csv.lines().collect();
+        assert_eq!(csv[1], r#"1.5,0.25,"[""NaN"",2.0]""#);
+        assert_eq!(csv[2], "NaN,NaN,");
     }
 
     #[test]
