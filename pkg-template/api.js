@@ -5,7 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
-import { batchIterable, checkReadable, coded, inTurn, markAborted, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, coded, endOnAbort, inTurn, ScanViews } from './scan-views.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
@@ -34,8 +34,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
 
   class DeltaScan extends ScanViews {
     #raw;
-    #signal;
-    #onAbort;
+    #unwatch;
     #schema;
     #metrics;
     #skippedFiles;
@@ -49,19 +48,8 @@ export function createApi(loadDefault, { localFolder } = {}) {
       this.#raw = raw;
       this.#schema = raw.schema;
       this.#skippedFiles = raw.skippedFiles;
-      if (signal) {
-        // The Rust side already stops reading on abort; here the wasm object is freed.
-        this.#signal = signal;
-        this.#onAbort = () => {
-          markAborted(this, signal.reason);
-          this.#release();
-        };
-        if (signal.aborted) {
-          this.#onAbort();
-        } else {
-          signal.addEventListener('abort', this.#onAbort, { once: true });
-        }
-      }
+      // The Rust side already stops reading on abort; here the wasm object is freed.
+      this.#unwatch = endOnAbort(this, signal, () => this.#release());
     }
 
     /** The output schema: { fields: [{ name, arrowType, nullable }] }. (Not `schema`:
@@ -160,7 +148,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
         return;
       }
       this.#raw = null;
-      this.#signal?.removeEventListener('abort', this.#onAbort);
+      this.#unwatch?.();
       try {
         this.#metrics = raw.metrics;
       } catch {

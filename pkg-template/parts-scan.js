@@ -12,7 +12,7 @@
 // - Metrics and progress are the parts' summed, with the counts that describe the whole
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
-import { batchIterable, checkReadable, coded, concatBytes, inTurn, markAborted, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, coded, concatBytes, endOnAbort, inTurn, ScanViews } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
@@ -77,9 +77,8 @@ export class PartsScan extends ScanViews {
   /**
    * @param {{ channel: object, id: number, opened: object }[]} parts the planned part scans
    * @param {object} plan the whole scan's plan (`{ schema, metrics, skippedFiles }`)
-   * @param {(signal: AbortSignal, onAbort: () => void) => () => void} watch
    */
-  constructor(parts, plan, { signal, onProgress, watch }) {
+  constructor(parts, plan, { signal, onProgress }) {
     super();
     this.#schema = plan.schema;
     this.#skippedFiles = plan.skippedFiles ?? [];
@@ -103,10 +102,7 @@ export class PartsScan extends ScanViews {
         });
       }
     }
-    this.#unwatch = watch(signal, () => {
-      markAborted(this, signal.reason);
-      this.cancel();
-    });
+    this.#unwatch = endOnAbort(this, signal, () => this.cancel());
   }
 
   get outputSchema() {

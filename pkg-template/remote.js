@@ -9,7 +9,7 @@
 // tables in the worker yourself, with the package's DeltaTable).
 
 import { PartsScan } from './parts-scan.js';
-import { abortError, batchIterable, checkReadable, coded, inTurn, markAborted, ScanViews } from './scan-views.js';
+import { abortError, batchIterable, checkReadable, coded, endOnAbort, inTurn, ScanViews, watch } from './scan-views.js';
 
 /** The package's own workers, started when first needed: the first opens tables, the others
  * join it to read big scans. */
@@ -94,17 +94,6 @@ function cloneable(options, allowed) {
   return out;
 }
 
-/** Stops `signal` from being an option, and turns its abort into `onAbort()`. */
-function watch(signal, onAbort) {
-  if (!signal) return () => {};
-  if (signal.aborted) {
-    onAbort();
-    return () => {};
-  }
-  signal.addEventListener('abort', onAbort, { once: true });
-  return () => signal.removeEventListener('abort', onAbort);
-}
-
 class RemoteScan extends ScanViews {
   #channel;
   #id;
@@ -122,10 +111,7 @@ class RemoteScan extends ScanViews {
     this.#schema = opened.schema;
     this.#metrics = opened.metrics;
     this.#skippedFiles = opened.skippedFiles ?? [];
-    this.#unwatch = watch(signal, () => {
-      markAborted(this, signal.reason);
-      this.cancel();
-    });
+    this.#unwatch = endOnAbort(this, signal, () => this.cancel());
   }
 
   get outputSchema() {
@@ -282,7 +268,7 @@ class RemoteTable {
     if (count > 1) {
       const parts = await this.#planParts(this.#helpers.take(count - 1), sent, whole, signal, onProgress);
       if (parts !== null) {
-        return new PartsScan(parts, whole.opened, { signal, onProgress, watch });
+        return new PartsScan(parts, whole.opened, { signal, onProgress });
       }
     }
     return new RemoteScan(this.#channel, whole.id, whole.opened, signal);

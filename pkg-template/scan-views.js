@@ -4,7 +4,7 @@
 //
 // - steps asked for at once are served in turn, as an async generator's (`inTurn`);
 // - once the scan's signal fires, every later read rejects with the abort's error, whether
-//   or not a read was pending (`markAborted`): never a normal end with the rows so far;
+//   or not a read was pending (`endOnAbort`): never a normal end with the rows so far;
 // - a new read (iteration, `stream()`, `batches()`, `toIPC()`) of a scan that has ended is
 //   an error (`checkReadable`), never an empty result that reads as an empty table.
 
@@ -23,9 +23,25 @@ export function abortError(reason) {
 const aborted = new WeakMap();
 const queues = new WeakMap();
 
-/** Records that `scan` was aborted (with the signal's `reason`): every later read rejects. */
-export function markAborted(scan, reason) {
-  if (!aborted.has(scan)) aborted.set(scan, abortError(reason));
+/** Turns `signal`'s abort into `onAbort()` (at once if it has fired); the function that stops
+ * watching. Without a signal, nothing. */
+export function watch(signal, onAbort) {
+  if (!signal) return () => {};
+  if (signal.aborted) {
+    onAbort();
+    return () => {};
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
+}
+
+/** Ends `scan` with `stop()` when `signal` fires, every later read of it rejecting with the
+ * abort's error; the function that stops watching. */
+export function endOnAbort(scan, signal, stop) {
+  return watch(signal, () => {
+    if (!aborted.has(scan)) aborted.set(scan, abortError(signal.reason));
+    stop();
+  });
 }
 
 /** Runs `step` once the steps asked for before it have settled; rejects with the abort's

@@ -143,11 +143,15 @@ impl TableProvider for DeltaTableProvider {
         // filters after asking how they push down (`x in (1, null)` becomes `x = 1 or
         // null`), and drops its own filter for one once called exact. They are applied
         // above the scan (a filter applied twice is the same filter), never lost.
-        let residual: Vec<DfExpr> = filters
-            .iter()
-            .filter(|f| !to_delta_predicate(f, &self.schema).is_some_and(|(_, exact)| exact))
-            .cloned()
-            .collect();
+        let mut predicates: Vec<Expr> = Vec::with_capacity(filters.len());
+        let mut residual: Vec<DfExpr> = Vec::new();
+        for f in filters {
+            let converted = to_delta_predicate(f, &self.schema);
+            if !converted.as_ref().is_some_and(|(_, exact)| *exact) {
+                residual.push(f.clone());
+            }
+            predicates.extend(converted.map(|(e, _)| e));
+        }
         let wanted: Vec<usize> = match projection {
             Some(indexes) => indexes.clone(),
             None => (0..self.schema.fields().len()).collect(),
@@ -172,10 +176,6 @@ impl TableProvider for DeltaTableProvider {
             };
             builder = builder.with_projection(names);
         }
-        let predicates: Vec<Expr> = filters
-            .iter()
-            .filter_map(|f| to_delta_predicate(f, &self.schema).map(|(e, _)| e))
-            .collect();
         if let Some(predicate) = predicates.into_iter().reduce(Expr::and) {
             builder = builder.with_predicate(predicate);
         }

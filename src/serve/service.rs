@@ -141,11 +141,14 @@ async fn answer(
     let Some(segments) = segments(req.uri().path()) else {
         return Ok(text(StatusCode::BAD_REQUEST, "bad request path\n"));
     };
-    if memory_directory_without_slash(&shared.config, req.uri().path(), &segments) {
-        return Ok(to_directory(req.uri()));
-    }
-    if let Some(file) = memory_file(&shared.config, req.uri().path(), &segments) {
-        return Ok(memory_answer(file, method == Method::HEAD));
+    match memory_file(&shared.config, req.uri().path(), &segments) {
+        Some(MemoryHit::Index(_)) if !req.uri().path().ends_with('/') => {
+            return Ok(to_directory(req.uri()))
+        }
+        Some(MemoryHit::File(file) | MemoryHit::Index(file)) => {
+            return Ok(memory_answer(file, method == Method::HEAD))
+        }
+        None => {}
     }
     let mut found = shared.resolver.lookup(&segments).await;
     let fallback = shared.config.faults.missing_file_fallback.as_deref();
@@ -208,28 +211,40 @@ async fn answer(
     Ok(resp)
 }
 
+/// What an in-memory lookup found, as [`Lookup`] says it of files on disk.
+enum MemoryHit<'a> {
+    /// The file the path names.
+    File(&'a MemoryFile),
+    /// The index file of the directory the path names: served for a path ending in `/`,
+    /// a path without it is redirected there.
+    Index(&'a MemoryFile),
+}
+
 /// The in-memory file a request path names: by its segments, or the index file for a path
-/// naming a directory (`/`, `/docs/`).
+/// naming a directory (`/`, `/docs/`, and `/docs` when no file has that name).
 fn memory_file<'a>(
     config: &'a ServeConfig,
     raw_path: &str,
     segments: &[String],
-) -> Option<&'a MemoryFile> {
+) -> Option<MemoryHit<'a>> {
     if config.memory_files.is_empty() {
         return None;
     }
     let joined = segments.join("/");
+    let by_name = || config.memory_files.get(&joined).map(MemoryHit::File);
+    let index_of = |index: &str| {
+        let name = if joined.is_empty() {
+            index.to_string()
+        } else {
+            format!("{joined}/{index}")
+        };
+        config.memory_files.get(&name).map(MemoryHit::Index)
+    };
     let names_directory = segments.is_empty() || raw_path.ends_with('/');
     match (&config.index, names_directory) {
-        (Some(index), true) => {
-            let name = if joined.is_empty() {
-                index.clone()
-            } else {
-                format!("{joined}/{index}")
-            };
-            config.memory_files.get(&name)
-        }
-        _ => config.memory_files.get(&joined),
+        (Some(index), true) => index_of(index),
+        (Some(index), false) => by_name().or_else(|| index_of(index)),
+        (None, _) => by_name(),
     }
 }
 
@@ -359,21 +374,6 @@ fn to_directory(uri: &hyper::Uri) -> Response<Inner> {
         resp.headers_mut().insert(header::LOCATION, value);
     }
     resp
-}
-
-/// Whether `raw_path` names, without its closing slash, a directory of in-memory files
-/// that has the index file.
-fn memory_directory_without_slash(
-    config: &ServeConfig,
-    raw_path: &str,
-    segments: &[String],
-) -> bool {
-    match &config.index {
-        Some(index) if !segments.is_empty() && !raw_path.ends_with('/') => config
-            .memory_files
-            .contains_key(&format!("{}/{index}", segments.join("/"))),
-        _ => false,
-    }
 }
 
 /// Moves a `bytes=a-b` range one byte on (`bytes=a+1-b+1`), for the `shift_range` fault;

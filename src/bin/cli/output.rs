@@ -84,13 +84,8 @@ impl Output {
         if out.as_os_str() == "-" {
             use std::io::IsTerminal;
             let stdout = std::io::stdout();
-            let output = Output {
-                is_terminal: stdout.is_terminal(),
-                commit: Commit::InPlace,
-                reader_closed: Arc::default(),
-            };
-            let sink = PipeWatch::new(stdout, &output.reader_closed);
-            return Ok((Box::new(sink), output));
+            let is_terminal = stdout.is_terminal();
+            return Ok(Self::in_place(stdout, is_terminal));
         }
         let target = resolve(out)?;
         match std::fs::metadata(&target) {
@@ -101,18 +96,28 @@ impl Output {
                     .write(true)
                     .open(&target)
                     .map_err(|e| io_error(out, e))?;
-                let output = Output {
-                    is_terminal: std::io::IsTerminal::is_terminal(&file),
-                    commit: Commit::InPlace,
-                    reader_closed: Arc::default(),
-                };
-                let sink = PipeWatch::new(file, &output.reader_closed);
-                Ok((Box::new(sink), output))
+                let is_terminal = std::io::IsTerminal::is_terminal(&file);
+                Ok(Self::in_place(file, is_terminal))
             }
             Ok(meta) => Self::replacing(target, Some(meta.permissions())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::replacing(target, None),
             Err(e) => Err(io_error(out, e)),
         }
+    }
+
+    /// Standard output or a special file, written in place, its closing by the reader noted.
+    fn in_place(sink: impl Write + Send + 'static, is_terminal: bool) -> (Sink, Self) {
+        let reader_closed = Arc::new(AtomicBool::new(false));
+        let sink = PipeWatch {
+            inner: sink,
+            closed: Arc::clone(&reader_closed),
+        };
+        let output = Output {
+            is_terminal,
+            commit: Commit::InPlace,
+            reader_closed,
+        };
+        (Box::new(sink), output)
     }
 
     /// A temporary file beside `target`, renamed over it by [`finish`](Self::finish).
@@ -135,13 +140,13 @@ impl Output {
         Ok((Box::new(file), output))
     }
 
-    /// Ends a successful export: the temporary file (if any) replaces the target.
     /// Whether the reader of the pipe or FIFO written in place closed it before the end
     /// (`dar export ... --out - | head`): it has what it wanted, so the export ends quietly.
     pub fn reader_closed(&self) -> bool {
         self.reader_closed.load(Ordering::Relaxed)
     }
 
+    /// Ends a successful export: the temporary file (if any) replaces the target.
     pub fn finish(mut self) -> Result<(), DeltaError> {
         match std::mem::replace(&mut self.commit, Commit::InPlace) {
             Commit::InPlace => Ok(()),
@@ -165,13 +170,6 @@ struct PipeWatch<W> {
 }
 
 impl<W> PipeWatch<W> {
-    fn new(inner: W, closed: &Arc<AtomicBool>) -> Self {
-        Self {
-            inner,
-            closed: closed.clone(),
-        }
-    }
-
     fn note<T>(&self, result: std::io::Result<T>) -> std::io::Result<T> {
         if let Err(e) = &result {
             if e.kind() == std::io::ErrorKind::BrokenPipe {

@@ -27,10 +27,11 @@ use delta_arrow_reader::DeltaError;
 
 use super::arrow_error;
 
-/// A JSON lines writer whose maps may have keys of any type.
+/// A JSON lines writer whose maps may have keys of any type and whose non-finite floats
+/// are strings (see the module doc).
 pub fn json_writer<W: Write>(out: W) -> arrow_json::Writer<W, LineDelimited> {
     WriterBuilder::new()
-        .with_encoder_factory(Arc::new(TextMapKeys))
+        .with_encoder_factory(Arc::new(TextEncoders))
         .build::<W, LineDelimited>(out)
 }
 
@@ -84,7 +85,7 @@ pub fn csv_batch(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
     }
     let options = EncoderOptions::default()
         .with_explicit_nulls(true)
-        .with_encoder_factory(Arc::new(TextMapKeys));
+        .with_encoder_factory(Arc::new(TextEncoders));
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
         if field.data_type().is_nested() {
@@ -120,12 +121,13 @@ fn json_texts(
     Ok(StringArray::from(texts))
 }
 
-/// Encodes maps whose keys are not strings, which arrow-json refuses, as objects keyed by
-/// the keys' text; every other type is left to arrow-json's own encoders.
+/// The encoders that differ from arrow-json's: floats (non-finite ones as strings) and maps
+/// whose keys are not strings, which arrow-json refuses (objects keyed by the keys' text);
+/// every other type is left to arrow-json's own encoders.
 #[derive(Debug)]
-struct TextMapKeys;
+struct TextEncoders;
 
-impl EncoderFactory for TextMapKeys {
+impl EncoderFactory for TextEncoders {
     fn make_default_encoder<'a>(
         &self,
         field: &'a FieldRef,
