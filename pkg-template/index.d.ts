@@ -310,9 +310,11 @@ export interface ColumnProfile {
 export interface TableProfile {
   files: number;
   filesWithStats: number;
-  /** The sum of the files' `numRecords`; `null` when a file has none. */
+  /** The rows a full scan returns: the sum of the files' `numRecords` less the rows their
+   * deletion vectors delete; `null` when a file has no `numRecords`. */
   numRecords: number | null;
-  /** Whether row and null counts are exact (no deletion vectors or loose bounds). */
+  /** Whether the null counts are exact; `false` when deletion vectors or loose bounds may
+   * make them count deleted rows. */
   countsExact: boolean;
   columns: ColumnProfile[];
 }

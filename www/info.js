@@ -74,7 +74,7 @@ export function renderInfo(info, latest, keepColumns) {
   $('info-rows').textContent =
     rows === null || rows === undefined
       ? ''
-      : `${profile.countsExact ? '' : 'at most '}${formatCount(rows)} (from the log's statistics${profile.countsExact ? '' : '; deleted rows may be counted'})`;
+      : `${formatCount(rows)} (from the log's statistics${profile.countsExact ? '' : '; null counts may include deleted rows'})`;
   show('.rows-row', Boolean($('info-rows').textContent));
   $('info-description').textContent = info.description ?? '';
   show('.description-row', Boolean(info.description));

@@ -264,8 +264,12 @@ impl DeltaTable {
 
     /// Total size of the active files in bytes, when they are held (eager load).
     pub fn eager_size_bytes(&self) -> Option<u64> {
-        self.eager_files()
-            .map(|files| files.iter().map(|f| f.size.max(0) as u64).sum())
+        self.eager_files().map(|files| {
+            files
+                .iter()
+                .map(|f| f.size.max(0) as u64)
+                .fold(0, u64::saturating_add)
+        })
     }
 
     /// The active files of this version: those held (eager), or replayed from the log now

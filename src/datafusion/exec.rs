@@ -414,7 +414,7 @@ impl ExecutionPlan for DeltaScanExec {
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
         let o = &config.optimizer;
         let tasks = self.scan.tasks();
-        let total: u64 = tasks.iter().map(|t| t.size).sum();
+        let total: u64 = tasks.iter().map(|t| t.size).fold(0, u64::saturating_add);
         let target = self.scan.target_partitions();
         let below = self.scan.partitions() < target;
         // With tokens the partitions are named by the child: they stay as they are.

@@ -45,3 +45,67 @@ use crate::error::DeltaError;
 pub(crate) fn to_df_error(e: DeltaError) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
+
+/// The reader's own error inside a DataFusion error (through contexts, diagnostics, shared and
+/// Arrow-wrapped errors), taken out whole so its kind survives; the DataFusion error as it was
+/// when it holds none.
+pub fn into_delta_error(e: DataFusionError) -> Result<DeltaError, DataFusionError> {
+    use std::sync::Arc;
+    match e {
+        DataFusionError::External(inner) => inner
+            .downcast::<DeltaError>()
+            .map(|d| *d)
+            .map_err(DataFusionError::External),
+        DataFusionError::Context(what, inner) => {
+            into_delta_error(*inner).map_err(|e| DataFusionError::Context(what, Box::new(e)))
+        }
+        DataFusionError::Diagnostic(diagnostic, inner) => into_delta_error(*inner)
+            .map_err(|e| DataFusionError::Diagnostic(diagnostic, Box::new(e))),
+        DataFusionError::Shared(shared) => match Arc::try_unwrap(shared) {
+            Ok(inner) => into_delta_error(inner),
+            Err(shared) => Err(DataFusionError::Shared(shared)),
+        },
+        DataFusionError::ArrowError(arrow, context) => match *arrow {
+            arrow_schema::ArrowError::ExternalError(inner) => {
+                inner.downcast::<DeltaError>().map(|d| *d).map_err(|inner| {
+                    DataFusionError::ArrowError(
+                        Box::new(arrow_schema::ArrowError::ExternalError(inner)),
+                        context,
+                    )
+                })
+            }
+            other => Err(DataFusionError::ArrowError(Box::new(other), context)),
+        },
+        other => Err(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readers_error_comes_out_of_a_datafusion_error_with_its_kind() {
+        let not_found = || DeltaError::NotFound {
+            path: "part-0.parquet".into(),
+            phase: crate::error::Phase::Read,
+        };
+        let wrapped = [
+            to_df_error(not_found()),
+            DataFusionError::Context("scan".into(), Box::new(to_df_error(not_found()))),
+            DataFusionError::Shared(std::sync::Arc::new(to_df_error(not_found()))),
+            DataFusionError::ArrowError(
+                Box::new(arrow_schema::ArrowError::ExternalError(Box::new(
+                    not_found(),
+                ))),
+                None,
+            ),
+        ];
+        for e in wrapped {
+            let got = into_delta_error(e).map(|d| d.code());
+            assert_eq!(got.ok(), Some("not_found"));
+        }
+        let plain = DataFusionError::Plan("no such column".into());
+        assert!(into_delta_error(plain).is_err());
+    }
+}

@@ -37,19 +37,13 @@ pub(crate) fn scan_statistics(
         })
         .collect();
     let exact = |known: bool| known && !filtered;
-    let rows: Option<u64> = files.iter().zip(&parsed).try_fold(0u64, |sum, (add, s)| {
-        let records = s.as_ref()?.num_records?;
-        // A negative cardinality (a corrupt log) leaves the row count unknown.
-        let deleted = match &add.deletion_vector {
-            Some(dv) => u64::try_from(dv.cardinality).ok()?,
-            None => 0,
-        };
-        Some(sum.saturating_add(records.saturating_sub(deleted)))
+    let rows: Option<u64> = files.iter().try_fold(0u64, |sum, add| {
+        Some(sum.saturating_add(add.live_records()?))
     });
     let bytes: u64 = files
         .iter()
         .map(|a| u64::try_from(a.size).unwrap_or(0))
-        .sum();
+        .fold(0, u64::saturating_add);
     let counts_exact = parsed
         .iter()
         .all(|s| s.as_ref().is_some_and(FileStats::counts_are_exact));

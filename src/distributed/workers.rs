@@ -99,7 +99,11 @@ pub fn desired_task_count(
         Err(e) => return Some(Err(e)),
     };
     let scan = exec.scan();
-    let bytes: u64 = scan.tasks().iter().map(crate::plan::FileTask::bytes).sum();
+    let bytes: u64 = scan
+        .tasks()
+        .iter()
+        .map(crate::plan::FileTask::bytes)
+        .fold(0, u64::saturating_add);
     let partitions = ev.session_config.target_partitions().max(1);
     let wanted = usize::try_from(bytes)
         .unwrap_or(usize::MAX)

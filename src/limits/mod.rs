@@ -42,6 +42,11 @@ pub use decoder_panics::{behave_as_aborting, quiet_contained_panics};
 /// at about 1 MiB; a page holding one huge binary value can be larger.
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
 
+/// Largest `add.size` a data file may declare: 2^44 bytes (16 TiB), hundreds of times the
+/// largest Parquet files seen in practice. A larger size is a corrupt log: a reader that
+/// believed it would plan billions of byte ranges before reading a byte.
+pub const MAX_DATA_FILE_BYTES: u64 = 1 << 44;
+
 /// Deepest nesting of a text filter: parentheses and `not`s together.
 pub const MAX_FILTER_DEPTH: usize = 128;
 

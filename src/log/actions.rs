@@ -152,6 +152,20 @@ pub struct Add {
     pub default_row_commit_version: Option<i64>,
 }
 
+impl Add {
+    /// The rows a reader sees in this file: `numRecords` (which the protocol requires to be
+    /// accurate for a file with a deletion vector) less the vector's `cardinality`. `None`
+    /// without `numRecords`, or with a negative cardinality (a corrupt log).
+    pub fn live_records(&self) -> Option<u64> {
+        let records = self.stats.as_ref()?.num_records()?;
+        let deleted = match &self.deletion_vector {
+            Some(dv) => u64::try_from(dv.cardinality).ok()?,
+            None => 0,
+        };
+        Some(records.saturating_sub(deleted))
+    }
+}
+
 /// The `remove` action: a file that is no longer part of the table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

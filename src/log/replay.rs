@@ -1,7 +1,8 @@
 //! Reconciliation: from actions to the active files of one version.
 //!
 //! Commits are fed newest first, the checkpoint last. A logical file is identified by its path
-//! and deletion vector id; the newest action for it wins, and a `remove` is a tombstone that
+//! (however it is spelled: percent-encoding and `file:` forms are canonical first) and
+//! deletion vector id; the newest action for it wins, and a `remove` is a tombstone that
 //! hides every older `add` of the same logical file. The newest `protocol` and `metaData` win.
 //!
 //! The protocol allows one commit at most one action of each type (`add`, `remove`) per
@@ -73,6 +74,36 @@ pub struct Replay {
     commits_seen: usize,
     /// The keys of the commit being pushed.
     current_keys: HashTable<Seen>,
+    /// `protocol` and `metaData` actions of the commit being pushed.
+    current_table_actions: (usize, usize),
+}
+
+/// The path part of a logical file's identity: the same file whatever the spelling of its
+/// path. Percent-decoded, and an absolute local path with or without its scheme (`/x`,
+/// `file:/x`, `file:///x`, `file://localhost/x`) is `file:///x`, as Spark qualifies paths
+/// before it reconciles them. A path with neither `%` nor `:` nor a leading `/` (nearly
+/// every path a writer puts in the log) is its own key, borrowed.
+fn canonical_path(path: &str) -> Cow<'_, str> {
+    if !path.starts_with('/') && !path.bytes().any(|b| b == b'%' || b == b':') {
+        return Cow::Borrowed(path);
+    }
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let local = match decoded.strip_prefix("file://") {
+        Some(rest) => rest.strip_prefix("localhost").unwrap_or(rest),
+        None => decoded.strip_prefix("file:").unwrap_or(&decoded),
+    };
+    if local.starts_with('/') {
+        return Cow::Owned(format!("file://{local}"));
+    }
+    Cow::Owned(decoded.into_owned())
+}
+
+/// [`canonical_path`] of an owned path, without a copy when it is its own key.
+fn into_canonical_path(path: String) -> String {
+    match canonical_path(&path) {
+        Cow::Borrowed(_) => path,
+        Cow::Owned(key) => key,
+    }
 }
 
 /// The deletion vector part of a logical file's identity (empty without one).
@@ -95,25 +126,29 @@ impl Replay {
         adds: &'a [Add],
         removed: &'a [(String, String)],
         at: KeyAt,
-    ) -> (&'a str, Cow<'a, str>) {
+    ) -> (Cow<'a, str>, Cow<'a, str>) {
         match at {
             KeyAt::Added { index } => match adds.get(index as usize) {
-                Some(add) => (add.path.as_str(), dv_id(add.deletion_vector.as_ref())),
-                None => ("", Cow::Borrowed("")),
+                Some(add) => (
+                    canonical_path(&add.path),
+                    dv_id(add.deletion_vector.as_ref()),
+                ),
+                None => (Cow::Borrowed(""), Cow::Borrowed("")),
             },
             KeyAt::Removed { index } => match removed.get(index as usize) {
-                Some((p, d)) => (p.as_str(), Cow::Borrowed(d.as_str())),
-                None => ("", Cow::Borrowed("")),
+                Some((p, d)) => (Cow::Borrowed(p.as_str()), Cow::Borrowed(d.as_str())),
+                None => (Cow::Borrowed(""), Cow::Borrowed("")),
             },
         }
     }
 
-    /// Whether a newer action decided the logical file `(path, dv)`.
+    /// Whether a newer action decided the logical file `(path, dv)` (`path` canonical).
     fn is_seen(&self, hash: u64, path: &str, dv: &str) -> bool {
         let (adds, removed) = (&self.adds, &self.removed);
         self.seen
             .find(hash, |s| {
-                s.hash == hash && Self::key_of(adds, removed, s.at) == (path, Cow::Borrowed(dv))
+                s.hash == hash
+                    && Self::key_of(adds, removed, s.at) == (Cow::Borrowed(path), Cow::Borrowed(dv))
             })
             .is_some()
     }
@@ -126,7 +161,7 @@ impl Replay {
             .find(hash, |s| {
                 s.hash == hash
                     && matches!(s.at, KeyAt::Added { .. }) == add
-                    && Self::key_of(adds, removed, s.at) == (path, Cow::Borrowed(dv))
+                    && Self::key_of(adds, removed, s.at) == (Cow::Borrowed(path), Cow::Borrowed(dv))
             })
             .is_some()
     }
@@ -138,7 +173,9 @@ impl Replay {
         for action in actions {
             self.push_commit_action(action);
         }
-        self.end_commit();
+        if let Err(e) = self.end_commit("commit.json") {
+            panic!("{e}");
+        }
     }
 
     /// Starts the next (older) commit; its actions follow with
@@ -147,6 +184,7 @@ impl Replay {
         self.commits_seen += 1;
         self.start_block();
         self.current_keys.clear();
+        self.current_table_actions = (0, 0);
     }
 
     /// Starts the block of the next commit (or of the checkpoint) in `adds`.
@@ -173,10 +211,10 @@ impl Replay {
         match action {
             Action::Add(add) => {
                 let dv = dv_id(add.deletion_vector.as_ref());
-                let hash = self.hash(&add.path, &dv);
-                if !self.is_seen(hash, &add.path, &dv)
-                    && !self.is_repeated(hash, &add.path, &dv, true)
-                {
+                let key = canonical_path(&add.path);
+                let hash = self.hash(&key, &dv);
+                if !self.is_seen(hash, &key, &dv) && !self.is_repeated(hash, &key, &dv, true) {
+                    drop(key);
                     let at = KeyAt::Added {
                         index: self.adds.len() as u32,
                     };
@@ -187,12 +225,11 @@ impl Replay {
             }
             Action::Remove(remove) => {
                 let dv = dv_id(remove.deletion_vector.as_ref()).into_owned();
-                let hash = self.hash(&remove.path, &dv);
-                if !self.is_seen(hash, &remove.path, &dv)
-                    && !self.is_repeated(hash, &remove.path, &dv, false)
-                {
+                let key = into_canonical_path(remove.path);
+                let hash = self.hash(&key, &dv);
+                if !self.is_seen(hash, &key, &dv) && !self.is_repeated(hash, &key, &dv, false) {
                     let index = self.removed.len() as u32;
-                    self.removed.push((remove.path, dv));
+                    self.removed.push((key, dv));
                     let at = KeyAt::Removed { index };
                     self.current_keys
                         .insert_unique(hash, Seen { hash, at }, |s| s.hash);
@@ -201,19 +238,40 @@ impl Replay {
             Action::CommitInfo(info) if self.commits_seen == 1 => {
                 self.latest_commit_info = Some(info)
             }
-            other => self.take_table_action(other),
+            other => {
+                match &other {
+                    Action::Protocol(_) => self.current_table_actions.0 += 1,
+                    Action::Metadata(_) => self.current_table_actions.1 += 1,
+                    _ => {}
+                }
+                self.take_table_action(other)
+            }
         }
     }
 
-    /// Ends the commit begun last: its files become visible to older actions only now, so
-    /// that actions of one commit never hide each other.
-    pub fn end_commit(&mut self) {
+    /// Ends the commit begun last (the file `path`): its files become visible to older
+    /// actions only now, so that actions of one commit never hide each other.
+    ///
+    /// A commit with more than one `protocol` or `metaData` action is refused
+    /// ([`DeltaError::InvalidLog`]): the protocol forbids it, and which of them a reader
+    /// took would decide, by line order, whether a reader feature is honoured.
+    pub fn end_commit(&mut self, path: &str) -> Result<()> {
+        let (protocols, metadata) = self.current_table_actions;
+        for (count, what) in [(protocols, "protocol"), (metadata, "metaData")] {
+            if count > 1 {
+                return Err(DeltaError::invalid_log(
+                    path,
+                    format!("{count} {what} actions in one commit (at most one is allowed)"),
+                ));
+            }
+        }
         // A file both added and removed in one commit has two entries; either answers a
         // lookup.
         self.seen.reserve(self.current_keys.len(), |s| s.hash);
         for entry in self.current_keys.drain() {
             self.seen.insert_unique(entry.hash, entry, |s| s.hash);
         }
+        Ok(())
     }
 
     /// Feeds the actions of the checkpoint (all parts and sidecars); it comes last.
@@ -223,7 +281,9 @@ impl Replay {
             match action {
                 Action::Add(add) => {
                     let dv = dv_id(add.deletion_vector.as_ref());
-                    if !self.is_seen(self.hash(&add.path, &dv), &add.path, &dv) {
+                    let key = canonical_path(&add.path);
+                    if !self.is_seen(self.hash(&key, &dv), &key, &dv) {
+                        drop(key);
                         self.adds.push(add);
                     }
                 }
@@ -477,5 +537,77 @@ mod tests {
             r.finish(0).err().map(|e| e.code()),
             Some("missing_metadata")
         );
+    }
+
+    #[test]
+    fn two_protocol_or_metadata_actions_in_one_commit_are_refused() {
+        for twice in 0..2 {
+            let mut r = Replay::new();
+            r.begin_commit();
+            let mut actions = table_actions();
+            actions.push(actions[twice].clone());
+            actions.push(add("a", None));
+            actions.into_iter().for_each(|a| r.push_commit_action(a));
+            let err = r.end_commit("_delta_log/00000000000000000000.json");
+            let err = err.err().map(|e| (e.code(), e.to_string()));
+            assert!(
+                matches!(&err, Some(("invalid_log", m)) if m.contains("in one commit")),
+                "{err:?}"
+            );
+        }
+        // One of each in each of two commits is the normal case.
+        let mut r = Replay::new();
+        r.push_commit(table_actions());
+        r.push_commit(table_actions());
+        assert!(r.finish(1).is_ok());
+    }
+
+    #[test]
+    fn a_remove_spelled_differently_removes_the_same_file() {
+        for (added, removed) in [
+            ("part=p0/f.parquet", "part%3Dp0/f.parquet"),
+            ("part%3Dp0/f.parquet", "part=p0/f.parquet"),
+            ("/some/absolute/path", "file:/some/absolute/path"),
+            ("/some/absolute/path", "file:///some/absolute/path"),
+            (
+                "/some/with%20space/p@%23h",
+                "file:/some/with%20space/p@%23h",
+            ),
+            ("file://localhost/x/y", "/x/y"),
+        ] {
+            let mut r = Replay::new();
+            r.push_commit(vec![remove(removed, None)]);
+            let mut v0 = table_actions();
+            v0.push(add(added, None));
+            v0.push(add("other.parquet", None));
+            r.push_commit(v0);
+            let done = r.finish(1).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                paths(&done),
+                vec![("other.parquet".to_string(), false)],
+                "{added} removed by {removed}"
+            );
+        }
+        // Different files stay different.
+        for (added, removed) in [("a%2520b", "a%20b"), ("/x/y", "x/y"), ("s3://b/x", "/x")] {
+            let mut r = Replay::new();
+            r.push_commit(vec![remove(removed, None)]);
+            let mut v0 = table_actions();
+            v0.push(add(added, None));
+            r.push_commit(v0);
+            let done = r.finish(1).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(paths(&done).len(), 1, "{added} is not {removed}");
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_add_removed_under_another_spelling_is_gone() {
+        let mut r = Replay::new();
+        r.push_commit(vec![remove("file:/t/a%20b.parquet", None)]);
+        let mut checkpoint = table_actions();
+        checkpoint.push(add("/t/a b.parquet", None));
+        r.push_checkpoint(checkpoint);
+        let done = r.finish(1).unwrap_or_else(|e| panic!("{e}"));
+        assert!(done.files.is_empty(), "{:?}", paths(&done));
     }
 }

@@ -167,14 +167,24 @@ pub fn plan_tasks(
                  add,
                  partition_values,
              }| {
+                let size = u64::try_from(add.size).map_err(|_| {
+                    DeltaError::invalid_log(
+                        crate::error::redact(&add.path),
+                        format!("the data file's size (add.size) is negative: {}", add.size),
+                    )
+                })?;
+                if size > crate::limits::MAX_DATA_FILE_BYTES {
+                    return Err(DeltaError::limit_exceeded(
+                        "data file size (add.size, bytes)",
+                        size,
+                        crate::limits::MAX_DATA_FILE_BYTES,
+                        Some(&crate::error::redact(&add.path)),
+                        crate::error::Phase::Plan,
+                    ));
+                }
                 Ok(FileTask {
                     path: data_file_path(facts.root, &add.path, crate::error::Phase::Plan)?,
-                    size: u64::try_from(add.size).map_err(|_| {
-                        DeltaError::invalid_log(
-                            crate::error::redact(&add.path),
-                            format!("the data file's size (add.size) is negative: {}", add.size),
-                        )
-                    })?,
+                    size,
                     partition_values,
                     deletion_vector: add.deletion_vector.clone(),
                     limit,

@@ -9,8 +9,12 @@
 //!   ([`ColumnProfile::complete`]); otherwise the true value may lie in a file without;
 //! - string bounds may be truncated prefixes, and timestamp maxima have millisecond
 //!   precision;
-//! - `numRecords` and `nullCount` count the physical rows of each file: with deletion vectors
-//!   (or `tightBounds: false`) they may include deleted rows ([`TableProfile::counts_exact`]).
+//! - `numRecords` counts the physical rows of each file, and the protocol requires it to be
+//!   accurate for a file with a deletion vector, so the table's row count subtracts each
+//!   vector's `cardinality` and is exact ([`TableProfile::num_records`]);
+//! - `nullCount` may count deleted rows of such files (or any rows, with `tightBounds:
+//!   false`): then the null counts bound the table's from above
+//!   ([`TableProfile::counts_exact`]).
 
 use crate::error::Result;
 use crate::log::Add;
@@ -41,9 +45,11 @@ pub struct TableProfile {
     pub files: usize,
     /// Of those, the files whose statistics could be read.
     pub files_with_stats: usize,
-    /// The sum of `numRecords`; `None` when a file has none.
+    /// The rows a scan returns: the sum of `numRecords` less each deletion vector's
+    /// `cardinality`; `None` when a file has no `numRecords` (or a negative cardinality).
     pub num_records: Option<u64>,
-    /// Whether row and null counts are exact: no file has a deletion vector or loose bounds.
+    /// Whether the null counts are exact: no file has a deletion vector or loose bounds
+    /// (otherwise they may count deleted rows).
     pub counts_exact: bool,
     /// Every primitive column, in schema order.
     pub columns: Vec<ColumnProfile>,
@@ -125,7 +131,7 @@ pub fn table_profile(
         profile.counts_exact &= stats.counts_are_exact();
         profile.num_records = profile
             .num_records
-            .zip(stats.num_records)
+            .zip(add.live_records())
             .map(|(a, b)| a.saturating_add(b));
         for column in &mut columns {
             let found = stats.column(&column.path);
@@ -246,12 +252,29 @@ mod tests {
     }
 
     #[test]
-    fn deletion_vectors_make_counts_inexact_and_no_file_is_an_empty_profile() {
-        let files = [add(Some(stats(10, 5, 50, 1, ("b", "k"))), true)];
+    fn deletion_vectors_subtract_their_rows_and_make_null_counts_bounds() {
+        let files = [
+            add(Some(stats(10, 5, 50, 1, ("b", "k"))), true),
+            add(Some(stats(7, 1, 2, 0, ("a", "a"))), false),
+        ];
         let p = table_profile(&schema(), ColumnMappingMode::None, &files)
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(!p.counts_exact);
-        assert_eq!(p.num_records, Some(10));
+        assert!(!p.counts_exact, "null counts may include deleted rows");
+        assert_eq!(p.num_records, Some(15), "10 - 2 deleted + 7");
+        let mut corrupt = add(Some(stats(10, 5, 50, 1, ("b", "k"))), true);
+        if let Some(dv) = corrupt.deletion_vector.as_mut() {
+            dv.cardinality = -1;
+        }
+        let p = table_profile(&schema(), ColumnMappingMode::None, &[corrupt])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            p.num_records, None,
+            "a negative cardinality leaves rows unknown"
+        );
+    }
+
+    #[test]
+    fn no_file_is_an_empty_profile() {
         let empty = table_profile(&schema(), ColumnMappingMode::None, &[])
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((empty.files, empty.num_records), (0, Some(0)));

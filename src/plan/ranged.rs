@@ -26,18 +26,25 @@ pub const MIN_BYTES_PER_GROUP: u64 = 4 * 1024 * 1024;
 /// share. Files of smaller row groups only cost one footer read per range more.
 pub const MAX_TASK_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The most pieces [`cap_range`] cuts one range into: a bound on the tasks a huge `max`-byte
+/// cut of a (possibly lying) file size can make.
+const MAX_PIECES: u64 = 1 << 16;
+
 /// `range` (bytes of a file) as consecutive pieces of at most `max` bytes (at least 1), as
-/// even as can be: `range` itself when it is within `max`.
+/// even as can be: `range` itself when it is within `max`. Never more than 65,536 pieces
+/// (larger ones then).
 pub fn cap_range(range: Range<u64>, max: u64) -> Vec<Range<u64>> {
     let len = range.end.saturating_sub(range.start);
     let max = max.max(1);
     if len <= max {
         return vec![range];
     }
-    let pieces = len.div_ceil(max);
+    let pieces = len.div_ceil(max).min(MAX_PIECES);
     let at = |k: u64| {
         let offset = u128::from(len) * u128::from(k) / u128::from(pieces);
-        range.start + u64::try_from(offset).unwrap_or(len)
+        range
+            .start
+            .saturating_add(u64::try_from(offset).unwrap_or(len))
     };
     (0..pieces).map(|k| at(k)..at(k + 1)).collect()
 }

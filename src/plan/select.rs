@@ -87,7 +87,6 @@ pub fn select_files<'a>(
         });
     };
     let stats_columns = StatsColumns::for_predicate(facts.schema, facts.mode, predicate)?;
-    let no_partitions = TypedPartitionValues::none();
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for (index, add) in all.iter().enumerate() {
@@ -103,7 +102,9 @@ pub fn select_files<'a>(
                 .map(|s| s.with_deletion_vector(add.deletion_vector.is_some())),
             _ => None,
         };
-        if stats.is_some() && !may_match_file(predicate, &no_partitions, stats.as_ref()) {
+        // Partition columns are judged by their values here too: statistics a writer put
+        // in for them (they are not in the data file) never override the values.
+        if stats.is_some() && !may_match_file(predicate, &file.partition_values, stats.as_ref()) {
             counts.skipped_by_stats += 1;
             skipped.push((index, SkipReason::Stats));
             continue;
@@ -116,4 +117,66 @@ pub fn select_files<'a>(
         skipped,
         counts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::predicate::parse_filter;
+    use crate::schema::{ColumnMappingMode, StructType};
+
+    #[test]
+    fn statistics_written_for_a_partition_column_never_override_its_value() {
+        let schema: StructType = serde_json::from_value(json!({"type": "struct", "fields": [
+            {"name": "id", "type": "long", "nullable": true, "metadata": {}},
+            {"name": "part", "type": "string", "nullable": true, "metadata": {}}
+        ]}))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let file = |part: &str, stats: serde_json::Value| -> Add {
+            serde_json::from_value(json!({"path": format!("part={part}/f.parquet"),
+                "partitionValues": {"part": part}, "size": 1, "modificationTime": 0,
+                "dataChange": true, "stats": stats.to_string()}))
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        // The first file's statistics claim `part` is 'zz'; its partition value is 'p0'.
+        let files = [
+            file(
+                "p0",
+                json!({"numRecords": 3, "minValues": {"part": "zz", "id": 0},
+                    "maxValues": {"part": "zz", "id": 2}, "nullCount": {"part": 0, "id": 0}}),
+            ),
+            file(
+                "p1",
+                json!({"numRecords": 3, "minValues": {"id": 0}, "maxValues": {"id": 2}}),
+            ),
+        ];
+        let root = url::Url::parse("file:///t/").unwrap_or_else(|e| panic!("{e}"));
+        let partition_columns = ["part".to_string()];
+        let facts = TableFacts {
+            root: &root,
+            schema: &schema,
+            partition_columns: &partition_columns,
+            mode: ColumnMappingMode::None,
+        };
+        for (filter, selected) in [
+            ("part = 'p0'", vec!["p0"]),
+            ("part = 'p0' and id < 5", vec!["p0"]),
+            ("part = 'zz'", vec![]),
+            ("part = 'p0' and id > 5", vec![]),
+        ] {
+            let bound = parse_filter(filter)
+                .and_then(|e| e.bind(&schema))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let got = select_files(facts, &files, Some(&bound)).unwrap_or_else(|e| panic!("{e}"));
+            let parts: Vec<&str> = got
+                .files
+                .iter()
+                .filter_map(|f| f.add.partition_values.get("part").cloned().flatten())
+                .map(|p| if p == "p0" { "p0" } else { "p1" })
+                .collect();
+            assert_eq!(parts, selected, "{filter}");
+        }
+    }
 }

@@ -265,7 +265,7 @@ impl FileRead {
         }
         // The selection covers the rows read, and only those (see `decoder`).
         let kept: Vec<(u64, u64)> = self.read_group_rows().collect();
-        let rows: u64 = kept.iter().map(|&(_, n)| n).sum();
+        let rows: u64 = kept.iter().map(|&(_, n)| n).fold(0, u64::saturating_add);
         let chosen = deleted.row_selection(&kept);
         // Deletes scattered over short runs are cheaper to drop from decoded batches: the
         // decoder would decode those rows anyway and filter them by a mask, after working out
@@ -328,7 +328,10 @@ impl FileRead {
         if self.row_filter.is_some() || !matches!(self.deletes, Deletes::None) {
             return None;
         }
-        let rows: u64 = self.read_group_rows().map(|(_, rows)| rows).sum();
+        let rows: u64 = self
+            .read_group_rows()
+            .map(|(_, rows)| rows)
+            .fold(0, u64::saturating_add);
         let rows = usize::try_from(rows).ok()?;
         (n < rows)
             .then(|| RowSelection::from(vec![RowSelector::select(n), RowSelector::skip(rows - n)]))

@@ -172,7 +172,7 @@ impl ReadAhead {
         }
         let staged: u64 = (at..self.fetched_until)
             .filter_map(|i| self.groups.get(i).map(|g| g.2.end - g.2.start))
-            .sum();
+            .fold(0, u64::saturating_add);
         if staged.saturating_mul(2) > self.budget {
             return None;
         }

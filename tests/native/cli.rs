@@ -816,7 +816,15 @@ fn stats_come_from_the_log_and_bound_the_data() {
         values.iter().all(|v| (min..=max).contains(v)),
         "{min}..{max}: {values:?}"
     );
+    // The row count subtracts the deleted rows: it is the rows a scan returns.
+    assert_eq!(
+        json["numRecords"].as_u64(),
+        Some(csv.lines().skip(1).count() as u64),
+        "{json}"
+    );
     let text = stdout(&dar(&["stats", &table]));
+    let rows = format!("{} rows;", csv.lines().skip(1).count());
+    assert!(text.contains(&rows), "{rows} in {text}");
     assert!(
         text.contains("| col1 ") && text.contains("from the log"),
         "{text}"
@@ -854,8 +862,9 @@ fn a_storage_option_without_equals_is_refused_without_echoing_it() {
 
 #[cfg(all(unix, feature = "serve"))]
 #[test]
-fn an_interrupted_export_leaves_nothing_behind() {
+fn an_interrupted_export_leaves_nothing_behind_and_dies_of_the_signal() {
     use delta_arrow_reader::serve::{ServeConfig, StaticServer};
+    use std::os::unix::process::ExitStatusExt;
     // A slow server: every request waits 1 s, so the export is still running when
     // interrupted.
     let server = StaticServer::start_background(
@@ -863,37 +872,40 @@ fn an_interrupted_export_leaves_nothing_behind() {
             .with_latency(std::time::Duration::from_millis(1000)),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let target = dir.path().join("out.csv");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
-        .args(["export", &server.url(), "--out", &target.to_string_lossy()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
-    let partial = dir.path().join(".out.csv.dar-partial");
-    for _ in 0..600 {
-        if partial.exists() {
-            break;
+    for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let target = dir.path().join("out.csv");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+            .args(["export", &server.url(), "--out", &target.to_string_lossy()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+        let partial = dir.path().join(".out.csv.dar-partial");
+        for _ in 0..600 {
+            if partial.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
         }
-        std::thread::sleep(std::time::Duration::from_millis(25));
+        assert!(
+            partial.exists(),
+            "the export writes its temporary file first"
+        );
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap_or_else(|e| panic!("kill: {e}"));
+        assert!(killed.success());
+        let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+        // Ended by the signal itself, as a shell expects (it prints 128 + the number).
+        assert_eq!(status.signal(), Some(number), "SIG{signal}: {status:?}");
+        assert!(
+            !target.exists(),
+            "nothing was written under the target's name (SIG{signal})"
+        );
+        assert_no_partial_files(dir.path());
     }
-    assert!(
-        partial.exists(),
-        "the export writes its temporary file first"
-    );
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap_or_else(|e| panic!("kill: {e}"));
-    assert!(killed.success());
-    let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(status.code(), Some(130));
-    assert!(
-        !target.exists(),
-        "nothing was written under the target's name"
-    );
-    assert_no_partial_files(dir.path());
 }
 
 /// A table whose one data file is a snappy-compressed file whose page, once decompressed,

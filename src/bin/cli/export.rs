@@ -245,7 +245,11 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
         scan = scan.with_filter(f.clone());
     }
     let scan = scan.build().await?;
-    let total_bytes: u64 = scan.tasks().iter().map(|t| t.size).sum();
+    let total_bytes: u64 = scan
+        .tasks()
+        .iter()
+        .map(|t| t.size)
+        .fold(0, u64::saturating_add);
     let (sink, output) = Output::open(&args.out)?;
     if output.is_terminal && matches!(format, Format::Parquet | Format::Ipc) {
         return Err(DeltaError::InvalidArgument {

@@ -69,12 +69,18 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         batches.push(RecordBatch::new_empty(schema));
     }
     let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(arrow_error)?;
-    let total: u64 = table
-        .eager_files()
-        .unwrap_or_default()
+    let files = table.eager_files().unwrap_or_default();
+    let counted: Vec<u64> = files
         .iter()
-        .filter_map(|f| f.stats.as_ref()?.num_records())
-        .sum();
+        .filter_map(delta_arrow_reader::log::Add::live_records)
+        .collect();
+    let total: u64 = counted.iter().fold(0, |a, &b| a.saturating_add(b));
+    // Files without `numRecords` leave a lower bound.
+    let bound = if counted.len() == files.len() {
+        ""
+    } else {
+        "at least "
+    };
     let skipped = selection.files_total - selection.files_selected;
     let files = if skipped > 0 {
         format!(
@@ -91,7 +97,7 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         if rows == 1 { "" } else { "s" },
         table.version(),
         if total > 0 {
-            format!(", about {total} rows in the table")
+            format!(", {bound}{total} rows in the table")
         } else {
             String::new()
         }

@@ -9,7 +9,7 @@
 //! file it points to is replaced and the link stays. A rename never replaces anything but a
 //! regular file; a special file keeps its kind because it is opened and written, never
 //! created or renamed over; a directory is refused. An interrupt (Ctrl-C, SIGTERM) removes
-//! the temporary file before the process exits.
+//! the temporary file before the process ends by that signal.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -32,29 +32,42 @@ pub fn io_error(path: &Path, e: impl std::fmt::Display) -> DeltaError {
 /// The temporary file being written, removed by the interrupt handler.
 static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-/// Exit code after an interrupt (128 + SIGINT).
-const INTERRUPTED: i32 = 130;
-
 fn set_partial(path: Option<PathBuf>) {
     if let Ok(mut p) = PARTIAL.lock() {
         *p = path;
     }
 }
 
-/// Installs the interrupt handler (once per process; a second call is a no-op).
+/// Installs the interrupt handler (once per process; a second call is a no-op): on SIGINT,
+/// SIGTERM or SIGHUP it removes the temporary file, then ends the process by the same signal
+/// with its default action, so the caller sees the signal (a shell prints 130, 143, 129).
 fn remove_partial_on_interrupt() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
-        // Without a handler an interrupt still ends the process; only the clean-up is lost.
-        let _ = ctrlc::set_handler(|| {
-            if let Ok(mut p) = PARTIAL.lock() {
-                if let Some(path) = p.take() {
-                    let _ = std::fs::remove_file(path);
-                }
-            }
-            super::terminal::message("\ndar: interrupted");
-            std::process::exit(INTERRUPTED);
-        });
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            // Without a handler a signal still ends the process; only the clean-up is lost.
+            let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+            else {
+                return;
+            };
+            let _ = std::thread::Builder::new()
+                .name("dar-signals".into())
+                .spawn(move || {
+                    if let Some(signal) = signals.forever().next() {
+                        if let Ok(mut p) = PARTIAL.lock() {
+                            if let Some(path) = p.take() {
+                                let _ = std::fs::remove_file(path);
+                            }
+                        }
+                        super::terminal::message("\ndar: interrupted");
+                        let _ = signal_hook::low_level::emulate_default_handler(signal);
+                        // Not reached when the default action ends the process.
+                        std::process::exit(128 + signal);
+                    }
+                });
+        }
     });
 }
 

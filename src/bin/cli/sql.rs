@@ -78,14 +78,9 @@ fn invalid(reason: String) -> DeltaError {
 
 /// A DataFusion error as a reader error: the reader's own error when it is one.
 fn from_df(e: datafusion::error::DataFusionError) -> DeltaError {
-    match e.find_root() {
-        datafusion::error::DataFusionError::External(inner) => {
-            match inner.downcast_ref::<DeltaError>() {
-                Some(d) => invalid(d.to_string()),
-                None => invalid(format!("query failed: {e}")),
-            }
-        }
-        _ => invalid(format!("query failed: {e}")),
+    match delta_arrow_reader::datafusion::into_delta_error(e) {
+        Ok(reader) => reader,
+        Err(e) => invalid(format!("query failed: {e}")),
     }
 }
 

@@ -32,13 +32,17 @@ pub async fn print_stats(table: &DeltaTable, json: bool) -> Result<(), DeltaErro
         nulls.set_cell_alignment(comfy_table::CellAlignment::Right);
     }
     let rows = match profile.num_records {
-        Some(n) if profile.counts_exact => format!("{n} rows"),
-        Some(n) => format!("at most {n} rows (deletion vectors: deleted rows may be counted)"),
+        Some(n) => format!("{n} rows"),
         None => "rows unknown (a file has no row count)".to_string(),
+    };
+    let nulls = if profile.counts_exact {
+        ""
+    } else {
+        "; null counts may include deleted rows (deletion vectors or loose bounds)"
     };
     let text = format!(
         "{out}\n{rows}; statistics of {} of {} files, from the log (no data file read); \
-         <= and >=: not every file has bounds for the column\n",
+         <= and >=: not every file has bounds for the column{nulls}\n",
         profile.files_with_stats, profile.files
     );
     emit(&text)

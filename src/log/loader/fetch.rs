@@ -251,7 +251,7 @@ impl Context {
                     replay.push_commit_action(a)
                 })?,
             }
-            replay.end_commit();
+            replay.end_commit(&commit.path)?;
             if i == 0 {
                 timestamp_ms = commit.last_modified_ms;
             }
