@@ -283,7 +283,12 @@ impl DeltaTable {
     /// its log for the files first, as [`DeltaTable::active_files`] does.
     pub async fn column_profile(&self) -> Result<crate::TableProfile> {
         let files = self.active_files().await?;
-        crate::plan::table_profile(self.delta_schema(), self.column_mapping_mode(), &files)
+        crate::plan::table_profile(
+            self.delta_schema(),
+            self.column_mapping_mode(),
+            self.partition_columns(),
+            &files,
+        )
     }
 
     /// The active files and how many log files were read for them.

@@ -147,6 +147,8 @@ struct TaskWire {
     range: Option<[u64; 2]>,
     partition_values: Vec<(String, ScalarWire)>,
     deletion_vector: Option<DeletionVectorDescriptor>,
+    #[serde(default)]
+    num_records: Option<u64>,
     limit: Option<u64>,
 }
 
@@ -290,6 +292,7 @@ pub fn encode_scan(exec: &DeltaScanExec) -> Result<Vec<u8>> {
                 .map(|(k, v)| (k.to_string(), ScalarWire::from_scalar(v)))
                 .collect(),
             deletion_vector: t.deletion_vector.clone(),
+            num_records: t.num_records,
             limit: t.limit.map(to_u64),
         })
         .collect();
@@ -405,6 +408,7 @@ pub fn decode_scan(bytes: &[u8], store_for: StoreForRoot<'_>) -> Result<DeltaSca
                 size: t.size,
                 partition_values: TypedPartitionValues::from_entries(values),
                 deletion_vector: t.deletion_vector,
+                num_records: t.num_records,
                 limit: t.limit.map(|n| to_usize(n, "a limit")).transpose()?,
                 range,
             })

@@ -6,6 +6,13 @@
 //! learnt from its newest commit. With file times the search needs no reads; with in-commit
 //! timestamps it reads the newest commit, then binary-searches, one commit file per round.
 //! A timestamp after the newest commit selects the newest version.
+//!
+//! A table that turned in-commit timestamps on after its first commit has two clocks, as the
+//! protocol's reader rules say: from the enablement version on (the oldest commit with an
+//! in-commit timestamp, found by a binary search) only in-commit timestamps count, before it
+//! only file times. A target at or after the enablement commit's timestamp is searched among
+//! the commits from it on, an earlier one among those before it. A commit after the
+//! enablement version without an in-commit timestamp is a corrupt log.
 
 use std::collections::HashMap;
 
@@ -34,8 +41,20 @@ pub struct TimestampSearch {
     commits: Vec<(u64, Option<i64>)>,
     read: HashMap<u64, CommitTimes>,
     uses_in_commit: Option<bool>,
+    /// With in-commit timestamps: the bounds of the search for the enablement commit (the
+    /// oldest with one), then its index once found.
+    enablement: Enablement,
     lo: usize,
     hi: usize,
+}
+
+/// Where in-commit timestamps start among the commits.
+#[derive(Debug, Clone, Copy)]
+enum Enablement {
+    /// Somewhere in `lo..=hi` (the commit at `hi` has one).
+    Between { lo: usize, hi: usize },
+    /// At this index.
+    At(usize),
 }
 
 /// The time of a commit from its actions: in-commit timestamp and `commitInfo.timestamp`.
@@ -72,6 +91,7 @@ impl TimestampSearch {
             commits,
             read: HashMap::new(),
             uses_in_commit: None,
+            enablement: Enablement::Between { lo: 0, hi },
             lo: 0,
             hi,
         })
@@ -93,16 +113,50 @@ impl TimestampSearch {
         self.read.insert(version, commit_times(actions));
     }
 
-    /// Time of the commit at index `i`, if known without more reads.
-    fn time_of(&self, i: usize) -> Option<Option<i64>> {
+    /// Time of the commit at index `i`, if known without more reads: its in-commit timestamp
+    /// from the enablement commit `from` on, else its file time (or `commitInfo.timestamp`).
+    fn time_of(&self, i: usize, from: Option<usize>) -> Option<Result<Option<i64>>> {
         let (version, mtime) = self.commits.get(i).copied()?;
         let read = self.read.get(&version);
-        match self.uses_in_commit {
-            Some(true) => read.map(|t| t.in_commit.or(mtime).or(t.info)),
+        match from {
+            Some(from) if i >= from => read.map(|t| match t.in_commit {
+                Some(ict) => Ok(Some(ict)),
+                None => Err(DeltaError::InvalidLog {
+                    path: format!("_delta_log/{version:020}.json"),
+                    reason: format!(
+                        "the commit has no inCommitTimestamp, though the table writes them \
+                         since version {}",
+                        self.commits[from].0
+                    ),
+                }),
+            }),
             _ => match mtime {
-                Some(m) => Some(Some(m)),
-                None => read.map(|t| t.info),
+                Some(m) => Some(Ok(Some(m))),
+                None => read.map(|t| Ok(t.info)),
             },
+        }
+    }
+
+    /// With in-commit timestamps, the index of the enablement commit, or the commit to read
+    /// next to find it.
+    fn enablement(&mut self) -> std::result::Result<usize, u64> {
+        loop {
+            match self.enablement {
+                Enablement::At(i) => return Ok(i),
+                Enablement::Between { lo, hi } if lo >= hi => self.enablement = Enablement::At(hi),
+                Enablement::Between { lo, hi } => {
+                    // The oldest commit first: most tables write them from their creation.
+                    let probe = if lo == 0 { 0 } else { lo + (hi - lo) / 2 };
+                    let version = self.commits[probe].0;
+                    let Some(times) = self.read.get(&version) else {
+                        return Err(version);
+                    };
+                    self.enablement = match times.in_commit {
+                        Some(_) => Enablement::Between { lo, hi: probe },
+                        None => Enablement::Between { lo: probe + 1, hi },
+                    };
+                }
+            }
         }
     }
 
@@ -115,13 +169,36 @@ impl TimestampSearch {
                 Some(t) => self.uses_in_commit = Some(t.in_commit.is_some()),
             }
         }
-        // Check the oldest commit first: a timestamp before it has no version.
-        let oldest = match self.time_of(0) {
-            None => return Ok(Step::Need(vec![self.commits[0].0])),
-            Some(t) => t,
+        let from = match self.uses_in_commit {
+            Some(true) => match self.enablement() {
+                Ok(from) => Some(from),
+                Err(version) => return Ok(Step::Need(vec![version])),
+            },
+            _ => None,
+        };
+        if let Some(from) = from {
+            // Which clock the target is read on: in-commit timestamps from the enablement
+            // commit's own on, file times before it.
+            let enabled_at = match self.time_of(from, Some(from)) {
+                None => return Ok(Step::Need(vec![self.commits[from].0])),
+                Some(t) => t?,
+            };
+            if from > 0 && (self.lo, self.hi) == (0, self.commits.len() - 1) {
+                if enabled_at.is_some_and(|t| self.target_ms >= t) {
+                    self.lo = from;
+                } else {
+                    self.hi = from - 1;
+                }
+            }
+        }
+        // Check the oldest commit of the range first: a timestamp before it has no version
+        // (the search only ever moves `lo` to a commit at or before the target).
+        let oldest = match self.time_of(self.lo, from) {
+            None => return Ok(Step::Need(vec![self.commits[self.lo].0])),
+            Some(t) => t?,
         };
         if let Some(t) = oldest {
-            if self.target_ms < t && self.lo == 0 {
+            if self.target_ms < t {
                 return Err(DeltaError::TimestampNotFound {
                     timestamp: format_ms(self.target_ms),
                     reason: format!("the oldest available commit was made at {}", format_ms(t)),
@@ -130,12 +207,14 @@ impl TimestampSearch {
         }
         while self.lo < self.hi {
             let mid = (self.lo + self.hi).div_ceil(2);
-            match self.time_of(mid) {
+            match self.time_of(mid, from) {
                 None => return Ok(Step::Need(vec![self.commits[mid].0])),
-                Some(Some(t)) if t <= self.target_ms => self.lo = mid,
-                Some(Some(_)) => self.hi = mid - 1,
-                // No time at all for this commit: treat it as not after the target.
-                Some(None) => self.lo = mid,
+                Some(t) => match t? {
+                    Some(t) if t <= self.target_ms => self.lo = mid,
+                    Some(_) => self.hi = mid - 1,
+                    // No time at all for this commit: treat it as not after the target.
+                    None => self.lo = mid,
+                },
             }
         }
         Ok(Step::Ready(self.commits[self.lo].0))
@@ -198,5 +277,54 @@ mod tests {
         let (v, reads) = run(&mut s, &files);
         assert_eq!(v.ok(), Some(40));
         assert!(reads <= 9, "{reads} reads");
+    }
+
+    #[test]
+    fn enabled_later_two_clocks() {
+        // Commits 0-4 without in-commit timestamps, their files copied in 2031 (file times
+        // 2031 + v); in-commit timestamps from version 5 on: 5000, 6000, 7000.
+        let late = 1_924_992_000_000;
+        let files: HashMap<u64, Bytes> = (0..8)
+            .map(|v| {
+                let ict = (v >= 5).then_some(v as i64 * 1000);
+                (v, commit(ict, 1))
+            })
+            .collect();
+        let commits: Vec<(u64, Option<i64>)> = (0..8).map(|v| (v, Some(late + v as i64))).collect();
+        for (target, want) in [
+            (6_500, Some(6)),
+            (5_000, Some(5)),
+            (9_999_999, Some(7)),
+            (late + 1, Some(7)),
+            // Before the enablement timestamp: file times, which are all later.
+            (4_999, None),
+        ] {
+            let mut s =
+                TimestampSearch::new(target, commits.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let (v, _) = run(&mut s, &files);
+            assert_eq!(v.ok(), want, "target {target}");
+        }
+        // File times before the enablement: a target among them picks by file time.
+        let commits: Vec<(u64, Option<i64>)> = (0..8).map(|v| (v, Some(v as i64 * 100))).collect();
+        for (target, want) in [(250, 2), (499, 4), (4_999, 4), (0, 0)] {
+            let mut s =
+                TimestampSearch::new(target, commits.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let (v, _) = run(&mut s, &files);
+            assert_eq!(v.ok(), Some(want), "target {target}");
+        }
+    }
+
+    #[test]
+    fn a_commit_without_its_in_commit_timestamp_after_the_enablement_is_refused() {
+        let files: HashMap<u64, Bytes> = (0..8)
+            .map(|v| {
+                let ict = (v >= 2 && v != 6).then_some(v as i64 * 1000);
+                (v, commit(ict, 1))
+            })
+            .collect();
+        let commits: Vec<(u64, Option<i64>)> = (0..8).map(|v| (v, Some(v as i64))).collect();
+        let mut s = TimestampSearch::new(6_500, commits).unwrap_or_else(|e| panic!("{e}"));
+        let (v, _) = run(&mut s, &files);
+        assert_eq!(v.err().map(|e| e.code()), Some("invalid_log"));
     }
 }

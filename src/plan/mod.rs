@@ -187,6 +187,7 @@ pub fn plan_tasks(
                     size,
                     partition_values,
                     deletion_vector: add.deletion_vector.clone(),
+                    num_records: add.stats.as_ref().and_then(|s| s.num_records()),
                     limit,
                     range: None,
                 })

@@ -18,7 +18,7 @@
 
 use crate::error::Result;
 use crate::log::Add;
-use crate::predicate::{FileStats, Scalar, StatsColumns};
+use crate::predicate::{FileStats, Scalar, StatsColumns, TypedPartitionValues};
 use crate::schema::{ColumnMappingMode, StructType};
 
 /// One column's profile.
@@ -86,10 +86,14 @@ impl TableProfile {
     }
 }
 
-/// The profile of a table of `schema` whose active files are `files`.
+/// The profile of a table of `schema` (partitioned by `partition_columns`) whose active
+/// files are `files`. A partition column's figures come from the files' partition values,
+/// exactly: the bounds of its non-null values, and as nulls every row of a file whose value
+/// is null.
 pub fn table_profile(
     schema: &StructType,
     mode: ColumnMappingMode,
+    partition_columns: &[String],
     files: &[Add],
 ) -> Result<TableProfile> {
     let wanted = StatsColumns::new(schema, mode)?;
@@ -105,6 +109,7 @@ pub fn table_profile(
             complete: true,
         })
         .collect();
+    let is_partition = |c: &ColumnProfile| matches!(c.path.as_slice(), [name] if partition_columns.iter().any(|p| p == name));
     let mut profile = TableProfile {
         files: files.len(),
         files_with_stats: 0,
@@ -113,6 +118,28 @@ pub fn table_profile(
         columns: Vec::new(),
     };
     for add in files {
+        let values =
+            TypedPartitionValues::parse(&add.partition_values, schema, partition_columns, mode)
+                .ok();
+        for column in columns.iter_mut().filter(|c| is_partition(c)) {
+            let value = values.as_ref().and_then(|v| v.get(&column.path[0]));
+            match value {
+                Some(v) if v.is_null() => {
+                    column.null_count = column
+                        .null_count
+                        .zip(add.live_records())
+                        .map(|(a, b)| a.saturating_add(b));
+                }
+                Some(v) => {
+                    column.files_with_bounds += 1;
+                    widen(column, Some(v), Some(v));
+                }
+                None => {
+                    column.null_count = None;
+                    column.complete = false;
+                }
+            }
+        }
         let stats = add
             .stats
             .as_ref()
@@ -121,7 +148,7 @@ pub fn table_profile(
         let Some(stats) = stats else {
             profile.num_records = None;
             profile.counts_exact &= add.deletion_vector.is_none();
-            for column in &mut columns {
+            for column in columns.iter_mut().filter(|c| !is_partition(c)) {
                 column.null_count = None;
                 column.complete = false;
             }
@@ -133,7 +160,7 @@ pub fn table_profile(
             .num_records
             .zip(add.live_records())
             .map(|(a, b)| a.saturating_add(b));
-        for column in &mut columns {
+        for column in columns.iter_mut().filter(|c| !is_partition(c)) {
             let found = stats.column(&column.path);
             column.null_count = column
                 .null_count
@@ -145,20 +172,25 @@ pub fn table_profile(
             } else {
                 column.complete = false;
             }
-            if let Some(min) = min {
-                if column.min.as_ref().is_none_or(|m| smaller(min, m)) {
-                    column.min = Some(min.clone());
-                }
-            }
-            if let Some(max) = max {
-                if column.max.as_ref().is_none_or(|m| smaller(m, max)) {
-                    column.max = Some(max.clone());
-                }
-            }
+            widen(column, min, max);
         }
     }
     profile.columns = columns;
     Ok(profile)
+}
+
+/// Widens `column`'s bounds to take in `min` and `max`.
+fn widen(column: &mut ColumnProfile, min: Option<&Scalar>, max: Option<&Scalar>) {
+    if let Some(min) = min {
+        if column.min.as_ref().is_none_or(|m| smaller(min, m)) {
+            column.min = Some(min.clone());
+        }
+    }
+    if let Some(max) = max {
+        if column.max.as_ref().is_none_or(|m| smaller(m, max)) {
+            column.max = Some(max.clone());
+        }
+    }
 }
 
 /// `a < b`; values that do not compare (NaN) keep the bound already held.
@@ -216,7 +248,7 @@ mod tests {
             add(Some(stats(10, 5, 50, 1, ("b", "k"))), false),
             add(Some(stats(20, -3, 40, 2, ("a", "z"))), false),
         ];
-        let p = table_profile(&schema(), ColumnMappingMode::None, &files)
+        let p = table_profile(&schema(), ColumnMappingMode::None, &[], &files)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             (p.files, p.files_with_stats, p.num_records),
@@ -241,7 +273,7 @@ mod tests {
             add(Some(stats(10, 5, 50, 1, ("b", "k"))), false),
             add(None, false),
         ];
-        let p = table_profile(&schema(), ColumnMappingMode::None, &files)
+        let p = table_profile(&schema(), ColumnMappingMode::None, &[], &files)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((p.files_with_stats, p.num_records), (1, None));
         let id = column(&p, &["id"]);
@@ -257,7 +289,7 @@ mod tests {
             add(Some(stats(10, 5, 50, 1, ("b", "k"))), true),
             add(Some(stats(7, 1, 2, 0, ("a", "a"))), false),
         ];
-        let p = table_profile(&schema(), ColumnMappingMode::None, &files)
+        let p = table_profile(&schema(), ColumnMappingMode::None, &[], &files)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(!p.counts_exact, "null counts may include deleted rows");
         assert_eq!(p.num_records, Some(15), "10 - 2 deleted + 7");
@@ -265,7 +297,7 @@ mod tests {
         if let Some(dv) = corrupt.deletion_vector.as_mut() {
             dv.cardinality = -1;
         }
-        let p = table_profile(&schema(), ColumnMappingMode::None, &[corrupt])
+        let p = table_profile(&schema(), ColumnMappingMode::None, &[], &[corrupt])
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             p.num_records, None,
@@ -275,9 +307,54 @@ mod tests {
 
     #[test]
     fn no_file_is_an_empty_profile() {
-        let empty = table_profile(&schema(), ColumnMappingMode::None, &[])
+        let empty = table_profile(&schema(), ColumnMappingMode::None, &[], &[])
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((empty.files, empty.num_records), (0, Some(0)));
         assert!(column(&empty, &["id"]).min.is_none());
+    }
+
+    #[test]
+    fn partition_columns_come_from_the_partition_values() {
+        let schema: StructType = serde_json::from_value(json!({"type": "struct", "fields": [
+            {"name": "id", "type": "long", "nullable": true, "metadata": {}},
+            {"name": "day", "type": "date", "nullable": true, "metadata": {}}
+        ]}))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let file = |day: Option<&str>, rows: Option<u64>| -> Add {
+            let mut action = json!({"path": "f", "partitionValues": {"day": day}, "size": 1,
+                "modificationTime": 0, "dataChange": true});
+            if let Some(rows) = rows {
+                action["stats"] = json!(json!({"numRecords": rows}).to_string());
+            }
+            serde_json::from_value(action).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let files = [
+            file(Some("2024-03-01"), Some(4)),
+            file(None, Some(3)),
+            file(Some("2024-01-15"), Some(2)),
+        ];
+        let days = ["day".to_string()];
+        let p = table_profile(&schema, ColumnMappingMode::None, &days, &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let day = column(&p, &["day"]);
+        assert_eq!(day.min, Some(Scalar::Date(19737)), "2024-01-15");
+        assert_eq!(day.max, Some(Scalar::Date(19783)), "2024-03-01");
+        assert_eq!(
+            day.null_count,
+            Some(3),
+            "every row of the file whose value is null"
+        );
+        assert!(day.complete);
+        assert_eq!(day.files_with_bounds, 2);
+        // A file without statistics: the partition column keeps its bounds, the null count
+        // of its null value is unknown without the row count.
+        let files = [file(Some("2024-03-01"), None), file(None, None)];
+        let p = table_profile(&schema, ColumnMappingMode::None, &days, &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let day = column(&p, &["day"]);
+        assert_eq!(day.min, Some(Scalar::Date(19783)));
+        assert_eq!(day.null_count, None);
+        assert!(day.complete);
+        assert!(!column(&p, &["id"]).complete);
     }
 }

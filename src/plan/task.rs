@@ -31,6 +31,8 @@ pub struct FileTask {
     pub partition_values: TypedPartitionValues,
     /// The file's deletion vector.
     pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// The file's row count as its statistics give it (`numRecords`): the footer must agree.
+    pub num_records: Option<u64>,
     /// Stop after this many rows (of those the predicate selects).
     pub limit: Option<usize>,
     /// Read only the rows this byte range of the file owns (whole row groups, or rows of a

@@ -139,11 +139,16 @@ impl FileStats {
             return Err(bad_stats("not a JSON object"));
         };
         let (mins, maxes, nulls) = sections(|key| root.get(key).filter(|v| v.is_object()));
+        let bound = |section: Option<&Value>, name: &str, column: &StatsColumn, side| {
+            let value = find_path(section, &column.physical)?;
+            match exact_decimal_text(json, name, column, value) {
+                Some(text) => stat_value(&Value::String(text), &column.ty, side),
+                None => stat_value(value, &column.ty, side),
+            }
+        };
         let stats = column_stats(columns, |column| ColumnStats {
-            min: find_path(mins, &column.physical)
-                .and_then(|v| stat_value(v, &column.ty, Side::Min)),
-            max: find_path(maxes, &column.physical)
-                .and_then(|v| stat_value(v, &column.ty, Side::Max)),
+            min: bound(mins, "minValues", column, Side::Min),
+            max: bound(maxes, "maxValues", column, Side::Max),
             null_count: find_path(nulls, &column.physical).and_then(Value::as_u64),
         });
         Ok(FileStats {
@@ -356,6 +361,31 @@ fn outward_f32(v: f64, side: Side) -> f32 {
 }
 
 /// The value at `path` inside `section`.
+/// The text of a decimal column's bound as written in `json` (the whole stats object), when
+/// it is a number that did not parse as an integer: `serde_json` reads such numbers as
+/// `f64`, which keeps only about 15 significant digits of a `decimal(38, 18)`.
+fn exact_decimal_text(
+    json: &str,
+    section: &str,
+    column: &StatsColumn,
+    value: &Value,
+) -> Option<String> {
+    use serde_json::value::RawValue;
+    type Level<'a> = HashMap<std::borrow::Cow<'a, str>, &'a RawValue>;
+    if !matches!(column.ty, PrimitiveType::Decimal(_)) || !value.is_f64() {
+        return None;
+    }
+    let root: Level<'_> = serde_json::from_str(json).ok()?;
+    let mut raw = *root.get(section)?;
+    for name in &column.physical {
+        let level: Level<'_> = serde_json::from_str(raw.get()).ok()?;
+        raw = *level.get(name.as_str())?;
+    }
+    let text = raw.get().trim();
+    text.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+        .then(|| text.to_string())
+}
+
 fn find_path<'a>(section: Option<&'a Value>, path: &[String]) -> Option<&'a Value> {
     path.iter().try_fold(section?, |v, name| v.get(name))
 }
@@ -485,8 +515,33 @@ mod tests {
             amount.and_then(|c| c.min.clone()),
             Some(Scalar::decimal(1050, 38, 2)?)
         );
-        // 19 significant digits cannot come through an f64 exactly.
-        assert_eq!(amount.and_then(|c| c.max.clone()), None);
+        // 19 significant digits: read from the number's text, not through an f64.
+        assert_eq!(
+            amount.and_then(|c| c.max.clone()),
+            Some(Scalar::decimal(1234567890123456789, 38, 2)?)
+        );
+        // Negative, nested under a struct, and with escapes in other keys.
+        let schema = StructType::new([StructField::new(
+            "s",
+            StructType::new([StructField::new(
+                "d",
+                PrimitiveType::Decimal(crate::schema::DecimalType::try_new(20, 10)?),
+                true,
+            )]),
+            true,
+        )]);
+        let text = r#"{"numRecords":2,"minValues":{"x\"y":1,"s":{"d":-9999999999.9999999999}},
+            "maxValues":{"s":{"d":3333333333.3333333333}}}"#;
+        let nested = FileStats::parse(text, &StatsColumns::new(&schema, ColumnMappingMode::None)?)?;
+        let d = nested.column(&path(&["s", "d"]));
+        assert_eq!(
+            d.and_then(|c| c.min.clone()),
+            Some(Scalar::decimal(-99999999999999999999, 20, 10)?)
+        );
+        assert_eq!(
+            d.and_then(|c| c.max.clone()),
+            Some(Scalar::decimal(33333333333333333333, 20, 10)?)
+        );
         let ts = stats.column(&path(&["s", "ts"]));
         assert_eq!(
             ts.and_then(|c| c.min.clone()),

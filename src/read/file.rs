@@ -123,6 +123,40 @@ pub(crate) async fn load_deletion_vector(
     }
 }
 
+/// The rows of the file as its footer counts them, checked against the log's `numRecords`
+/// for the file when it has one: a footer that disagrees (row groups missing, repeated or
+/// lying about their size) would return other rows than the table holds.
+fn check_row_count(metadata: &ParquetMetaData, task: &FileTask) -> Result<u64> {
+    let mut rows = 0u64;
+    for group in metadata.row_groups() {
+        let n = u64::try_from(group.num_rows()).map_err(|_| {
+            corrupt_footer(
+                &task.path,
+                format!("a row group declares {} rows", group.num_rows()),
+            )
+        })?;
+        rows = rows.saturating_add(n);
+    }
+    match task.num_records {
+        Some(expected) if expected != rows => Err(corrupt_footer(
+            &task.path,
+            format!(
+                "the footer counts {rows} rows, the log's statistics for the file \
+                 (numRecords) {expected}"
+            ),
+        )),
+        _ => Ok(rows),
+    }
+}
+
+fn corrupt_footer(path: &str, reason: String) -> DeltaError {
+    DeltaError::Parquet {
+        path: crate::error::redact(path),
+        phase: Phase::Read,
+        source: parquet::errors::ParquetError::General(reason),
+    }
+}
+
 /// A file ready to decode.
 struct Opened {
     reads: RowGroupReads,
@@ -148,6 +182,7 @@ async fn open(
         None => (footer.await?, None),
     };
     let metadata = reader_metadata(&metadata, path, ctx.spec.output_types)?;
+    let file_rows = check_row_count(metadata.metadata(), task)?;
     let plan = plan_file(&ctx.spec, task, &metadata)?;
     if plan.row_groups_pruned > 0 {
         ctx.row_groups_pruned
@@ -158,6 +193,15 @@ async fn open(
     };
     if let Some(deleted) = deleted {
         let deleted = deleted?;
+        if let Some(row) = deleted.max_row().filter(|&row| row >= file_rows) {
+            return Err(DeltaError::invalid_log(
+                crate::error::redact(path),
+                format!(
+                    "the file's deletion vector deletes row {row}, but the file has {file_rows} \
+                     rows (the vector belongs to another file, or is corrupt)"
+                ),
+            ));
+        }
         if let Some(m) = metrics {
             let owned = deleted_rows_owned(metadata.metadata(), task.range.as_ref(), &deleted);
             m.deletion_vector_loaded(owned);

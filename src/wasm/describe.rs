@@ -88,7 +88,13 @@ pub(crate) fn metadata(table: &DeltaTable) -> Value {
 /// filesWithBounds, complete }] }`; bounds in the filter syntax (`'text'`, `date '…'`).
 pub(crate) fn profile(table: &DeltaTable) -> Result<Value, DeltaError> {
     let files = table.eager_files().unwrap_or_default();
-    Ok(table_profile(table.delta_schema(), table.column_mapping_mode(), files)?.to_json())
+    Ok(table_profile(
+        table.delta_schema(),
+        table.column_mapping_mode(),
+        table.partition_columns(),
+        files,
+    )?
+    .to_json())
 }
 
 /// The active files: `[{ path, size, partitionValues, deletionVector, modificationTime,

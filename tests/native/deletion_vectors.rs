@@ -77,14 +77,25 @@ async fn absolute_deletion_vector_inside_the_table() {
 }
 
 #[tokio::test]
-async fn row_indexes_past_the_end_of_the_file_are_ignored() {
-    // Five rows; the vector names rows 1 and 3 and six rows the file does not have (its
-    // cardinality is past the row count, which must not read as "every row deleted").
-    let w = table_deleting(
-        "memory://bucket/table/dv/deleted.bin",
+async fn row_indexes_past_the_end_of_the_file_are_refused() {
+    // Five rows; the vector names rows 1 and 3 and rows the file does not have: it belongs
+    // to another file or is corrupt, and the rows it leaves would disagree with the row
+    // count the log gives (numRecords less its cardinality).
+    for deleted in [
+        &[1, 3, 5][..],
         &[1, 3, 5, 6, 7, 8, 100, 1 << 40],
-    );
-    assert_eq!(ids(&w).await.ok(), Some(vec![0, 2, 4]));
+        &[1 << 32],
+    ] {
+        let w = table_deleting("memory://bucket/table/dv/deleted.bin", deleted);
+        let err = ids(&w).await.err().map(|e| (e.code(), e.to_string()));
+        assert!(
+            matches!(&err, Some(("invalid_log", m)) if m.contains("the file has 5 rows")),
+            "{deleted:?}: {err:?}"
+        );
+    }
+    // The last row is still a row.
+    let w = table_deleting("memory://bucket/table/dv/deleted.bin", &[1, 4]);
+    assert_eq!(ids(&w).await.ok(), Some(vec![0, 2, 3]));
 }
 
 #[tokio::test]

@@ -154,22 +154,38 @@ pub(super) fn grid<const N: usize>(header: [&str; N]) -> comfy_table::Table {
 /// Prints `dar files`.
 pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
     if json {
-        let files: Vec<Value> = table
-            .eager_files()
-            .unwrap_or_default()
-            .iter()
-            .map(|f| {
-                json!({
-                    "path": f.path,
-                    "size": f.size,
-                    "partitionValues": f.partition_values,
-                    "deletionVector": f.deletion_vector,
-                    "modificationTime": f.modification_time,
-                    "stats": f.stats.as_ref().and_then(|s| serde_json::from_str::<Value>(&s.json()?).ok()),
+        /// One file as `dar files --json` prints it; the statistics verbatim (through a
+        /// `Value` a number of more digits than an f64 holds would be rounded).
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct FileJson<'a> {
+            path: &'a str,
+            size: i64,
+            partition_values: &'a delta_arrow_reader::log::PartitionValues,
+            deletion_vector: &'a Option<delta_arrow_reader::log::DeletionVectorDescriptor>,
+            modification_time: i64,
+            stats: Option<Box<serde_json::value::RawValue>>,
+        }
+        let files = table.eager_files().unwrap_or_default();
+        let rows: Vec<FileJson<'_>> =
+            files
+                .iter()
+                .map(|f| FileJson {
+                    path: &f.path,
+                    size: f.size,
+                    partition_values: &f.partition_values,
+                    deletion_vector: &f.deletion_vector,
+                    modification_time: f.modification_time,
+                    stats: f.stats.as_ref().and_then(|s| s.json()).and_then(|s| {
+                        serde_json::value::RawValue::from_string(s.into_owned()).ok()
+                    }),
                 })
-            })
-            .collect();
-        return emit(&pretty(&Value::Array(files))?);
+                .collect();
+        let text =
+            serde_json::to_string_pretty(&rows).map_err(|e| DeltaError::InvalidArgument {
+                reason: e.to_string(),
+            })?;
+        return emit(&(text + "\n"));
     }
     let mut grid = grid(["size", "path", "partition values", "rows deleted"]);
     for f in table.eager_files().unwrap_or_default() {

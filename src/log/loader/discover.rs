@@ -82,7 +82,7 @@ impl Context {
                 .filter(|p| p.kind == LogFileKind::Commit)
                 .map(|p| (p.version, p.last_modified_ms))
                 .collect();
-            let search = TimestampSearch::new(ts, commits)?;
+            let search = Box::new(TimestampSearch::new(ts, commits)?);
             return self.continue_search(search, Some(paths), hint);
         }
         match segment_from_listing(&paths, self.target_version(), &self.location) {
@@ -233,7 +233,7 @@ impl Context {
         };
         if let VersionTarget::Timestamp(ts) = self.target {
             let commits = (probe.start()..=version).map(|v| (v, None)).collect();
-            let search = TimestampSearch::new(ts, commits)?;
+            let search = Box::new(TimestampSearch::new(ts, commits)?);
             return self.continue_search(search, None, hint);
         }
         let segment = probed_segment(hint.as_ref(), probe.start(), version, self.max_commits)?;
@@ -258,7 +258,7 @@ impl Context {
     /// [`State::Searching`]: hands the commits read to the search and goes on.
     pub(super) fn on_search(
         &mut self,
-        mut search: TimestampSearch,
+        mut search: Box<TimestampSearch>,
         listing: Option<Vec<LogPath>>,
         hint: Option<LastCheckpointHint>,
         asked: Vec<u64>,
@@ -276,7 +276,7 @@ impl Context {
 
     fn continue_search(
         &mut self,
-        mut search: TimestampSearch,
+        mut search: Box<TimestampSearch>,
         listing: Option<Vec<LogPath>>,
         hint: Option<LastCheckpointHint>,
     ) -> Result<State> {

@@ -190,7 +190,7 @@ enum State {
     },
     /// Commit files read to find the version of a timestamp.
     Searching {
-        search: TimestampSearch,
+        search: Box<TimestampSearch>,
         listing: Option<Vec<LogPath>>,
         hint: Option<LastCheckpointHint>,
         asked: Vec<u64>,
