@@ -290,3 +290,49 @@ async fn a_fifo_in_a_local_table_is_refused_not_waited_on() {
         }
     }
 }
+
+/// A footer that counts other rows than the file's `numRecords` (row groups dropped,
+/// repeated or lying about their size) would return other rows than the table holds: the
+/// file is refused, naming both counts. Without `numRecords` there is nothing to check.
+#[tokio::test]
+async fn a_footer_disagreeing_with_num_records_is_a_parquet_error() {
+    let w = table(1, |_| Vec::new());
+    let data = w
+        .store()
+        .clone()
+        .get("part-0.parquet")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (records, ok) in [
+        (Some(9), false),
+        (Some(11), false),
+        (Some(10), true),
+        (None, true),
+    ] {
+        let mut bad = table(0, |_| Vec::new());
+        bad.store().put("part-0.parquet", data.clone());
+        let mut add = bad.add_action("part-0.parquet", data.len() as u64, 0, json!({}), None);
+        add["add"]["stats"] = match records {
+            Some(n) => json!(json!({ "numRecords": n }).to_string()),
+            None => Value::Null,
+        };
+        bad.commit("WRITE", vec![add]);
+        for partitions in [1, 2] {
+            let got = ids(Arc::new(bad.store().clone()), partitions).await;
+            match (ok, got) {
+                (true, Ok(ids)) => assert_eq!(ids, (0..10).collect::<Vec<_>>()),
+                (false, Err(e)) => {
+                    assert_eq!(e.code(), "parquet", "{e}");
+                    let text = e.to_string();
+                    assert!(
+                        text.contains("part-0.parquet")
+                            && text.contains("10 rows")
+                            && text.contains(&format!("(numRecords) {}", records.unwrap_or(0))),
+                        "{text}"
+                    );
+                }
+                (ok, got) => panic!("numRecords {records:?}: expected ok={ok}, got {got:?}"),
+            }
+        }
+    }
+}
