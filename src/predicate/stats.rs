@@ -139,16 +139,16 @@ impl FileStats {
             return Err(bad_stats("not a JSON object"));
         };
         let (mins, maxes, nulls) = sections(|key| root.get(key).filter(|v| v.is_object()));
-        let bound = |section: Option<&Value>, name: &str, column: &StatsColumn, side| {
+        let bound = |section: Option<&Value>, column: &StatsColumn, side| {
             let value = find_path(section, &column.physical)?;
-            match exact_decimal_text(json, name, column, value) {
+            match exact_decimal_text(json, column, value) {
                 Some(text) => stat_value(&Value::String(text), &column.ty, side),
                 None => stat_value(value, &column.ty, side),
             }
         };
         let stats = column_stats(columns, |column| ColumnStats {
-            min: bound(mins, "minValues", column, Side::Min),
-            max: bound(maxes, "maxValues", column, Side::Max),
+            min: bound(mins, column, Side::Min),
+            max: bound(maxes, column, Side::Max),
             null_count: find_path(nulls, &column.physical).and_then(Value::as_u64),
         });
         Ok(FileStats {
@@ -362,28 +362,44 @@ fn outward_f32(v: f64, side: Side) -> f32 {
 
 /// The value at `path` inside `section`.
 /// The text of a decimal column's bound as written in `json` (the whole stats object), when
-/// it is a number that did not parse as an integer: `serde_json` reads such numbers as
-/// `f64`, which keeps only about 15 significant digits of a `decimal(38, 18)`.
-fn exact_decimal_text(
-    json: &str,
-    section: &str,
-    column: &StatsColumn,
-    value: &Value,
-) -> Option<String> {
-    use serde_json::value::RawValue;
-    type Level<'a> = HashMap<std::borrow::Cow<'a, str>, &'a RawValue>;
-    if !matches!(column.ty, PrimitiveType::Decimal(_)) || !value.is_f64() {
+/// it is a number that did not parse as an integer: `serde_json` reads such numbers as `f64`,
+/// which keeps only about 15 significant digits of a `decimal(38, 18)`. The text is the
+/// number after the column's key whose value reads as the same `f64`, taken only when one
+/// text does (a bound elsewhere of the same key and `f64` but other digits leaves it unknown,
+/// as before). Native builds only: the browser build keeps its size budget (such bounds
+/// there stay unknown, which prunes less but never wrongly).
+#[cfg(not(target_arch = "wasm32"))]
+fn exact_decimal_text(json: &str, column: &StatsColumn, value: &Value) -> Option<String> {
+    if !matches!(column.ty, PrimitiveType::Decimal(_)) {
         return None;
     }
-    let root: Level<'_> = serde_json::from_str(json).ok()?;
-    let mut raw = *root.get(section)?;
-    for name in &column.physical {
-        let level: Level<'_> = serde_json::from_str(raw.get()).ok()?;
-        raw = *level.get(name.as_str())?;
+    let parsed = value.as_f64().filter(|_| value.is_f64())?;
+    let key = format!("\"{}\"", column.physical.last()?);
+    let mut found: Option<&str> = None;
+    for (at, _) in json.match_indices(&key) {
+        let rest = json[at + key.len()..].trim_start();
+        let Some(rest) = rest.strip_prefix(':') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E')))
+            .unwrap_or(rest.len());
+        let text = &rest[..end];
+        if text.parse::<f64>().ok() != Some(parsed) {
+            continue;
+        }
+        match found {
+            Some(other) if other != text => return None,
+            _ => found = Some(text),
+        }
     }
-    let text = raw.get().trim();
-    text.starts_with(|c: char| c == '-' || c.is_ascii_digit())
-        .then(|| text.to_string())
+    found.map(str::to_string)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn exact_decimal_text(_: &str, _: &StatsColumn, _: &Value) -> Option<String> {
+    None
 }
 
 fn find_path<'a>(section: Option<&'a Value>, path: &[String]) -> Option<&'a Value> {
