@@ -989,3 +989,35 @@ fn max_commits_refuses_a_longer_log_with_a_typed_error() {
     // An older version needs fewer commits.
     dar_ok(&["info", "--max-commits", "3", "--version", "2"]);
 }
+
+#[test]
+fn sql_memory_limit_bounds_the_query_and_says_so() {
+    let dir = common::table_dir("golden__dv-partitioned-with-checkpoint");
+    let table = format!("t={}", dir.to_string_lossy());
+    // Within a generous limit the rows are those of an unlimited query.
+    let query = "SELECT col1 FROM t ORDER BY col1";
+    let unlimited = stdout(&dar_ok(&["sql", query, "--table", &table, "--csv"]));
+    let limited = stdout(&dar_ok(&[
+        "sql",
+        query,
+        "--table",
+        &table,
+        "--csv",
+        "--memory-limit",
+        "512M",
+    ]));
+    assert_eq!(limited, unlimited);
+    // A sort that cannot fit in 1 KiB fails as a limit, not as a bad argument.
+    let out = dar(&["sql", query, "--table", &table, "--memory-limit", "1K"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[limit_exceeded]") && err.contains("--memory-limit"),
+        "{err}"
+    );
+    // A limit that is not a byte count is refused by the argument parser.
+    for bad in ["12X", "0", "-1", "99999999999T"] {
+        let out = dar(&["sql", "SELECT 1", "--table", &table, "--memory-limit", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}

@@ -30,6 +30,11 @@ pub struct SqlArgs {
     /// Print CSV with a header row instead of a grid.
     #[arg(long)]
     pub csv: bool,
+    /// The most memory the query's operators may hold (sorts, joins, aggregations), e.g.
+    /// 512M or 4G; past it they spill to temporary files where DataFusion can, or the query
+    /// fails with `limit_exceeded`. Default: no limit.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub memory_limit: Option<u64>,
     /// Run the query on a cluster of N executors started on loopback for it: Ballista's (the
     /// scheduler in this process, each executor a child process) or, with `--engine
     /// distributed`, N datafusion-distributed workers (each a child process; this process
@@ -125,12 +130,55 @@ async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
             return distributed(args).await;
         }
     }
-    let ctx = SessionContext::new();
+    let ctx = match args.memory_limit {
+        None => SessionContext::new(),
+        Some(bytes) => {
+            let runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+                .with_memory_limit(usize::try_from(bytes).unwrap_or(usize::MAX), 1.0)
+                .build_arc()
+                .map_err(from_df)?;
+            SessionContext::new_with_config_rt(datafusion::prelude::SessionConfig::new(), runtime)
+        }
+    };
     plan(&ctx, args, &ScanOptions::default())
         .await?
         .collect()
         .await
-        .map_err(from_df)
+        .map_err(|e| match (e.find_root(), args.memory_limit) {
+            (datafusion::error::DataFusionError::ResourcesExhausted(_), Some(max)) => {
+                DeltaError::LimitExceeded {
+                    limit: "query memory (--memory-limit, bytes)",
+                    found: max.saturating_add(1),
+                    max,
+                    path: None,
+                    phase: delta_arrow_reader::Phase::Read,
+                }
+            }
+            _ => from_df(e),
+        })
+}
+
+/// A byte count: digits with an optional K, M, G or T (powers of 1024; `B`/`iB` allowed).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a byte count such as 512M or 4G"))?;
+    let unit = unit.trim().to_ascii_uppercase();
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("{text:?}: unknown unit (K, M, G or T)")),
+    };
+    number
+        .checked_mul(1 << shift)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{text:?} is not a byte count above 0 that fits"))
 }
 
 /// Runs the query on Ballista: a loopback cluster started for it, or the given scheduler.
