@@ -37,8 +37,9 @@ pub(crate) fn scan_statistics(
         })
         .collect();
     let exact = |known: bool| known && !filtered;
-    let rows: Option<u64> = files.iter().try_fold(0u64, |sum, add| {
-        Some(sum.saturating_add(add.live_records()?))
+    // From the statistics parsed above, not parsed again.
+    let rows: Option<u64> = files.iter().zip(&parsed).try_fold(0u64, |sum, (add, s)| {
+        Some(sum.saturating_add(add.less_deleted(s.as_ref()?.num_records?)?))
     });
     let bytes: u64 = files
         .iter()

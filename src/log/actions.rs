@@ -157,7 +157,12 @@ impl Add {
     /// accurate for a file with a deletion vector) less the vector's `cardinality`. `None`
     /// without `numRecords`, or with a negative cardinality (a corrupt log).
     pub fn live_records(&self) -> Option<u64> {
-        let records = self.stats.as_ref()?.num_records()?;
+        self.less_deleted(self.stats.as_ref()?.num_records()?)
+    }
+
+    /// `records` (this file's `numRecords`, for a caller that parsed its statistics already)
+    /// less the rows its deletion vector deletes; `None` with a negative cardinality.
+    pub fn less_deleted(&self, records: u64) -> Option<u64> {
         let deleted = match &self.deletion_vector {
             Some(dv) => u64::try_from(dv.cardinality).ok()?,
             None => 0,

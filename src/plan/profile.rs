@@ -109,7 +109,11 @@ pub fn table_profile(
             complete: true,
         })
         .collect();
-    let is_partition = |c: &ColumnProfile| matches!(c.path.as_slice(), [name] if partition_columns.iter().any(|p| p == name));
+    // Which columns are partition columns, decided once.
+    let partition: Vec<bool> = columns
+        .iter()
+        .map(|c| matches!(c.path.as_slice(), [name] if partition_columns.contains(name)))
+        .collect();
     let mut profile = TableProfile {
         files: files.len(),
         files_with_stats: 0,
@@ -118,16 +122,26 @@ pub fn table_profile(
         columns: Vec::new(),
     };
     for add in files {
+        let stats = add
+            .stats
+            .as_ref()
+            .and_then(|s| FileStats::from_add(s, &wanted).ok())
+            .map(|s| s.with_deletion_vector(add.deletion_vector.is_some()));
+        // The rows a reader sees in the file, from the statistics parsed just above.
+        let live = stats
+            .as_ref()
+            .and_then(|s| s.num_records)
+            .and_then(|n| add.less_deleted(n));
         let values =
             TypedPartitionValues::parse(&add.partition_values, schema, partition_columns, mode)
                 .ok();
-        for column in columns.iter_mut().filter(|c| is_partition(c)) {
+        for (column, _) in columns.iter_mut().zip(&partition).filter(|c| *c.1) {
             let value = values.as_ref().and_then(|v| v.get(&column.path[0]));
             match value {
                 Some(v) if v.is_null() => {
                     column.null_count = column
                         .null_count
-                        .zip(add.live_records())
+                        .zip(live)
                         .map(|(a, b)| a.saturating_add(b));
                 }
                 Some(v) => {
@@ -140,15 +154,10 @@ pub fn table_profile(
                 }
             }
         }
-        let stats = add
-            .stats
-            .as_ref()
-            .and_then(|s| FileStats::from_add(s, &wanted).ok())
-            .map(|s| s.with_deletion_vector(add.deletion_vector.is_some()));
         let Some(stats) = stats else {
             profile.num_records = None;
             profile.counts_exact &= add.deletion_vector.is_none();
-            for column in columns.iter_mut().filter(|c| !is_partition(c)) {
+            for (column, _) in columns.iter_mut().zip(&partition).filter(|c| !*c.1) {
                 column.null_count = None;
                 column.complete = false;
             }
@@ -158,9 +167,9 @@ pub fn table_profile(
         profile.counts_exact &= stats.counts_are_exact();
         profile.num_records = profile
             .num_records
-            .zip(add.live_records())
+            .zip(live)
             .map(|(a, b)| a.saturating_add(b));
-        for column in columns.iter_mut().filter(|c| !is_partition(c)) {
+        for (column, _) in columns.iter_mut().zip(&partition).filter(|c| !*c.1) {
             let found = stats.column(&column.path);
             column.null_count = column
                 .null_count

@@ -184,18 +184,7 @@ async fn an_add_repeated_in_one_commit_is_read_once() {
 /// (whose footer read would fail with a misleading error) and never rows.
 #[tokio::test]
 async fn a_negative_file_size_is_an_invalid_log() {
-    let w = table(1, |_| Vec::new());
-    let mut bad = table(0, |_| Vec::new());
-    let data = w
-        .store()
-        .clone()
-        .get("part-0.parquet")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    bad.store().put("part-0.parquet", data);
-    let mut add = bad.add_action("part-0.parquet", 0, 10, json!({}), None);
-    add["add"]["size"] = json!(-5);
-    bad.commit("WRITE", vec![add]);
+    let bad = one_file_with_add(|add| add["add"]["size"] = json!(-5)).await;
     let err = ids(Arc::new(bad.store().clone()), 1)
         .await
         .expect_err("a negative size read as rows");
@@ -205,6 +194,23 @@ async fn a_negative_file_size_is_an_invalid_log() {
         text.contains("part-0.parquet") && text.contains("negative"),
         "{text}"
     );
+}
+
+/// The table of one data file (ids 0..10, `part-0.parquet`) whose `add` (its real size,
+/// `numRecords` 10) is first given to `edit`.
+async fn one_file_with_add(edit: impl FnOnce(&mut Value)) -> TableWriter {
+    let data = table(1, |_| Vec::new())
+        .store()
+        .clone()
+        .get("part-0.parquet")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut w = table(0, |_| Vec::new());
+    w.store().put("part-0.parquet", data.clone());
+    let mut add = w.add_action("part-0.parquet", data.len() as u64, 10, json!({}), None);
+    edit(&mut add);
+    w.commit("WRITE", vec![add]);
+    w
 }
 
 /// Log files and a `_last_checkpoint` hint that name versions past the protocol's longs
@@ -296,27 +302,19 @@ async fn a_fifo_in_a_local_table_is_refused_not_waited_on() {
 /// file is refused, naming both counts. Without `numRecords` there is nothing to check.
 #[tokio::test]
 async fn a_footer_disagreeing_with_num_records_is_a_parquet_error() {
-    let w = table(1, |_| Vec::new());
-    let data = w
-        .store()
-        .clone()
-        .get("part-0.parquet")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
     for (records, ok) in [
         (Some(9), false),
         (Some(11), false),
         (Some(10), true),
         (None, true),
     ] {
-        let mut bad = table(0, |_| Vec::new());
-        bad.store().put("part-0.parquet", data.clone());
-        let mut add = bad.add_action("part-0.parquet", data.len() as u64, 0, json!({}), None);
-        add["add"]["stats"] = match records {
-            Some(n) => json!(json!({ "numRecords": n }).to_string()),
-            None => Value::Null,
-        };
-        bad.commit("WRITE", vec![add]);
+        let bad = one_file_with_add(|add| {
+            add["add"]["stats"] = match records {
+                Some(n) => json!(json!({ "numRecords": n }).to_string()),
+                None => Value::Null,
+            }
+        })
+        .await;
         for partitions in [1, 2] {
             let got = ids(Arc::new(bad.store().clone()), partitions).await;
             match (ok, got) {
