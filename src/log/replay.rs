@@ -275,15 +275,25 @@ impl Replay {
     }
 
     /// Feeds the actions of the checkpoint (all parts and sidecars); it comes last.
+    ///
+    /// A checkpoint holds each logical file once; one that repeats a file (in one part or
+    /// across parts and sidecars) gets its first `add`, as within a commit, not its rows
+    /// twice.
     pub fn push_checkpoint(&mut self, actions: Vec<Action>) {
         self.start_block();
+        self.seen.reserve(actions.len(), |s| s.hash);
         for action in actions {
             match action {
                 Action::Add(add) => {
                     let dv = dv_id(add.deletion_vector.as_ref());
                     let key = canonical_path(&add.path);
-                    if !self.is_seen(self.hash(&key, &dv), &key, &dv) {
+                    let hash = self.hash(&key, &dv);
+                    if !self.is_seen(hash, &key, &dv) {
                         drop(key);
+                        let at = KeyAt::Added {
+                            index: self.adds.len() as u32,
+                        };
+                        self.seen.insert_unique(hash, Seen { hash, at }, |s| s.hash);
                         self.adds.push(add);
                     }
                 }
@@ -436,6 +446,30 @@ mod tests {
         let expected: Vec<(String, bool)> =
             order.into_iter().map(|p| (p.to_string(), false)).collect();
         assert_eq!(done.ok(), Some(expected));
+    }
+
+    #[test]
+    fn a_file_repeated_in_a_checkpoint_is_read_once() {
+        let mut r = Replay::new();
+        r.push_commit([remove("gone", None)]);
+        let mut cp = table_actions();
+        cp.extend([
+            add("a%20b", None),
+            add("gone", None),
+            add("c", Some("x")),
+            add("a b", None),
+            add("gone", None),
+            add("c", Some("x")),
+            add("c", None),
+        ]);
+        r.push_checkpoint(cp);
+        let done = r.finish(1).map(|d| paths(&d)).unwrap_or_default();
+        let expected: Vec<(String, bool)> = vec![
+            ("a%20b".into(), false),
+            ("c".into(), true),
+            ("c".into(), false),
+        ];
+        assert_eq!(done, expected);
     }
 
     #[test]

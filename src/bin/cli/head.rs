@@ -1,10 +1,9 @@
 //! `dar head`: the first rows of a table, printed as a grid.
 
-use arrow_array::RecordBatch;
 use clap::Args;
 use delta_arrow_reader::{DeltaError, DeltaTable};
 
-use super::{arrow_error, TableArgs};
+use super::TableArgs;
 
 /// Rows `dar head` shows unless told otherwise.
 pub const DEFAULT_ROWS: usize = 20;
@@ -64,11 +63,8 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         return super::terminal::print_data(&super::text_formats::json_lines(&batches)?);
     }
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    if batches.is_empty() {
-        // No rows: the grid still names the columns.
-        batches.push(RecordBatch::new_empty(schema));
-    }
-    let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(arrow_error)?;
+    // With no rows, the grid still names the columns.
+    let grid = super::data_grid::format(&schema, &batches)?;
     let files = table.eager_files().unwrap_or_default();
     let counted: Vec<u64> = files
         .iter()

@@ -4,6 +4,7 @@
 mod cluster;
 #[cfg(feature = "distributed")]
 mod cluster_bench;
+mod data_grid;
 mod export;
 mod head;
 mod info;

@@ -11,8 +11,6 @@ use delta_arrow_reader::{DeltaError, DeltaTableBuilder, Phase};
 #[cfg(feature = "distributed")]
 use url::Url;
 
-use super::arrow_error;
-
 /// Arguments of `dar sql`.
 #[derive(Debug, Args)]
 pub struct SqlArgs {
@@ -140,8 +138,10 @@ async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
             SessionContext::new_with_config_rt(datafusion::prelude::SessionConfig::new(), runtime)
         }
     };
-    plan(&ctx, args, &ScanOptions::default())
-        .await?
+    let frame = plan(&ctx, args, &ScanOptions::default()).await?;
+    // A result of no rows is still printed with its columns.
+    let schema: arrow_schema::SchemaRef = std::sync::Arc::new(frame.schema().as_arrow().clone());
+    let batches = frame
         .collect()
         .await
         .map_err(|e| match (e.find_root(), args.memory_limit) {
@@ -155,7 +155,11 @@ async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
                 }
             }
             _ => from_df(e),
-        })
+        })?;
+    if batches.is_empty() {
+        return Ok(vec![RecordBatch::new_empty(schema)]);
+    }
+    Ok(batches)
 }
 
 /// A byte count: digits with an optional K, M, G or T (powers of 1024; `B`/`iB` allowed).
@@ -309,7 +313,11 @@ pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
         super::terminal::print_data(&super::text_formats::csv_lines(&batches)?)?;
     } else {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
-        let grid = arrow_cast::pretty::pretty_format_batches(&batches).map_err(arrow_error)?;
+        let schema = batches.first().map_or_else(
+            || std::sync::Arc::new(arrow_schema::Schema::empty()),
+            RecordBatch::schema,
+        );
+        let grid = super::data_grid::format(&schema, &batches)?;
         let text = format!("{grid}\n{rows} row{}\n", if rows == 1 { "" } else { "s" });
         super::terminal::print_text(&text)?;
     }

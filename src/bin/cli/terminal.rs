@@ -19,7 +19,7 @@ fn escaped(c: char, keep_lines: bool) -> bool {
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// `text` with the characters [`escaped`] written as `\u{..}`.
+/// `text` with the characters [`escaped`] written as `\n`, `\t`, `\r` or `\u{..}`.
 pub fn safe(text: &str, keep_lines: bool) -> Cow<'_, str> {
     if !text.chars().any(|c| escaped(c, keep_lines)) {
         return Cow::Borrowed(text);
@@ -27,7 +27,14 @@ pub fn safe(text: &str, keep_lines: bool) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         if escaped(c, keep_lines) {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                _ => {
+                    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+                }
+            }
         } else {
             out.push(c);
         }
@@ -86,8 +93,8 @@ mod tests {
             "a\\u{1b}]0;pwned\\u{7}b"
         );
         assert_eq!(safe("x\u{1b}[2Jy", false), "x\\u{1b}[2Jy");
-        assert_eq!(safe("l1\nl2\tx\r", true), "l1\nl2\tx\\u{d}");
-        assert_eq!(safe("l1\nl2", false), "l1\\u{a}l2");
+        assert_eq!(safe("l1\nl2\tx\r", true), "l1\nl2\tx\\r");
+        assert_eq!(safe("l1\nl2\tx", false), "l1\\nl2\\tx");
         assert_eq!(safe("\u{9b}31m\u{7f}", true), "\\u{9b}31m\\u{7f}");
         assert_eq!(safe("abc\u{202e}fed", true), "abc\\u{202e}fed");
     }
