@@ -83,10 +83,11 @@ pub enum DeltaError {
         /// The table location (redacted).
         location: String,
     },
-    /// A log file is malformed.
-    #[error("invalid Delta log file {path}: {reason}")]
+    /// A log file is malformed, or a file the log points at contradicts it (a deletion
+    /// vector that is corrupt or names rows its data file does not have).
+    #[error("invalid Delta log at {path}: {reason}")]
     InvalidLog {
-        /// Path of the log file.
+        /// Path of the log file (or of the deletion vector or data file in question).
         path: String,
         /// What is wrong with it.
         reason: String,
