@@ -34,6 +34,7 @@ mod page_codecs;
 pub(crate) mod page_contents;
 mod page_header;
 pub(crate) mod pages;
+pub(crate) mod parquet_tail;
 pub(crate) mod thrift;
 
 pub use decoder_panics::{behave_as_aborting, quiet_contained_panics};

@@ -334,23 +334,13 @@ impl ParquetRead {
         }
     }
 
-    /// Refuses a footer that declares more metadata than the file holds (`end` ends the
-    /// file): the footer decoder computes where the metadata starts from it.
+    /// Refuses a file whose end (`end`) is not a Parquet footer that fits in it (see
+    /// [`parquet_tail`](crate::limits::parquet_tail)): the footer decoder computes where the
+    /// metadata starts from it.
     fn check_footer_length(&self, end: &[u8]) -> Result<()> {
-        let at = end.len().checked_sub(8);
-        let declared = at
-            .and_then(|at| end.get(at..at + 4))
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map(|b| u64::from(u32::from_le_bytes(b)));
-        match declared {
-            Some(len) if len + MIN_PARQUET_LEN > self.size => {
-                Err(self.parquet_error(ParquetError::General(format!(
-                    "the footer declares {len} bytes of metadata, more than the file of {} \
-                     bytes holds",
-                    self.size
-                ))))
-            }
-            _ => Ok(()),
+        match crate::limits::parquet_tail::problem(end, self.size) {
+            Some(problem) => Err(self.parquet_error(ParquetError::General(problem))),
+            None => Ok(()),
         }
     }
 

@@ -92,29 +92,17 @@ pub async fn read_metadata(
     }
 }
 
-/// Refuses a footer whose declared length does not fit in the file (`tail` ends the file of
-/// `size` bytes): the decoder would compute the footer's start from it.
+/// Refuses a file whose end (`tail`, of a file of `size` bytes) is not a Parquet footer that
+/// fits in it (see [`parquet_tail`](crate::limits::parquet_tail)): the decoder would compute
+/// the footer's start from it.
 fn check_footer_length(path: &str, tail: &[u8], size: u64) -> Result<()> {
-    let Some(len_bytes) = tail
-        .len()
-        .checked_sub(8)
-        .and_then(|at| tail.get(at..at + 4))
-    else {
-        return Ok(());
-    };
-    let mut len = [0u8; 4];
-    len.copy_from_slice(len_bytes);
-    let declared = u64::from(u32::from_le_bytes(len));
-    if declared + MIN_PARQUET_SIZE > size {
-        return Err(parquet_error(
+    match crate::limits::parquet_tail::problem(tail, size) {
+        Some(problem) => Err(parquet_error(
             path,
-            parquet::errors::ParquetError::General(format!(
-                "the footer declares {declared} bytes of metadata, more than the file of \
-                 {size} bytes holds"
-            )),
-        ));
+            parquet::errors::ParquetError::General(problem),
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

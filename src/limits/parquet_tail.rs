@@ -1,0 +1,78 @@
+//! The last 8 bytes of a Parquet file, checked before a footer decoder trusts them: they
+//! must be the magic `PAR1` after the metadata's length, and that length must fit in the
+//! file. A truncated file, or one that is not Parquet at all, is named as such instead of
+//! as a footer of absurd length.
+
+/// What is wrong with the end of a Parquet file of `size` bytes whose last bytes are `tail`
+/// (at least 8 of them; fewer are left to the decoder), if anything.
+pub(crate) fn problem(tail: &[u8], size: u64) -> Option<String> {
+    let at = tail.len().checked_sub(8)?;
+    let end = tail.get(at..)?;
+    let (len, magic) = end.split_at(4);
+    if magic == b"PARE" {
+        return Some(
+            "the file is encrypted Parquet (magic 'PARE'), which Delta tables do not use".into(),
+        );
+    }
+    if magic != b"PAR1" {
+        return Some(format!(
+            "the file does not end with the Parquet magic 'PAR1' (found {}): it is \
+             truncated, or not a Parquet file",
+            shown(magic)
+        ));
+    }
+    let declared = u64::from(u32::from_le_bytes(<[u8; 4]>::try_from(len).ok()?));
+    // The magic at both ends and the length: 12 bytes besides the metadata.
+    (declared + 12 > size).then(|| {
+        format!(
+            "the footer declares {declared} bytes of metadata, more than the file of {size} \
+             bytes holds (it is truncated)"
+        )
+    })
+}
+
+/// Bytes as text when printable ASCII, else as hex.
+fn shown(bytes: &[u8]) -> String {
+    if bytes.iter().all(|b| b.is_ascii_graphic()) {
+        format!("'{}'", String::from_utf8_lossy(bytes))
+    } else {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tail(len: u32, magic: &[u8; 4]) -> Vec<u8> {
+        let mut t = b"whatever".to_vec();
+        t.extend_from_slice(&len.to_le_bytes());
+        t.extend_from_slice(magic);
+        t
+    }
+
+    #[test]
+    fn a_sound_end_passes() {
+        assert_eq!(problem(&tail(100, b"PAR1"), 112), None);
+        assert_eq!(problem(&tail(0, b"PAR1"), 12), None);
+        assert_eq!(problem(b"PAR1", 4), None, "too short: left to the decoder");
+    }
+
+    #[test]
+    fn truncated_foreign_and_encrypted_files_are_named() {
+        let cut = problem(&tail(100, b"PAR1"), 111).unwrap_or_default();
+        assert!(
+            cut.contains("declares 100 bytes") && cut.contains("truncated"),
+            "{cut}"
+        );
+        let foreign = problem(&tail(100, b"\x00\x01ab"), 1000).unwrap_or_default();
+        assert!(
+            foreign.contains("found 0001") && foreign.contains("not a Parquet"),
+            "{foreign}"
+        );
+        let text = problem(&tail(100, b"}]}}"), 1000).unwrap_or_default();
+        assert!(text.contains("found '}"), "{text}");
+        let enc = problem(&tail(100, b"PARE"), 1000).unwrap_or_default();
+        assert!(enc.contains("encrypted"), "{enc}");
+    }
+}
