@@ -5,7 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
-import { batchIterable, checkReadable, coded, endOnAbort, inTurn, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, coded, concatBytes, endOnAbort, inTurn, markCancelled, progressCallback, ScanViews } from './scan-views.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
@@ -123,6 +123,15 @@ export function createApi(loadDefault, { localFolder } = {}) {
       if (this.#mode === 'nextBatch') {
         throw coded('invalid_argument', 'this scan is read with batches(): a scan is read one way');
       }
+      if (this.#mode === 'next') {
+        // The stream has begun: the rest of it, as next() would hand it out.
+        const pieces = [];
+        for (;;) {
+          const { done, value } = await this.#step('next');
+          if (done) return concatBytes(pieces);
+          pieces.push(value);
+        }
+      }
       this.#mode = 'next';
       return inTurn(this, async () => {
         checkReadable(this);
@@ -134,9 +143,11 @@ export function createApi(loadDefault, { localFolder } = {}) {
       });
     }
 
-    /** Stops reading and releases the scan; a pending next() rejects with an AbortError. */
+    /** Stops reading and releases the scan; a pending next() rejects with an AbortError,
+     * as every later read does. */
     cancel() {
       if (this.#raw) {
+        markCancelled(this);
         this.#raw.cancel();
         this.#release();
       }
@@ -243,7 +254,8 @@ export function createApi(loadDefault, { localFolder } = {}) {
     /** Plans a scan; throws (code invalid_argument, ...) for unknown columns or a bad filter. */
     scan(options = {}) {
       this.#get('version');
-      const raw = this.#raw.scan(options);
+      const withProgress = options?.onProgress ? { ...options, onProgress: progressCallback(options.onProgress) } : options;
+      const raw = this.#raw.scan(withProgress);
       return new DeltaScan(raw, options?.signal ?? undefined);
     }
 
@@ -269,6 +281,11 @@ export function createApi(loadDefault, { localFolder } = {}) {
 function normalizeOpenOptions(options) {
   if (options == null) {
     return {};
+  }
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw Object.assign(new TypeError(`DeltaTable.open's options must be an object, not ${Array.isArray(options) ? 'an array' : typeof options}`), {
+      code: 'invalid_argument',
+    });
   }
   const headers = headerPairs(options.headers);
   const out = { ...options, headers };

@@ -116,7 +116,8 @@ export interface ScanOptions {
    * later one reject with an AbortError (also when it fires between reads: an aborted scan
    * never ends as if its rows were all read). */
   signal?: AbortSignal;
-  /** Called as data files are read. */
+  /** Called as data files are read. What it throws does not stop the read; it goes to
+   * `reportError` (in a page) or `console.error`. */
   onProgress?: (progress: ScanProgress) => void;
 }
 
@@ -375,9 +376,10 @@ export class DeltaTable {
  * from `apache-arrow` read the whole result. A scan is read one way only: as that stream
  * (iteration, `stream()`, `toIPC()`) or batch by batch (`batches()`); reading it the other
  * way is refused (`invalid_argument`) and costs that call only. Steps asked for at once are
- * served in turn, as an async generator's. Once the scan has ended (read to its end, failed
- * or cancelled), a new read of it (iteration, `stream()`, `batches()`, `toIPC()`) is refused
- * with `invalid_argument`, never an empty result: start a new scan. */
+ * served in turn, as an async generator's. Once the scan has ended (read to its end or
+ * failed), a new read of it (iteration, `stream()`, `batches()`, `toIPC()`) is refused with
+ * `invalid_argument`, never an empty result: start a new scan. A cancelled or aborted scan's
+ * pending and later reads reject with an `AbortError` (code `aborted`), never as an end. */
 export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
   private constructor();
   /** The output columns and their Arrow types. (Not `schema`: apache-arrow reads any object
@@ -398,7 +400,8 @@ export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
   batches(): AsyncIterableIterator<Uint8Array>;
   /** Everything not yet read as one Arrow IPC stream (schema only when there are no rows). */
   toIPC(): Promise<Uint8Array>;
-  /** Stops reading and releases the scan; a pending `next()` rejects with an AbortError. */
+  /** Stops reading and releases the scan; a pending `next()`, and every later read,
+   * rejects with an AbortError (code `aborted`). Nothing happens to a scan that has ended. */
   cancel(): void;
 }
 

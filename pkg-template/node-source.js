@@ -9,11 +9,21 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** `{ source, location }` for the table folder at `target` (a path or a `file:` URL). */
 export function nodeFolder(target) {
-  const root = /^file:/i.test(target) ? fileURLToPath(target) : resolve(target);
+  const root = /^file:/i.test(target) ? localPath(target) : resolve(target);
   const full = (path) => join(root, ...path.split('/'));
 
   async function regular(path) {
-    const info = await stat(full(path));
+    let info;
+    try {
+      info = await stat(full(path));
+    } catch (error) {
+      // A file where the path needs a folder (the table is a file, or its `_delta_log` is):
+      // nothing is there, so a table that is a file is not a table.
+      if (error?.code === 'ENOTDIR') {
+        throw Object.assign(new Error(`${path}: no such file (${error.message})`), { code: 'not_found' });
+      }
+      throw error;
+    }
     if (!info.isFile()) {
       throw Object.assign(new Error(`${path} is not a regular file (a folder, FIFO, device or socket)`), {
         code: 'not_regular',
@@ -86,4 +96,16 @@ export function nodeFolder(target) {
     },
   };
   return { source, location: pathToFileURL(root.endsWith(sep) ? root : root + sep).href };
+}
+
+/** The local path of a `file:` URL; one Node cannot read (another host, an encoded `/`) is
+ * refused as an invalid argument. */
+function localPath(url) {
+  try {
+    return fileURLToPath(url);
+  } catch (error) {
+    throw Object.assign(new TypeError(`${url} is not a local file URL: ${error.message}`), {
+      code: 'invalid_argument',
+    });
+  }
 }

@@ -12,7 +12,7 @@
 // - Metrics and progress are the parts' summed, with the counts that describe the whole
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
-import { batchIterable, checkReadable, coded, concatBytes, endOnAbort, inTurn, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, coded, concatBytes, endOnAbort, inTurn, markCancelled, ScanViews } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
@@ -148,6 +148,12 @@ export class PartsScan extends ScanViews {
 
   cancel() {
     if (this.#ended) return;
+    markCancelled(this);
+    this.#stop();
+  }
+
+  /** Stops every part still reading and ends the scan. */
+  #stop() {
     for (const part of this.#parts) {
       if (!part.finished) part.channel.send({ op: 'cancel', target: part.id });
       part.finished = true;
@@ -171,7 +177,7 @@ export class PartsScan extends ScanViews {
     for (;;) {
       if (this.#failure) {
         const failure = this.#failure;
-        this.cancel();
+        if (!this.#ended) this.#stop();
         throw failure;
       }
       const piece = this.#nextQueued(how);
@@ -278,10 +284,7 @@ export class PartsScan extends ScanViews {
     const key = `${event.filesDone}/${event.bytesDone}`;
     if (key === this.#reported) return;
     this.#reported = key;
-    try {
-      this.#onProgress(event);
-    } catch {
-      // What the callback throws must not break the read.
-    }
+    // Wrapped by progressCallback: what it throws does not break the read.
+    this.#onProgress(event);
   }
 }

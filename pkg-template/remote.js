@@ -9,7 +9,7 @@
 // tables in the worker yourself, with the package's DeltaTable).
 
 import { PartsScan } from './parts-scan.js';
-import { abortError, batchIterable, checkReadable, coded, endOnAbort, inTurn, ScanViews, watch } from './scan-views.js';
+import { abortError, batchIterable, checkReadable, coded, concatBytes, endOnAbort, inTurn, markCancelled, progressCallback, ScanViews, watch } from './scan-views.js';
 
 /** The package's own workers, started when first needed: the first opens tables, the others
  * join it to read big scans. */
@@ -171,6 +171,15 @@ class RemoteScan extends ScanViews {
 
   async toIPC() {
     checkReadable(this);
+    if (this.#reading === 'stream') {
+      // The stream has begun: the rest of it, as next() hands it out.
+      const pieces = [];
+      for (;;) {
+        const { done, value } = await this.next();
+        if (done) return concatBytes(pieces);
+        pieces.push(value);
+      }
+    }
     const { done, value } = await inTurn(this, () => this.#read('toIPC'));
     if (done) throw coded('invalid_argument', 'the scan has ended; start a new one with table.scan()');
     this.#end();
@@ -179,6 +188,7 @@ class RemoteScan extends ScanViews {
 
   cancel() {
     if (!this.#done) {
+      markCancelled(this);
       this.#channel.send({ op: 'cancel', target: this.#id });
       this.#end();
     }
@@ -259,7 +269,8 @@ class RemoteTable {
    * the scan's size.
    */
   async scan(options = {}) {
-    const { signal, onProgress, parallel } = options;
+    const { signal, parallel } = options;
+    const onProgress = progressCallback(options?.onProgress);
     const sent = cloneable(options, new Set(['signal', 'onProgress', 'parallel']));
     const whole = await this.#plan(this.#channel, this.#id, sent, onProgress);
     const available = parallel === false || sent.limit != null || sent.part != null ? 0 : this.#helpers.count;

@@ -15,8 +15,23 @@ export function coded(code, message) {
 
 /** The error an aborted read rejects with: an `AbortError` (code `aborted`) whose cause is
  * the signal's reason, as the reader's own aborts are. */
-export function abortError(reason) {
-  return Object.assign(new Error('the read was aborted'), { name: 'AbortError', code: 'aborted', cause: reason });
+export function abortError(reason, message = 'the read was aborted') {
+  return Object.assign(new Error(message), { name: 'AbortError', code: 'aborted', cause: reason });
+}
+
+/** `onProgress` as the scans call it: what it throws does not break the read, and is not lost
+ * either: it goes to `reportError` (as an event listener's error does in a page), or to
+ * `console.error` where there is none. Anything but a function is left as it is. */
+export function progressCallback(onProgress) {
+  if (typeof onProgress !== 'function') return onProgress;
+  return (event) => {
+    try {
+      onProgress(event);
+    } catch (error) {
+      if (typeof globalThis.reportError === 'function') globalThis.reportError(error);
+      else console.error('delta-arrow-reader: onProgress threw', error);
+    }
+  };
 }
 
 /** The abort error of each aborted scan; the tail of each scan's queue of steps. */
@@ -44,13 +59,26 @@ export function endOnAbort(scan, signal, stop) {
   });
 }
 
+/** Marks `scan` as cancelled (`cancel()`, unless it has ended or was aborted before): its
+ * pending and later reads reject with an `AbortError`, never end as if the rows so far were
+ * all. */
+export function markCancelled(scan) {
+  if (!scan.done && !aborted.has(scan)) {
+    aborted.set(scan, abortError('cancel() was called', 'the scan was cancelled'));
+  }
+}
+
 /** Runs `step` once the steps asked for before it have settled; rejects with the abort's
- * error instead when the scan has been aborted by then. */
+ * error instead when the scan has been aborted (or cancelled) by then, or when it is while
+ * the step runs and the step comes back as the end. */
 export function inTurn(scan, step) {
-  const run = (queues.get(scan) ?? Promise.resolve()).then(() => {
-    const error = aborted.get(scan);
+  const run = (queues.get(scan) ?? Promise.resolve()).then(async () => {
+    let error = aborted.get(scan);
     if (error) throw error;
-    return step();
+    const result = await step();
+    error = aborted.get(scan);
+    if (error && result?.done) throw error;
+    return result;
   });
   queues.set(scan, run.catch(() => {}));
   return run;

@@ -356,6 +356,76 @@ await check('abort: an open and a scan reject with AbortError; a second scan wor
   assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'a later scan reads everything');
 });
 
+await check('cancel() is never a normal end: a pending and every later read reject; toIPC() after next() gives the rest', async () => {
+  const table = await DeltaTable.open(url(DV));
+  const aborted = (e) => {
+    assertEq(e.name, 'AbortError', 'name');
+    assertEq(e.code, 'aborted', 'code');
+  };
+  // cancel() in a for-await body: the loop ends with an error, not with the rows so far.
+  const scan = table.scan({ batchSize: 1 });
+  let pieces = 0;
+  await rejects(
+    async () => {
+      for await (const _ of scan) {
+        if (++pieces === 2) scan.cancel();
+      }
+    },
+    aborted,
+    'cancel between reads',
+  );
+  assert(scan.done, 'a cancelled scan is done');
+  await rejects(() => scan.next(), aborted, 'next after cancel');
+  // cancel() while a next() is pending.
+  const scan2 = table.scan({ batchSize: 1 });
+  await scan2.next();
+  const pending = scan2.next();
+  scan2.cancel();
+  await rejects(pending, aborted, 'pending next at cancel');
+  await rejects(() => tableFromIPC(scan2), aborted, 'tableFromIPC after cancel');
+  // cancel() of a scan read to its end changes nothing.
+  const whole = table.scan();
+  assertEq(await countRows(whole), EXPECT[DV].rows, 'a whole read');
+  whole.cancel();
+  // toIPC() after next(): the rest of the one stream, and nothing lost on the way.
+  const scan3 = table.scan({ batchSize: 1 });
+  const first = await scan3.next();
+  const second = await scan3.next();
+  const rest = await scan3.toIPC();
+  assert(scan3.done, 'toIPC reads to the end');
+  const rows = tableFromIPC([first.value, second.value, rest]).numRows;
+  assertEq(rows, EXPECT[DV].rows, 'first pieces + toIPC()');
+  // A refused toIPC() (the scan is read batch by batch) costs that call only.
+  const scan4 = table.scan({ batchSize: 1 });
+  const batches = scan4.batches();
+  let batchRows = (await tableFromIPC((await batches.next()).value)).numRows;
+  await rejects(() => scan4.toIPC(), (e) => assertEq(e.code, 'invalid_argument', 'code'), 'toIPC of batches()');
+  for await (const one of batches) batchRows += tableFromIPC(one).numRows;
+  assertEq(batchRows, EXPECT[DV].rows, 'batches() after a refused toIPC()');
+});
+
+await check('a throwing onProgress does not break the read and is reported, not lost', async () => {
+  const table = await DeltaTable.open(url(DV));
+  const reported = [];
+  const original = console.error;
+  const originalReport = globalThis.reportError;
+  globalThis.reportError = undefined;
+  console.error = (...args) => reported.push(args);
+  try {
+    const scan = table.scan({
+      onProgress: () => {
+        throw new Error('progress bar broke');
+      },
+    });
+    assertEq(await countRows(scan), EXPECT[DV].rows, 'rows');
+  } finally {
+    console.error = original;
+    globalThis.reportError = originalReport;
+  }
+  assert(reported.length > 0, 'the error was reported');
+  assert(reported.some((args) => args.some((a) => a?.message === 'progress bar broke')), 'the thrown error itself');
+});
+
 await check('one continuous IPC stream: apache-arrow and Flechette read every row, by iteration and stream()', async () => {
   const table = await DeltaTable.open(url(DV));
   const rows = EXPECT[DV].rows;
@@ -410,8 +480,9 @@ await check('batches(): one complete stream per batch; a scan is read one way on
   await batched.batches().next();
   await rejects(() => batched.next(), oneWay, 'next() after batches()');
   const third = table.scan();
-  await third.next();
-  await rejects(() => third.toIPC(), oneWay, 'toIPC() after next()');
+  const head = await third.next();
+  const tail = await third.toIPC();
+  assertEq(tableFromIPC(concat([head.value, tail])).numRows, EXPECT[DV].rows, 'toIPC() after next(): the rest of the stream');
   const broken = table.scan({ batchSize: 1 });
   for await (const _ of broken.batches()) break;
   assert(broken.done, 'break in batches() ends the scan');
@@ -463,6 +534,22 @@ await check('local folder: a path, a file:// URL and a relative path read what H
     process.chdir(cwd);
   }
   await rejects(DeltaTable.open(join(CORPUS, 'no-such-table')), (e) => assertEq(e.code, 'not_a_table', 'code'), 'missing folder');
+  const notTables = [join(folder, '_delta_log', '00000000000000000000.json'), '/dev/null'];
+  for (const file of notTables) {
+    await rejects(DeltaTable.open(file), (e) => assertEq(e.code, 'not_a_table', 'code'), `a file: ${file}`);
+  }
+  await rejects(
+    DeltaTable.open('file://otherhost/tmp/t/'),
+    (e) => assertEq(e.code, 'invalid_argument', 'code'),
+    'a file URL of another host',
+  );
+  for (const options of [5, 'x', [1]]) {
+    await rejects(
+      DeltaTable.open(folder, options),
+      (e) => assertEq(e.code, 'invalid_argument', 'code'),
+      `open options ${JSON.stringify(options)}`,
+    );
+  }
   await rejects(
     DeltaTable.open(folder, { headers: { a: 'b' } }),
     (e) => assertEq(e.code, 'invalid_argument', 'code'),

@@ -81,6 +81,20 @@ async function inWorker(name, table, rows) {
     controller.abort();
     // Aborted between reads: every later read is the abort, never a normal end.
     if (!cancelled.done || (await failure(cancelled.next())) !== 'aborted') throw new Error(`${name}: an aborted worker scan goes on`);
+    // cancel() is never a normal end either, pending read or not.
+    const stopped = await remote.scan({ batchSize: 1 });
+    await stopped.next();
+    const pending = stopped.next();
+    stopped.cancel();
+    const [atCancel, afterCancel] = [await failure(pending), await failure(stopped.next())];
+    if (afterCancel !== 'aborted' || !['aborted', 'resolved'].includes(atCancel)) {
+      throw new Error(`${name}: a cancelled worker scan: pending read ${atCancel}, later read ${afterCancel}`);
+    }
+    // toIPC() after next(): the rest of the one stream.
+    const begun = await remote.scan({ batchSize: 1 });
+    const head = await begun.next();
+    const tail = await begun.toIPC();
+    agree(name, 'the worker next() then toIPC()', tableFromIPC([head.value, tail]).numRows, rows);
     // A worker scan read to its end cannot be read again as if it were empty.
     if ((await failure(tableFromIPC(scan))) !== 'invalid_argument') throw new Error(`${name}: an ended worker scan read again`);
     remote.free();
@@ -143,6 +157,13 @@ async function inTwoWorkers(name, rows) {
     await cancelled.next();
     controller.abort();
     if (!cancelled.done || (await failure(cancelled.next())) !== 'aborted') throw new Error(`${name}: an aborted two-worker scan goes on`);
+    const stopped = await pair.scan({ parallel: true, batchSize: 1 });
+    await stopped.next();
+    stopped.cancel();
+    if ((await failure(stopped.next())) !== 'aborted') throw new Error(`${name}: a cancelled two-worker scan ends normally`);
+    const begun = await pair.scan({ parallel: true, batchSize: 1 });
+    const head = await begun.next();
+    agree(name, 'two workers\' next() then toIPC()', tableFromIPC([head.value, await begun.toIPC()]).numRows, rows);
     // Both workers are still usable after the cancel.
     agree(name, 'two workers after a cancel', (await tableFromIPC(await (await pair.scan({ parallel: true })).toIPC())).numRows, rows);
   } finally {
