@@ -297,13 +297,16 @@ export interface ColumnProfile {
   /** The smallest file minimum, in the filter syntax (`5`, `'text'`, `date '2024-01-31'`);
    * a string bound may be a truncated prefix. */
   min: string | null;
-  /** The largest file maximum, in the filter syntax. */
+  /** The largest file maximum, in the filter syntax. Statistics have the writer's precision:
+   * a timestamp maximum is often cut to milliseconds (the values may run up to 999 µs past
+   * it), and a column whose type was widened keeps the bounds written for its old type. */
   max: string | null;
   /** The sum of the files' null counts; `null` when a file has none. */
   nullCount: number | null;
   /** Files with both bounds for the column. */
   filesWithBounds: number;
-  /** Whether every file has both bounds, so `min` and `max` bound the whole table. */
+  /** Whether every file has both bounds, so `min` and `max` bound the whole table (to the
+   * statistics' precision, see `max`). */
   complete: boolean;
 }
 
