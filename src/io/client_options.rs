@@ -4,7 +4,8 @@
 //!
 //! | option | meaning | default |
 //! |---|---|---|
-//! | `timeout` | one request, from sending to the last body byte | 30 s |
+//! | `idle_timeout` | a request fails when no byte of its answer comes for this long (see `http_checks`) | 30 s |
+//! | `timeout` | one request, from sending to the last body byte, however steadily it comes | none |
 //! | `connect_timeout` | opening a connection | 5 s |
 //! | `pool_idle_timeout` | idle pooled connections are closed after | 90 s |
 //! | `pool_max_idle_per_host` | idle pooled connections kept per host | no bound |
@@ -33,11 +34,30 @@ const CLIENT_KEYS: &[&str] = &[
     "allow_invalid_certificates",
 ];
 
+/// Default of `idle_timeout`.
+const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Client and retry settings taken out of a location's storage options.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ClientSettings {
     pub client: ClientOptions,
     pub retry: RetryConfig,
+    /// The requests' checks and idle timeout.
+    pub connector: super::http_checks::CheckedConnector,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        ClientSettings {
+            // A large range on a slow link must not fail while its bytes still come: the
+            // idle timeout stops a server that stalls.
+            client: ClientOptions::new().with_timeout_disabled(),
+            retry: RetryConfig::default(),
+            connector: super::http_checks::CheckedConnector {
+                idle: DEFAULT_IDLE_TIMEOUT,
+            },
+        }
+    }
 }
 
 /// Splits `options` into the client settings and the options left for the store itself.
@@ -56,6 +76,12 @@ pub(crate) fn client_settings(
                     .map_err(|_| invalid(key, value, "a whole number of retries, e.g. 3"))?;
             }
             "retry_timeout" => settings.retry.retry_timeout = duration(key, value)?,
+            "idle_timeout" => {
+                settings.connector.idle = duration(key, value)?;
+                if settings.connector.idle.is_zero() {
+                    return Err(invalid(key, value, "a duration above zero, e.g. 30s"));
+                }
+            }
             name if CLIENT_KEYS.contains(&name) => {
                 let config: ClientConfigKey = name
                     .parse()

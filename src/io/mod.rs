@@ -24,6 +24,8 @@ mod fetch;
 mod fetch_body;
 #[cfg(target_arch = "wasm32")]
 mod fetch_wait;
+#[cfg(not(target_arch = "wasm32"))]
+mod http_checks;
 #[cfg(target_arch = "wasm32")]
 mod js_source;
 #[cfg(target_arch = "wasm32")]

@@ -146,6 +146,7 @@ impl ObjectStoreRange {
                     .with_url(origin)
                     .with_client_options(client)
                     .with_retry(settings.retry)
+                    .with_http_connector(settings.connector)
                     .build()
                     .map_err(|e| store_config_error(location, e))?;
                 let mut range = Self::new(Arc::new(store), root, false);
@@ -246,7 +247,8 @@ fn s3_store(
     let mut builder = AmazonS3Builder::new()
         .with_bucket_name(bucket)
         .with_client_options(settings.client)
-        .with_retry(settings.retry);
+        .with_retry(settings.retry)
+        .with_http_connector(settings.connector);
     for (key, value) in &rest {
         let lower = key.to_ascii_lowercase();
         let (name, value) = match lower.as_str() {

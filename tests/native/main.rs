@@ -41,6 +41,7 @@ mod hostile_paths;
 #[cfg(feature = "cloud")]
 mod hostile_secrets;
 #[cfg(feature = "serve")]
+mod http_answers;
 mod http_probing;
 #[cfg(feature = "kernel")]
 mod kernel_parity;

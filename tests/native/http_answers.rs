@@ -1,0 +1,215 @@
+//! Answers that object_store's HTTP client takes the wrong way on its own, read natively over
+//! loopback from a small hand-written HTTP/1.x server (one request per connection), each way
+//! checked: legal answers without `Content-Length` (chunked, or HTTP/1.0 ending at the
+//! close) give the table's rows; a `206` to a request for a whole file is an error, never a
+//! shorter commit; a body that stalls fails after the idle timeout, and one that keeps
+//! coming, however slowly, is read to its end.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use delta_arrow_reader::{DeltaError, DeltaTableBuilder};
+
+use crate::common;
+
+const TABLE: &str = "dat__basic_append";
+
+/// How the server misbehaves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Answer {
+    /// Bodies in `Transfer-Encoding: chunked`, no `Content-Length`.
+    Chunked,
+    /// `HTTP/1.0`, no `Content-Length`: the body ends when the connection closes.
+    Http10,
+    /// A commit asked for whole is answered `206` with its first line only.
+    PartialForWhole,
+    /// Data files: half the body, then nothing for 20 s.
+    Stall,
+    /// Data files: 64 bytes every 150 ms.
+    Trickle,
+}
+
+/// Serves the corpus table's folder at `/t/` with `answer`, on its own threads; its URL.
+fn serve(answer: Answer) -> String {
+    let root = common::table_dir(TABLE);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let _ = respond(stream, &root, answer);
+            });
+        }
+    });
+    format!("http://127.0.0.1:{port}/t/")
+}
+
+fn respond(mut stream: TcpStream, root: &std::path::Path, answer: Answer) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut range = None;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
+            break;
+        }
+        let lower = header.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("range: bytes=") {
+            let (a, b) = value.trim().split_once('-').unwrap_or(("0", ""));
+            range = Some((a.parse::<usize>().unwrap_or(0), b.parse::<usize>().ok()));
+        }
+    }
+    let file: PathBuf = root.join(path.trim_start_matches("/t/"));
+    let Ok(bytes) = std::fs::read(&file) else {
+        return stream.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    };
+    let total = bytes.len();
+    let (status, body, content_range) = match range {
+        Some((a, b)) => {
+            let end = b.map_or(total, |b| (b + 1).min(total));
+            let cut = bytes.get(a.min(end)..end).unwrap_or_default().to_vec();
+            let cr = format!("bytes {a}-{}/{total}", end.saturating_sub(1));
+            ("206 Partial Content", cut, Some(cr))
+        }
+        None if answer == Answer::PartialForWhole && path.ends_with(".json") => {
+            let first = bytes
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(total, |i| i + 1);
+            let cr = format!("bytes 0-{}/{total}", first - 1);
+            ("206 Partial Content", bytes[..first].to_vec(), Some(cr))
+        }
+        None => ("200 OK", bytes, None),
+    };
+    let version = if answer == Answer::Http10 {
+        "HTTP/1.0"
+    } else {
+        "HTTP/1.1"
+    };
+    let mut head = format!("{version} {status}\r\nConnection: close\r\n");
+    if let Some(cr) = content_range {
+        head.push_str(&format!("Content-Range: {cr}\r\n"));
+    }
+    match answer {
+        Answer::Chunked => head.push_str("Transfer-Encoding: chunked\r\n\r\n"),
+        Answer::Http10 => head.push_str("\r\n"),
+        _ => head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len())),
+    }
+    stream.write_all(head.as_bytes())?;
+    let data = path.ends_with(".parquet");
+    match answer {
+        Answer::Chunked => {
+            for piece in body.chunks(100) {
+                stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
+                stream.write_all(piece)?;
+                stream.write_all(b"\r\n")?;
+            }
+            stream.write_all(b"0\r\n\r\n")?;
+        }
+        Answer::Stall if data => {
+            stream.write_all(&body[..body.len() / 2])?;
+            stream.flush()?;
+            std::thread::sleep(Duration::from_secs(20));
+        }
+        Answer::Trickle if data => {
+            for piece in body.chunks(64) {
+                stream.write_all(piece)?;
+                stream.flush()?;
+                std::thread::sleep(Duration::from_millis(150));
+            }
+        }
+        _ => stream.write_all(&body)?,
+    }
+    stream.flush()?;
+    // Let the client see the end before the close (HTTP/1.0 bodies end with it).
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    Ok(())
+}
+
+async fn read(url: &str, options: &[(&str, &str)]) -> Result<Vec<String>, DeltaError> {
+    let options: HashMap<String, String> = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let table = DeltaTableBuilder::new(url)
+        .with_storage_options(options)
+        .load_table()
+        .await?;
+    let batches = table
+        .scan()
+        .build()
+        .await?
+        .into_stream()
+        .collect_batches()
+        .await?;
+    Ok(common::sorted_rows(&batches))
+}
+
+async fn local_rows() -> Vec<String> {
+    read(&common::table_dir(TABLE).to_string_lossy(), &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_without_content_length_are_read() {
+    let local = local_rows().await;
+    for answer in [Answer::Chunked, Answer::Http10] {
+        let rows = read(&serve(answer), &[])
+            .await
+            .unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+        assert_eq!(rows, local, "{answer:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_answer_to_a_whole_file_request_is_an_error_not_fewer_rows() {
+    let err = read(&serve(Answer::PartialForWhole), &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a commit cut to its first line was read"));
+    assert_eq!(err.code(), "io", "{err}");
+    assert!(err.to_string().contains("206 Partial Content"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_body_fails_after_the_idle_timeout_and_a_slow_one_is_read() {
+    let options = [
+        ("idle_timeout", "1s"),
+        ("max_retries", "0"),
+        ("retry_timeout", "1s"),
+    ];
+    let started = Instant::now();
+    let err = read(&serve(Answer::Stall), &options)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a stalled body was read"));
+    assert_eq!(err.code(), "io", "{err}");
+    assert!(err.to_string().contains("idle_timeout"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    // 64 bytes every 150 ms: each file takes longer than the idle timeout, and is read.
+    let started = Instant::now();
+    let rows = read(&serve(Answer::Trickle), &options)
+        .await
+        .unwrap_or_else(|e| panic!("a slow, steady body: {e}"));
+    assert_eq!(rows, local_rows().await);
+    assert!(
+        started.elapsed() > Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
