@@ -71,6 +71,8 @@ pub struct CommitProbe {
     asked: Vec<u64>,
     /// The most commits a log may have from `start` on (see [`CommitProbe::with_max_commits`]).
     max_commits: u64,
+    /// The first version answered with something that is not a commit, and what it was.
+    not_a_commit: Option<(u64, String)>,
 }
 
 /// What a probe needs next: commit versions to ask for, or, when discovery is over, the
@@ -96,6 +98,7 @@ impl CommitProbe {
             target,
             asked: Vec::new(),
             max_commits: crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD,
+            not_a_commit: None,
         }
     }
 
@@ -125,7 +128,16 @@ impl CommitProbe {
 
     /// Records the answer for one version.
     pub fn push(&mut self, version: u64, data: Option<Bytes>) {
+        if let (None, Some(what)) = (&self.not_a_commit, data.as_deref().and_then(not_a_commit)) {
+            self.not_a_commit = Some((version, what));
+        }
         self.seen.insert(version, data);
+    }
+
+    /// Records a version found whose commit was already decoded as JSON lines (its bytes
+    /// are no longer kept), so it needs no look at its first bytes.
+    pub fn push_decoded(&mut self, version: u64) {
+        self.seen.insert(version, Some(Bytes::new()));
     }
 
     /// Bytes of a found commit.
@@ -148,6 +160,16 @@ impl CommitProbe {
 
     /// Decides what to ask next, from the answers so far.
     pub fn poll(&mut self) -> Result<ProbeStep> {
+        if let Some((version, what)) = &self.not_a_commit {
+            return Err(DeltaError::invalid_log(
+                format!("_delta_log/{version:020}.json"),
+                format!(
+                    "the server's answer is not a commit ({what}); a server that answers \
+                     200 for files it does not have (a single-page-app fallback, an empty \
+                     page) cannot serve a Delta table to a reader that must probe for commits"
+                ),
+            ));
+        }
         let b = self.bounds();
         // No commit at the start: nothing after the checkpoint (or no table); the caller
         // tells which.
@@ -240,6 +262,24 @@ impl CommitProbe {
         self.asked.clone_from(&versions);
         Step::Need(versions)
     }
+}
+
+/// What makes `data` not a commit file, if anything: a commit is JSON lines, each an
+/// object, so after an optional byte order mark and blank space it starts with `{`.
+fn not_a_commit(data: &[u8]) -> Option<String> {
+    let text = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
+    let Some(start) = text.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return Some("it is empty".into());
+    };
+    let rest = text.get(start..).unwrap_or_default();
+    if rest.first() == Some(&b'{') {
+        return None;
+    }
+    let shown: String = String::from_utf8_lossy(rest.get(..16).unwrap_or(rest))
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Some(format!("it starts with {shown:?}"))
 }
 
 #[cfg(test)]
@@ -409,6 +449,44 @@ mod tests {
         let r = probe(|v| v < 5_000, 0, Some(4_000));
         assert_eq!(r.last.ok(), Some(Some(4_000)));
         assert_eq!((r.rounds, r.requests), (2, 4_001));
+    }
+
+    #[test]
+    fn an_answer_that_is_not_a_commit_is_an_error() {
+        for (body, shown) in [
+            (
+                &b"<!doctype html><html>"[..],
+                "it starts with \"<!doctype html><\"",
+            ),
+            (b"", "it is empty"),
+            (b" \n\n", "it is empty"),
+        ] {
+            let mut p = CommitProbe::new(0, None);
+            let _ = p.poll();
+            for v in p.take_asked() {
+                let data = if v < 2 {
+                    &b"{\"commitInfo\":{}}\n"[..]
+                } else {
+                    body
+                };
+                p.push(v, Some(Bytes::from(data.to_vec())));
+            }
+            let err = p.poll().err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                err.contains("00000000000000000002.json") && err.contains(shown),
+                "{err}"
+            );
+        }
+        let mut p = CommitProbe::new(0, None);
+        let _ = p.poll();
+        for v in p.take_asked() {
+            let data = (v < 2).then(|| Bytes::from_static(b"\xEF\xBB\xBF {\"add\":{}}\n"));
+            p.push(v, data);
+        }
+        assert!(
+            matches!(p.poll(), Ok(Step::Ready(Some(1)))),
+            "a BOM and blanks before the first object"
+        );
     }
 
     #[test]

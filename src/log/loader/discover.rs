@@ -140,6 +140,8 @@ impl Context {
             let path = commit_path(v);
             if v < probe.start() {
                 self.files.remove(&path);
+            } else if self.decoded.contains_key(&path) {
+                probe.push_decoded(v);
             } else if let Some(answer) = self.files.get(&path) {
                 probe.push(v, answer.clone());
             }
@@ -153,7 +155,12 @@ impl Context {
         mut probe: CommitProbe,
     ) -> Result<State> {
         for v in probe.take_asked() {
-            let data = self.files.get(&commit_path(v)).cloned().flatten();
+            let path = commit_path(v);
+            if self.decoded.contains_key(&path) {
+                probe.push_decoded(v);
+                continue;
+            }
+            let data = self.files.get(&path).cloned().flatten();
             probe.push(v, data);
         }
         self.continue_probing(hint, probe)

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use super::{
     CheckpointReads, Context, Discovery, LoadScope, LoadedLog, LogRequest, State, Transition,
 };
-use crate::error::Result;
+use crate::error::{DeltaError, Result};
 use crate::log::actions::Action;
 use crate::log::checkpoint::{
     json_actions_each, json_actions_scoped, parquet_actions, ActionKinds, ParquetRead,
@@ -246,6 +246,14 @@ impl Context {
                     for run in runs {
                         run.into_iter().for_each(|a| replay.push_commit_action(a));
                     }
+                }
+                // A writer's commit holds at least its commitInfo; an empty file is one cut
+                // short, or a server's answer for a file it does not have.
+                None if data.iter().all(u8::is_ascii_whitespace) => {
+                    return Err(DeltaError::invalid_log(
+                        commit.path.as_str(),
+                        "the commit file is empty (a commit holds at least one action)",
+                    ))
                 }
                 None => json_actions_each(&commit.path, &data, with_files, |a| {
                     replay.push_commit_action(a)
