@@ -55,6 +55,7 @@ impl Default for ClientSettings {
             retry: RetryConfig::default(),
             connector: super::http_checks::CheckedConnector {
                 idle: DEFAULT_IDLE_TIMEOUT,
+                query: None,
             },
         }
     }

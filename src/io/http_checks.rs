@@ -13,15 +13,21 @@
 //! - **An answer without `Content-Length`** (chunked, or HTTP/1.0 ending at the close) to a
 //!   `GET` is read to its end and given the length it has: object_store refuses such
 //!   answers, which are legal HTTP.
+//! - **The table URL's query string** (`https://host/t/?token=…`, a shared signature or
+//!   access token) goes on every request, as the browser package sends it: object_store's
+//!   HTTP store keeps only the path. Errors never show it (see `error::redact`).
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, RANGE};
-use http::{HeaderValue, Method, StatusCode};
+use http::uri::PathAndQuery;
+use http::{HeaderValue, Method, StatusCode, Uri};
 use http_body::{Body, Frame, SizeHint};
 use object_store::client::{
     HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse,
@@ -30,9 +36,21 @@ use object_store::client::{
 use object_store::ClientOptions;
 
 /// Makes reqwest clients whose requests go through [`Checked`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct CheckedConnector {
     pub idle: Duration,
+    /// The query string of the table's URL, added to every request.
+    pub query: Option<Arc<str>>,
+}
+
+impl fmt::Debug for CheckedConnector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The query may hold a secret.
+        f.debug_struct("CheckedConnector")
+            .field("idle", &self.idle)
+            .field("query", &self.query.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
 }
 
 impl HttpConnector for CheckedConnector {
@@ -41,15 +59,33 @@ impl HttpConnector for CheckedConnector {
         Ok(HttpClient::new(Checked {
             inner,
             idle: self.idle,
+            query: self.query.clone(),
         }))
     }
 }
 
 /// An HTTP client with the module's checks.
-#[derive(Debug)]
 struct Checked {
     inner: HttpClient,
     idle: Duration,
+    query: Option<Arc<str>>,
+}
+
+impl fmt::Debug for Checked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Checked").field("idle", &self.idle).finish()
+    }
+}
+
+/// `uri` with `query` added to its own.
+fn with_query(uri: &Uri, query: &str) -> Option<Uri> {
+    let joined = match uri.query() {
+        Some(own) if !own.is_empty() => format!("{}?{own}&{query}", uri.path()),
+        _ => format!("{}?{query}", uri.path()),
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = Some(PathAndQuery::try_from(joined).ok()?);
+    Uri::from_parts(parts).ok()
 }
 
 /// Why a request failed here.
@@ -82,7 +118,10 @@ impl HttpService for Checked {
 }
 
 impl Checked {
-    async fn checked_call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+    async fn checked_call(&self, mut req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        if let Some(uri) = self.query.as_deref().and_then(|q| with_query(req.uri(), q)) {
+            *req.uri_mut() = uri;
+        }
         let ranged = req.headers().contains_key(RANGE);
         let get = req.method() == Method::GET;
         let answer = tokio::time::timeout(self.idle, self.inner.execute(req))
@@ -163,5 +202,22 @@ impl Body for IdleBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_is_added_to_each_request() {
+        let uri = |s: &str| Uri::try_from(s).unwrap_or_else(|e| panic!("{e}"));
+        let got = with_query(&uri("http://h:1/t/_delta_log/0.json"), "token=a%2Fb&x=1");
+        assert_eq!(
+            got,
+            Some(uri("http://h:1/t/_delta_log/0.json?token=a%2Fb&x=1"))
+        );
+        let got = with_query(&uri("http://h/t/p?list-type=2"), "sig=1");
+        assert_eq!(got, Some(uri("http://h/t/p?list-type=2&sig=1")));
     }
 }

@@ -138,8 +138,10 @@ impl ObjectStoreRange {
                 Ok(range)
             }
             "http" | "https" => {
-                let (settings, rest) = client_settings(options)?;
+                let (mut settings, rest) = client_settings(options)?;
                 refuse_options(&rest, "HTTP")?;
+                // A token or signature in the table's URL goes on every request.
+                settings.connector.query = url.query().filter(|q| !q.is_empty()).map(Into::into);
                 let origin = &url[..url::Position::BeforePath];
                 let client = settings.client.with_allow_http(true);
                 let store = object_store::http::HttpBuilder::new()

@@ -3,7 +3,8 @@
 //! checked: legal answers without `Content-Length` (chunked, or HTTP/1.0 ending at the
 //! close) give the table's rows; a `206` to a request for a whole file is an error, never a
 //! shorter commit; a body that stalls fails after the idle timeout, and one that keeps
-//! coming, however slowly, is read to its end.
+//! coming, however slowly, is read to its end; the table URL's query string (a token) goes
+//! on every request.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -30,6 +31,8 @@ enum Answer {
     Stall,
     /// Data files: 64 bytes every 150 ms.
     Trickle,
+    /// `403` for a request whose query string is not `token=s%2Fcret`.
+    NeedsToken,
 }
 
 /// Serves the corpus table's folder at `/t/` with `answer`, on its own threads; its URL.
@@ -65,6 +68,13 @@ fn respond(mut stream: TcpStream, root: &std::path::Path, answer: Answer) -> std
             range = Some((a.parse::<usize>().unwrap_or(0), b.parse::<usize>().ok()));
         }
     }
+    let (path, query) = path.split_once('?').unwrap_or((path.as_str(), ""));
+    if answer == Answer::NeedsToken && query != "token=s%2Fcret" {
+        return stream.write_all(
+            b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    let path = path.to_string();
     let file: PathBuf = root.join(path.trim_start_matches("/t/"));
     let Ok(bytes) = std::fs::read(&file) else {
         return stream.write_all(
@@ -212,4 +222,22 @@ async fn a_stalled_body_fails_after_the_idle_timeout_and_a_slow_one_is_read() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_table_urls_query_goes_on_every_request() {
+    let url = format!("{}?token=s%2Fcret", serve(Answer::NeedsToken));
+    let rows = read(&url, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows, local_rows().await);
+    let err = read(&serve(Answer::NeedsToken), &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("read without the token"));
+    assert!(!err.to_string().contains("s%2Fcret"), "{err}");
+    let table = DeltaTableBuilder::new(&url)
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let shown = table.location().to_string();
+    assert!(!shown.contains("cret") && shown.ends_with("/t/"), "{shown}");
 }
