@@ -175,6 +175,13 @@ fn json_lines_each<L: serde::de::DeserializeOwned + IntoActions>(
             continue;
         }
         let parsed: L = serde_json::from_slice(line).map_err(|e| {
+            if n == 0 && line.starts_with(&[0x1f, 0x8b]) {
+                return DeltaError::invalid_log(
+                    path,
+                    "the file is gzip-compressed (stored compressed, or sent with \
+                     Content-Encoding: gzip); log files are read as they are",
+                );
+            }
             json_depth::too_deep(line, "JSON nesting depth of a log line", Some(path))
                 .unwrap_or_else(|| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))
         })?;

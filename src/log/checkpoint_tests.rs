@@ -738,6 +738,8 @@ fn json_lines_decode_with_line_numbers() {
     assert_eq!(err.code(), "invalid_log");
     assert!(err.to_string().contains("01.json"), "{err}");
     assert!(err.to_string().contains("line 3:"), "{err}");
+    let gz = json_actions("02.json", b"\x1f\x8b\x08\x00\x00\x00\x00\x00").unwrap_err();
+    assert!(gz.to_string().contains("gzip-compressed"), "{gz}");
 }
 
 /// The statistics of `add` as the protocol's JSON text.

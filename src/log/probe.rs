@@ -163,11 +163,7 @@ impl CommitProbe {
         if let Some((version, what)) = &self.not_a_commit {
             return Err(DeltaError::invalid_log(
                 format!("_delta_log/{version:020}.json"),
-                format!(
-                    "the server's answer is not a commit ({what}); a server that answers \
-                     200 for files it does not have (a single-page-app fallback, an empty \
-                     page) cannot serve a Delta table to a reader that must probe for commits"
-                ),
+                format!("the server's answer is not a commit: {what}"),
             ));
         }
         let b = self.bounds();
@@ -267,19 +263,30 @@ impl CommitProbe {
 /// What makes `data` not a commit file, if anything: a commit is JSON lines, each an
 /// object, so after an optional byte order mark and blank space it starts with `{`.
 fn not_a_commit(data: &[u8]) -> Option<String> {
+    const FALLBACK: &str = "a server that answers 200 for files it does not have (a \
+                            single-page-app fallback, an empty page) cannot serve a Delta \
+                            table to a reader that must probe for commits";
     let text = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
     let Some(start) = text.iter().position(|b| !b.is_ascii_whitespace()) else {
-        return Some("it is empty".into());
+        return Some(format!("it is empty; {FALLBACK}"));
     };
     let rest = text.get(start..).unwrap_or_default();
-    if rest.first() == Some(&b'{') {
-        return None;
+    match rest {
+        [b'{', ..] => return None,
+        [0x1f, 0x8b, ..] => {
+            return Some(
+                "it is gzip-compressed (the server sent Content-Encoding: gzip, or stored the \
+                 file compressed); serve the log files as they are"
+                    .into(),
+            )
+        }
+        _ => {}
     }
     let shown: String = String::from_utf8_lossy(rest.get(..16).unwrap_or(rest))
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    Some(format!("it starts with {shown:?}"))
+    Some(format!("it starts with {shown:?}; {FALLBACK}"))
 }
 
 #[cfg(test)]
@@ -458,8 +465,9 @@ mod tests {
                 &b"<!doctype html><html>"[..],
                 "it starts with \"<!doctype html><\"",
             ),
-            (b"", "it is empty"),
+            (b"", "it is empty; a server that answers 200"),
             (b" \n\n", "it is empty"),
+            (b"\x1f\x8b\x08\x00", "gzip-compressed"),
         ] {
             let mut p = CommitProbe::new(0, None);
             let _ = p.poll();
