@@ -561,10 +561,9 @@ impl FetchStore {
             Failure::Final(io_error(
                 path,
                 format!(
-                    "the server ignored the Range header and sent the whole object ({size} \
-                     bytes), more than the {limit} bytes accepted in answer to a range \
-                     request (FetchOptions::max_full_body_for_range); serve the table from a \
-                     host that supports byte ranges"
+                    "the server ignored Range and sent the whole object ({size} bytes, over \
+                     max_full_body_for_range, {limit}); serve the table from a host that \
+                     supports byte ranges"
                 ),
                 false,
             ))

@@ -155,6 +155,10 @@ pub(crate) fn json_actions_each(
     }
 }
 
+/// Why a log file that starts with gzip's magic number is refused.
+pub(crate) const GZIPPED: &str =
+    "it is gzip-compressed (stored so, or sent with Content-Encoding: gzip)";
+
 fn json_lines_each<L: serde::de::DeserializeOwned + IntoActions>(
     path: &str,
     data: &[u8],
@@ -176,11 +180,7 @@ fn json_lines_each<L: serde::de::DeserializeOwned + IntoActions>(
         }
         let parsed: L = serde_json::from_slice(line).map_err(|e| {
             if n == 0 && line.starts_with(&[0x1f, 0x8b]) {
-                return DeltaError::invalid_log(
-                    path,
-                    "the file is gzip-compressed (stored compressed, or sent with \
-                     Content-Encoding: gzip); log files are read as they are",
-                );
+                return DeltaError::invalid_log(path, GZIPPED);
             }
             json_depth::too_deep(line, "JSON nesting depth of a log line", Some(path))
                 .unwrap_or_else(|| DeltaError::invalid_log(path, format!("line {}: {e}", n + 1)))

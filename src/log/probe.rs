@@ -72,7 +72,7 @@ pub struct CommitProbe {
     /// The most commits a log may have from `start` on (see [`CommitProbe::with_max_commits`]).
     max_commits: u64,
     /// The first version answered with something that is not a commit, and what it was.
-    not_a_commit: Option<(u64, String)>,
+    not_a_commit: Option<(u64, &'static str)>,
 }
 
 /// What a probe needs next: commit versions to ask for, or, when discovery is over, the
@@ -163,7 +163,10 @@ impl CommitProbe {
         if let Some((version, what)) = &self.not_a_commit {
             return Err(DeltaError::invalid_log(
                 format!("_delta_log/{version:020}.json"),
-                format!("the server's answer is not a commit: {what}"),
+                format!(
+                    "the server's answer is not a commit: {what} (a server that answers 200 \
+                     for files it does not have cannot serve a table it must probe)"
+                ),
             ));
         }
         let b = self.bounds();
@@ -262,31 +265,14 @@ impl CommitProbe {
 
 /// What makes `data` not a commit file, if anything: a commit is JSON lines, each an
 /// object, so after an optional byte order mark and blank space it starts with `{`.
-fn not_a_commit(data: &[u8]) -> Option<String> {
-    const FALLBACK: &str = "a server that answers 200 for files it does not have (a \
-                            single-page-app fallback, an empty page) cannot serve a Delta \
-                            table to a reader that must probe for commits";
+fn not_a_commit(data: &[u8]) -> Option<&'static str> {
     let text = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
-    let Some(start) = text.iter().position(|b| !b.is_ascii_whitespace()) else {
-        return Some(format!("it is empty; {FALLBACK}"));
-    };
-    let rest = text.get(start..).unwrap_or_default();
-    match rest {
-        [b'{', ..] => return None,
-        [0x1f, 0x8b, ..] => {
-            return Some(
-                "it is gzip-compressed (the server sent Content-Encoding: gzip, or stored the \
-                 file compressed); serve the log files as they are"
-                    .into(),
-            )
-        }
-        _ => {}
+    match text.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => None,
+        Some(0x1f) => Some(super::checkpoint::GZIPPED),
+        Some(_) => Some("it is not JSON lines"),
+        None => Some("it is empty"),
     }
-    let shown: String = String::from_utf8_lossy(rest.get(..16).unwrap_or(rest))
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    Some(format!("it starts with {shown:?}; {FALLBACK}"))
 }
 
 #[cfg(test)]
@@ -461,11 +447,8 @@ mod tests {
     #[test]
     fn an_answer_that_is_not_a_commit_is_an_error() {
         for (body, shown) in [
-            (
-                &b"<!doctype html><html>"[..],
-                "it starts with \"<!doctype html><\"",
-            ),
-            (b"", "it is empty; a server that answers 200"),
+            (&b"<!doctype html><html>"[..], "it is not JSON lines"),
+            (b"", "it is empty (a server that answers 200"),
             (b" \n\n", "it is empty"),
             (b"\x1f\x8b\x08\x00", "gzip-compressed"),
         ] {

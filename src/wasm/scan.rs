@@ -274,13 +274,10 @@ impl ScanState {
                 Ok(())
             }
             current if current == way => Ok(()),
-            Reading::OneStream => Err(invalid_argument(
-                "this scan is read as one IPC stream (next(), iteration, stream()): its bytes \
-                 cannot be mixed with nextBatch() or toIPC(); start another scan",
-            )),
-            Reading::Streams => Err(invalid_argument(
-                "this scan is read batch by batch (nextBatch(), batches(), toIPC()): it cannot \
-                 also be read as one stream; start another scan",
+            // One message for both ways (the module's size is budgeted).
+            Reading::OneStream | Reading::Streams => Err(invalid_argument(
+                "a scan is read one way: as one stream (next(), stream()) or batch by batch \
+                 (nextBatch(), batches(), toIPC()); start another scan",
             )),
         }
     }
