@@ -184,8 +184,8 @@ export function createApi(loadDefault, { localFolder } = {}) {
      * the files of a picked folder; or a byte source `{ read, size?, list? }`. */
     static async open(target, options = {}) {
       await init();
-      const normalized = normalizeOpenOptions(options);
       const found = byteSourceFor(target, localFolder);
+      const normalized = normalizeOpenOptions(options, found === null);
       const raw =
         found === null
           ? await openTable(String(target), normalized)
@@ -278,9 +278,9 @@ export function createApi(loadDefault, { localFolder } = {}) {
 
 /** Headers (in `headers` and `requestInit.headers`) may be a Headers instance, an array of
  * pairs or a plain object; the wasm side takes pairs or a plain object. */
-function normalizeOpenOptions(options) {
+function normalizeOpenOptions(options, overHttp) {
   if (options == null) {
-    return {};
+    return overHttp ? { fetch: answerWithin(globalFetch, DEFAULT_ANSWER_MS) } : {};
   }
   if (typeof options !== 'object' || Array.isArray(options)) {
     throw Object.assign(new TypeError(`DeltaTable.open's options must be an object, not ${Array.isArray(options) ? 'an array' : typeof options}`), {
@@ -298,11 +298,50 @@ function normalizeOpenOptions(options) {
     }
     out.requestInit = { ...options.requestInit, headers: inner };
   }
+  const { answerTimeoutMs = DEFAULT_ANSWER_MS } = options;
+  delete out.answerTimeoutMs;
+  if (typeof answerTimeoutMs !== 'number' || !(answerTimeoutMs >= 0)) {
+    throw Object.assign(new TypeError('answerTimeoutMs must be a number of milliseconds, 0 or more'), {
+      code: 'invalid_argument',
+    });
+  }
   if (typeof options.fetch === 'function') {
     const userFetch = options.fetch;
-    out.fetch = async (...args) => asResponse(await userFetch(...args));
+    out.fetch = answerWithin(async (...args) => asResponse(await userFetch(...args)), answerTimeoutMs);
+  } else if (overHttp && options.fetch == null) {
+    out.fetch = answerWithin(globalFetch, answerTimeoutMs);
   }
   return out;
+}
+
+/** How long a request may wait for its answer (status and headers) by default: 30 s. */
+const DEFAULT_ANSWER_MS = 30_000;
+
+function globalFetch(request) {
+  return globalThis.fetch(request);
+}
+
+/** `fetchFn` with a bound on the wait for each answer's status and headers (`ms`; 0: none):
+ * a server that takes the connection and never answers fails the request with a
+ * `TimeoutError`, which the reader retries like a network error (`retries`), instead of
+ * holding the read for as long as the runtime lets it (Node.js: 5 minutes a try). The body
+ * is not bounded: it may come as slowly as the link is. */
+function answerWithin(fetchFn, ms) {
+  if (!(ms > 0) || typeof AbortSignal?.any !== 'function') {
+    return fetchFn;
+  }
+  return async (request) => {
+    const timer = new AbortController();
+    const id = setTimeout(() => {
+      timer.abort(Object.assign(new Error(`no answer within ${ms} ms (answerTimeoutMs)`), { name: 'TimeoutError' }));
+    }, ms);
+    try {
+      const signal = AbortSignal.any([request.signal, timer.signal]);
+      return await fetchFn(new Request(request, { signal }));
+    } finally {
+      clearTimeout(id);
+    }
+  };
 }
 
 /** Headers as pairs: from a Headers instance, an iterable of pairs, or a plain object; the

@@ -18,6 +18,7 @@ import { tableFromIPC as flechetteFromIPC } from '@uwdata/flechette';
 import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -309,6 +310,34 @@ await check('errors carry codes', async () => {
     (e) => assertEq(e.code, 'io', 'code'),
     'unreachable server',
   );
+});
+
+await check('a server that takes the connection and never answers fails the open after answerTimeoutMs', async () => {
+  const sockets = [];
+  const silent = createTcpServer((socket) => sockets.push(socket));
+  await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const at = `http://127.0.0.1:${silent.address().port}/t/`;
+    const t0 = performance.now();
+    const err = await rejects(
+      DeltaTable.open(at, { answerTimeoutMs: 300, retries: 1 }),
+      (e) => assertEq(e.code, 'io', 'code'),
+      'a silent server',
+    );
+    const took = performance.now() - t0;
+    assert(took < 10_000, `failed after ${Math.round(took)} ms`);
+    assert(/answerTimeoutMs/.test(`${err.message} ${err.cause?.message ?? ''}`), err.message);
+    await rejects(
+      DeltaTable.open(at, { answerTimeoutMs: -1 }),
+      (e) => assertEq(e.code, 'invalid_argument', 'code'),
+      'a negative answerTimeoutMs',
+    );
+  } finally {
+    sockets.forEach((s) => s.destroy());
+    silent.close();
+  }
+  // The default bound leaves a table that answers alone: it reads as before.
+  assertEq(await countRows((await DeltaTable.open(url(DV), { answerTimeoutMs: 5000 })).scan()), EXPECT[DV].rows, 'rows');
 });
 
 await check('abort: an open and a scan reject with AbortError; a second scan works', async () => {
