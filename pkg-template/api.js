@@ -300,6 +300,9 @@ function normalizeOpenOptions(options, overHttp) {
   }
   const { answerTimeoutMs = DEFAULT_ANSWER_MS } = options;
   delete out.answerTimeoutMs;
+  if (!overHttp && options.answerTimeoutMs !== undefined) {
+    throw Object.assign(new TypeError('answerTimeoutMs applies to http(s) tables only'), { code: 'invalid_argument' });
+  }
   if (typeof answerTimeoutMs !== 'number' || !(answerTimeoutMs >= 0)) {
     throw Object.assign(new TypeError('answerTimeoutMs must be a number of milliseconds, 0 or more'), {
       code: 'invalid_argument',

@@ -584,6 +584,11 @@ await check('local folder: a path, a file:// URL and a relative path read what H
     (e) => assertEq(e.code, 'invalid_argument', 'code'),
     'headers on a local table',
   );
+  await rejects(
+    DeltaTable.open(folder, { answerTimeoutMs: 5 }),
+    (e) => assertEq(e.code, 'invalid_argument', 'code'),
+    'answerTimeoutMs on a local table',
+  );
 });
 
 await check('local folder: a FIFO in a table is refused, never opened (no hang)', async () => {
