@@ -56,6 +56,7 @@ impl Default for ClientSettings {
             connector: super::http_checks::CheckedConnector {
                 idle: DEFAULT_IDLE_TIMEOUT,
                 query: None,
+                whole_for_range: 0,
             },
         }
     }

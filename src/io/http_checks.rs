@@ -13,6 +13,10 @@
 //! - **An answer without `Content-Length`** (chunked, or HTTP/1.0 ending at the close) to a
 //!   `GET` is read to its end and given the length it has: object_store refuses such
 //!   answers, which are legal HTTP.
+//! - **A `200` with the whole object to a range request** (a server that ignores `Range`)
+//!   is cut to the range here when the object is at most `whole_for_range` bytes, and
+//!   handed on as the `206` asked for: object_store refuses the `200`, and the store then
+//!   fetched the whole object a second time to cut it.
 //! - **The table URL's query string** (`https://host/t/?token=…`, a shared signature or
 //!   access token) goes on every request, as the browser package sends it: object_store's
 //!   HTTP store keeps only the path. Errors never show it (see `error::redact`).
@@ -41,6 +45,9 @@ pub(crate) struct CheckedConnector {
     pub idle: Duration,
     /// The query string of the table's URL, added to every request.
     pub query: Option<Arc<str>>,
+    /// The largest whole object cut to the range asked for when a server ignores `Range`
+    /// (0: none, the `200` is handed on).
+    pub whole_for_range: u64,
 }
 
 impl fmt::Debug for CheckedConnector {
@@ -49,6 +56,7 @@ impl fmt::Debug for CheckedConnector {
         f.debug_struct("CheckedConnector")
             .field("idle", &self.idle)
             .field("query", &self.query.as_ref().map(|_| "[redacted]"))
+            .field("whole_for_range", &self.whole_for_range)
             .finish()
     }
 }
@@ -60,6 +68,7 @@ impl HttpConnector for CheckedConnector {
             inner,
             idle: self.idle,
             query: self.query.clone(),
+            whole_for_range: self.whole_for_range,
         }))
     }
 }
@@ -69,6 +78,7 @@ struct Checked {
     inner: HttpClient,
     idle: Duration,
     query: Option<Arc<str>>,
+    whole_for_range: u64,
 }
 
 impl fmt::Debug for Checked {
@@ -123,6 +133,11 @@ impl Checked {
             *req.uri_mut() = uri;
         }
         let ranged = req.headers().contains_key(RANGE);
+        let asked = req
+            .headers()
+            .get(RANGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(byte_range);
         let get = req.method() == Method::GET;
         let answer = tokio::time::timeout(self.idle, self.inner.execute(req))
             .await
@@ -135,6 +150,18 @@ impl Checked {
             ));
         }
         let body = HttpResponseBody::new(IdleBody::new(body, self.idle));
+        let whole_len = parts
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if let (true, StatusCode::OK, Some(asked), Some(len)) =
+            (get, parts.status, asked, whole_len)
+        {
+            if len <= self.whole_for_range {
+                return cut_to_range(parts, body.bytes().await?, asked);
+            }
+        }
         if get && parts.status.is_success() && !parts.headers.contains_key(CONTENT_LENGTH) {
             let whole = body.bytes().await?;
             parts
@@ -146,15 +173,57 @@ impl Checked {
     }
 }
 
+/// A `Range` header's single byte range: `(start, last)` of `bytes=start-last` or
+/// `bytes=start-` (to the end); `None` for anything else (suffixes, several ranges).
+fn byte_range(header: &str) -> Option<(u64, Option<u64>)> {
+    let (start, last) = header.trim().strip_prefix("bytes=")?.split_once('-')?;
+    let start = start.trim().parse().ok()?;
+    let last = match last.trim() {
+        "" => None,
+        text => Some(text.parse().ok()?),
+    };
+    Some((start, last))
+}
+
+/// The `206` answer for `asked` cut out of `whole` (a `200` answer's body, `parts` its
+/// head); `416` when the range starts past the end.
+fn cut_to_range(
+    mut parts: http::response::Parts,
+    whole: Bytes,
+    (start, last): (u64, Option<u64>),
+) -> Result<HttpResponse, HttpError> {
+    let total = whole.len() as u64;
+    if start >= total {
+        parts.status = StatusCode::RANGE_NOT_SATISFIABLE;
+        parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(0));
+        return Ok(HttpResponse::from_parts(parts, Bytes::new().into()));
+    }
+    let end = last.map_or(total, |l| l.saturating_add(1).min(total));
+    // Both ends are within `whole`, whose length fits in usize.
+    let cut = whole.slice(start as usize..end as usize);
+    let content_range = format!("bytes {start}-{}/{total}", end - 1);
+    parts.status = StatusCode::PARTIAL_CONTENT;
+    parts
+        .headers
+        .insert(CONTENT_LENGTH, HeaderValue::from(cut.len()));
+    if let Ok(value) = HeaderValue::try_from(content_range) {
+        parts.headers.insert(http::header::CONTENT_RANGE, value);
+    }
+    Ok(HttpResponse::from_parts(parts, cut.into()))
+}
+
 fn idle_error(idle: Duration) -> HttpError {
     HttpError::new(HttpErrorKind::Timeout, CheckFailed::Idle(idle))
 }
 
-/// A body that fails once no frame has come for `idle`.
+/// A body that fails once no frame has come for `idle`. The timer is not moved on each
+/// frame (a body of many small frames would touch the timer wheel for each): when it fires,
+/// it is set again from the last frame's time if one came since.
 struct IdleBody {
     inner: HttpResponseBody,
     idle: Duration,
     timer: Pin<Box<tokio::time::Sleep>>,
+    last_frame: tokio::time::Instant,
     failed: bool,
 }
 
@@ -164,6 +233,7 @@ impl IdleBody {
             inner,
             idle,
             timer: Box::pin(tokio::time::sleep(idle)),
+            last_frame: tokio::time::Instant::now(),
             failed: false,
         }
     }
@@ -180,19 +250,21 @@ impl Body for IdleBody {
         if self.failed {
             return Poll::Ready(None);
         }
-        match Pin::new(&mut self.inner).poll_frame(cx) {
-            Poll::Ready(frame) => {
-                let next = tokio::time::Instant::now() + self.idle;
-                self.timer.as_mut().reset(next);
-                Poll::Ready(frame)
+        if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
+            self.last_frame = tokio::time::Instant::now();
+            return Poll::Ready(frame);
+        }
+        loop {
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
             }
-            Poll::Pending => match self.timer.as_mut().poll(cx) {
-                Poll::Ready(()) => {
-                    self.failed = true;
-                    Poll::Ready(Some(Err(idle_error(self.idle))))
-                }
-                Poll::Pending => Poll::Pending,
-            },
+            let deadline = self.last_frame + self.idle;
+            if deadline <= tokio::time::Instant::now() {
+                self.failed = true;
+                return Poll::Ready(Some(Err(idle_error(self.idle))));
+            }
+            // A frame came since the timer was set: wait out the rest from it.
+            self.timer.as_mut().reset(deadline);
         }
     }
 
@@ -208,6 +280,15 @@ impl Body for IdleBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn range_headers_are_read() {
+        assert_eq!(byte_range("bytes=5-9"), Some((5, Some(9))));
+        assert_eq!(byte_range("bytes=5-"), Some((5, None)));
+        assert_eq!(byte_range("bytes=-5"), None);
+        assert_eq!(byte_range("bytes=1-2,4-5"), None);
+        assert_eq!(byte_range("items=1-2"), None);
+    }
 
     #[test]
     fn the_query_is_added_to_each_request() {

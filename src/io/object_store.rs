@@ -142,6 +142,7 @@ impl ObjectStoreRange {
                 refuse_options(&rest, "HTTP")?;
                 // A token or signature in the table's URL goes on every request.
                 settings.connector.query = url.query().filter(|q| !q.is_empty()).map(Into::into);
+                settings.connector.whole_for_range = MAX_WHOLE_FOR_RANGE;
                 let origin = &url[..url::Position::BeforePath];
                 let client = settings.client.with_allow_http(true);
                 let store = object_store::http::HttpBuilder::new()

@@ -33,25 +33,55 @@ enum Answer {
     Trickle,
     /// `403` for a request whose query string is not `token=s%2Fcret`.
     NeedsToken,
+    /// As a server should.
+    Plain,
+    /// `200` with the whole file for every request, `Range` or not.
+    IgnoreRange,
+}
+
+/// Requests for data files each server answered, by port.
+static DATA_REQUESTS: std::sync::LazyLock<std::sync::Mutex<HashMap<u16, usize>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn data_requests(url: &str) -> usize {
+    let port = url
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or_default();
+    DATA_REQUESTS
+        .lock()
+        .map(|m| m.get(&port).copied().unwrap_or_default())
+        .unwrap_or_default()
 }
 
 /// Serves the corpus table's folder at `/t/` with `answer`, on its own threads; its URL.
 fn serve(answer: Answer) -> String {
-    let root = common::table_dir(TABLE);
+    serve_table(TABLE, answer)
+}
+
+/// [`serve`] for the corpus table `table`.
+fn serve_table(table: &str, answer: Answer) -> String {
+    let root = common::table_dir(table);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
     let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let root = root.clone();
             std::thread::spawn(move || {
-                let _ = respond(stream, &root, answer);
+                let _ = respond(stream, &root, answer, port);
             });
         }
     });
     format!("http://127.0.0.1:{port}/t/")
 }
 
-fn respond(mut stream: TcpStream, root: &std::path::Path, answer: Answer) -> std::io::Result<()> {
+fn respond(
+    mut stream: TcpStream,
+    root: &std::path::Path,
+    answer: Answer,
+    port: u16,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
     reader.read_line(&mut line)?;
@@ -75,6 +105,14 @@ fn respond(mut stream: TcpStream, root: &std::path::Path, answer: Answer) -> std
         );
     }
     let path = path.to_string();
+    if path.ends_with(".parquet") {
+        if let Ok(mut counts) = DATA_REQUESTS.lock() {
+            *counts.entry(port).or_default() += 1;
+        }
+    }
+    if answer == Answer::IgnoreRange {
+        range = None;
+    }
     let file: PathBuf = root.join(path.trim_start_matches("/t/"));
     let Ok(bytes) = std::fs::read(&file) else {
         return stream.write_all(
@@ -240,4 +278,39 @@ async fn the_table_urls_query_goes_on_every_request() {
         .unwrap_or_else(|e| panic!("{e}"));
     let shown = table.location().to_string();
     assert!(!shown.contains("cret") && shown.ends_with("/t/"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ignores_range_is_asked_once_per_range() {
+    // Files of a few MB: read in ranges (smaller ones are fetched whole).
+    const RANGED: &str = "deltars__COVID-19_NYT";
+    async fn cases(url: &str) -> Vec<String> {
+        let table = DeltaTableBuilder::new(url)
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let batches = table
+            .scan()
+            .with_projection(["cases"])
+            .build()
+            .await
+            .and_then(|s| Ok(s.into_stream()))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .collect_batches()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        common::sorted_rows(&batches)
+    }
+    let plain = serve_table(RANGED, Answer::Plain);
+    let ignoring = serve_table(RANGED, Answer::IgnoreRange);
+    let want = cases(&common::table_dir(RANGED).to_string_lossy()).await;
+    assert_eq!(cases(&plain).await, want);
+    assert_eq!(cases(&ignoring).await, want);
+    // Each whole answer is cut to the range asked for: no second request to cut it from.
+    let (asked, ignored) = (data_requests(&plain), data_requests(&ignoring));
+    assert!(asked > 0, "no data request counted");
+    assert_eq!(
+        ignored, asked,
+        "requests for data files: {ignored} against {asked}"
+    );
 }
