@@ -294,7 +294,7 @@ async fn a_server_that_ignores_range_is_asked_once_per_range() {
             .with_projection(["cases"])
             .build()
             .await
-            .and_then(|s| Ok(s.into_stream()))
+            .map(|s| s.into_stream())
             .unwrap_or_else(|e| panic!("{e}"))
             .collect_batches()
             .await
