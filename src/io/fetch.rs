@@ -242,9 +242,7 @@ impl FetchStore {
         }
         if !url.username().is_empty() || url.password().is_some() {
             return Err(invalid(
-                "fetch refuses URLs with user:password; give an Authorization header in \
-                 FetchOptions::headers instead"
-                    .into(),
+                "fetch refuses URLs with user:password; send an Authorization header".into(),
             ));
         }
         url.set_fragment(None);

@@ -289,8 +289,8 @@ fn confined(path: &str) -> Result<()> {
     if escapes {
         return Err(DeltaError::Io {
             path: redact(path),
-            message: "the path leaves the table root (an absolute path or URL, or a '..', '.' \
-                      or empty segment): a byte source reads only below its root"
+            message: "the path leaves the table root (absolute, or a '..', '.' or empty \
+                      segment)"
                 .into(),
             phase: phase_for(path),
             transient: false,

@@ -164,16 +164,28 @@ impl CommitProbe {
             return Err(DeltaError::invalid_log(
                 format!("_delta_log/{version:020}.json"),
                 format!(
-                    "the server's answer is not a commit: {what} (a server that answers 200 \
-                     for files it does not have cannot serve a table it must probe)"
+                    "not a commit: {what} (a server that answers 200 for files it does not \
+                     have cannot serve a table it must probe)"
                 ),
             ));
         }
         let b = self.bounds();
         // No commit at the start: nothing after the checkpoint (or no table); the caller
-        // tells which.
+        // tells which. From version 0 the first round is asked for whole first: commits
+        // found past a missing commit 0 are a log whose first commits were cleaned up after
+        // a checkpoint nothing names (a gap, below), not a missing table.
         if self.target.is_none() && matches!(self.seen.get(&self.start), Some(None)) {
-            return Ok(Step::Ready(None));
+            if self.start == 0 {
+                let unasked: Vec<u64> = first_round(0)
+                    .filter(|v| !self.seen.contains_key(v))
+                    .collect();
+                if !unasked.is_empty() {
+                    return Ok(self.fetch(unasked));
+                }
+            }
+            if self.start > 0 || b.newest_found.is_none() {
+                return Ok(Step::Ready(None));
+            }
         }
         if let (Some(found), Some(missing)) = (b.newest_found, b.oldest_missing) {
             if missing < found {
@@ -226,13 +238,7 @@ impl CommitProbe {
             .filter(|v| !self.seen.contains_key(v))
             .collect();
         match (self.seen.is_empty(), b.oldest_missing) {
-            (true, _) => {
-                let dense = self.start..self.start.saturating_add(FIRST_PROBE_BATCH);
-                let sparse = FIRST_SPARSE_OFFSETS
-                    .iter()
-                    .map(|o| self.start.saturating_add(*o));
-                wanted.extend(dense.chain(sparse));
-            }
+            (true, _) => wanted.extend(first_round(self.start)),
             (false, None) => {
                 // 2^k - 1 past the start, for the k beyond the newest commit found.
                 let reach = newest - self.start + 1;
@@ -261,6 +267,16 @@ impl CommitProbe {
         self.asked.clone_from(&versions);
         Step::Need(versions)
     }
+}
+
+/// The versions a probe from `start` asks for first: [`FIRST_PROBE_BATCH`] in a row, then
+/// the sparse ones.
+fn first_round(start: u64) -> impl Iterator<Item = u64> {
+    let dense = start..start.saturating_add(FIRST_PROBE_BATCH);
+    let sparse = FIRST_SPARSE_OFFSETS
+        .iter()
+        .map(move |o| start.saturating_add(*o));
+    dense.chain(sparse)
 }
 
 /// What makes `data` not a commit file, if anything: a commit is JSON lines, each an
@@ -478,6 +494,25 @@ mod tests {
             matches!(p.poll(), Ok(Step::Ready(Some(1)))),
             "a BOM and blanks before the first object"
         );
+    }
+
+    #[test]
+    fn commits_past_a_missing_commit_zero_are_a_gap_not_a_missing_table() {
+        // Commits 5..=12 (0..=4 cleaned up after a checkpoint nothing names).
+        let (got, _) = run(&(5..=12).collect::<Vec<_>>(), 0, None);
+        assert!(
+            matches!(
+                got,
+                Err(DeltaError::NonContiguousLog {
+                    expected: 0,
+                    found: 5
+                })
+            ),
+            "{got:?}"
+        );
+        // No commit at all: no log, whatever was asked.
+        let (got, _) = run(&[], 0, None);
+        assert!(matches!(got, Ok(None)), "{got:?}");
     }
 
     #[test]
