@@ -5,7 +5,6 @@
 //! hang. Files that vanish or change between the log read and the data read are covered
 //! too. The figures (outcome, requests, seconds per case) are printed for RELIABILITY.md.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -205,26 +204,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Loads and scans the table at `url`: its rows, sorted, as text.
-async fn read(url: &str, options: &[(&str, &str)]) -> Result<Vec<String>, DeltaError> {
-    let options: HashMap<String, String> = options
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let table = DeltaTableBuilder::new(url)
-        .with_storage_options(options)
-        .load_table()
-        .await?;
-    let batches = table
-        .scan()
-        .build()
-        .await?
-        .into_stream()
-        .collect_batches()
-        .await?;
-    Ok(common::sorted_rows(&batches))
-}
-
 /// What an error may show: one bounded line, no control characters.
 fn check_error_text(case: &str, e: &DeltaError) {
     let text = e.to_string();
@@ -242,7 +221,7 @@ fn check_error_text(case: &str, e: &DeltaError) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fault_is_retried_or_a_typed_error() {
     let table = common::table_dir(TABLE);
-    let local = read(&table.to_string_lossy(), &[])
+    let local = common::rows_over(&table.to_string_lossy(), &[])
         .await
         .unwrap_or_else(|e| panic!("clean local read: {e}"));
     assert!(local.len() > 10, "the table has rows");
@@ -255,7 +234,7 @@ async fn every_fault_is_retried_or_a_typed_error() {
             .unwrap_or_else(|e| panic!("{e}"));
         let url = server.url_for(&format!("{TABLE}/"));
         let t = Instant::now();
-        let got = tokio::time::timeout(CASE_BOUND, read(&url, case.options))
+        let got = tokio::time::timeout(CASE_BOUND, common::rows_over(&url, case.options))
             .await
             .unwrap_or_else(|_| panic!("{}: no answer in {CASE_BOUND:?}", case.name));
         let took = t.elapsed();

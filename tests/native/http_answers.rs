@@ -12,7 +12,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use delta_arrow_reader::{DeltaError, DeltaTableBuilder};
+use delta_arrow_reader::DeltaTableBuilder;
 
 use crate::common;
 
@@ -184,27 +184,8 @@ fn respond(
     Ok(())
 }
 
-async fn read(url: &str, options: &[(&str, &str)]) -> Result<Vec<String>, DeltaError> {
-    let options: HashMap<String, String> = options
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let table = DeltaTableBuilder::new(url)
-        .with_storage_options(options)
-        .load_table()
-        .await?;
-    let batches = table
-        .scan()
-        .build()
-        .await?
-        .into_stream()
-        .collect_batches()
-        .await?;
-    Ok(common::sorted_rows(&batches))
-}
-
 async fn local_rows() -> Vec<String> {
-    read(&common::table_dir(TABLE).to_string_lossy(), &[])
+    common::rows_over(&common::table_dir(TABLE).to_string_lossy(), &[])
         .await
         .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -213,7 +194,7 @@ async fn local_rows() -> Vec<String> {
 async fn answers_without_content_length_are_read() {
     let local = local_rows().await;
     for answer in [Answer::Chunked, Answer::Http10] {
-        let rows = read(&serve(answer), &[])
+        let rows = common::rows_over(&serve(answer), &[])
             .await
             .unwrap_or_else(|e| panic!("{answer:?}: {e}"));
         assert_eq!(rows, local, "{answer:?}");
@@ -222,7 +203,7 @@ async fn answers_without_content_length_are_read() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partial_answer_to_a_whole_file_request_is_an_error_not_fewer_rows() {
-    let err = read(&serve(Answer::PartialForWhole), &[("max_retries", "0")])
+    let err = common::rows_over(&serve(Answer::PartialForWhole), &[("max_retries", "0")])
         .await
         .err()
         .unwrap_or_else(|| panic!("a commit cut to its first line was read"));
@@ -238,7 +219,7 @@ async fn a_stalled_body_fails_after_the_idle_timeout_and_a_slow_one_is_read() {
         ("retry_timeout", "1s"),
     ];
     let started = Instant::now();
-    let err = read(&serve(Answer::Stall), &options)
+    let err = common::rows_over(&serve(Answer::Stall), &options)
         .await
         .err()
         .unwrap_or_else(|| panic!("a stalled body was read"));
@@ -251,7 +232,7 @@ async fn a_stalled_body_fails_after_the_idle_timeout_and_a_slow_one_is_read() {
     );
     // 64 bytes every 150 ms: each file takes longer than the idle timeout, and is read.
     let started = Instant::now();
-    let rows = read(&serve(Answer::Trickle), &options)
+    let rows = common::rows_over(&serve(Answer::Trickle), &options)
         .await
         .unwrap_or_else(|e| panic!("a slow, steady body: {e}"));
     assert_eq!(rows, local_rows().await);
@@ -265,9 +246,11 @@ async fn a_stalled_body_fails_after_the_idle_timeout_and_a_slow_one_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_table_urls_query_goes_on_every_request() {
     let url = format!("{}?token=s%2Fcret", serve(Answer::NeedsToken));
-    let rows = read(&url, &[]).await.unwrap_or_else(|e| panic!("{e}"));
+    let rows = common::rows_over(&url, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows, local_rows().await);
-    let err = read(&serve(Answer::NeedsToken), &[("max_retries", "0")])
+    let err = common::rows_over(&serve(Answer::NeedsToken), &[("max_retries", "0")])
         .await
         .err()
         .unwrap_or_else(|| panic!("read without the token"));

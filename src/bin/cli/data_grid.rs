@@ -17,9 +17,7 @@ pub fn format(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String, Del
         .iter()
         .map(|f| safe(f.name(), false).into_owned())
         .collect();
-    let mut grid = comfy_table::Table::new();
-    grid.load_preset("||--+-++|    ++++++");
-    grid.set_header(header);
+    let mut grid = super::info::grid(header);
     let options = FormatOptions::default().with_display_error(true);
     for batch in batches {
         let columns = batch

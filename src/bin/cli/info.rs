@@ -144,7 +144,7 @@ pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
 }
 
 /// A table with `header`, drawn like `dar head`'s (ASCII lines, as wide as its cells).
-pub(super) fn grid<const N: usize>(header: [&str; N]) -> comfy_table::Table {
+pub(super) fn grid(header: impl Into<comfy_table::Row>) -> comfy_table::Table {
     let mut grid = comfy_table::Table::new();
     grid.load_preset("||--+-++|    ++++++");
     grid.set_header(header);

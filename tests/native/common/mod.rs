@@ -391,6 +391,30 @@ pub fn print_section(title: &str, lines: &[String]) {
     }
 }
 
+/// Loads the table at `url` with the storage `options` and scans it whole: its rows,
+/// sorted, as text, or the error of the load or the read.
+pub async fn rows_over(
+    url: &str,
+    options: &[(&str, &str)],
+) -> Result<Vec<String>, delta_arrow_reader::DeltaError> {
+    let options: HashMap<String, String> = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let table = delta_arrow_reader::DeltaTableBuilder::new(url)
+        .with_storage_options(options)
+        .load_table()
+        .await?;
+    let batches = table
+        .scan()
+        .build()
+        .await?
+        .into_stream()
+        .collect_batches()
+        .await?;
+    Ok(sorted_rows(&batches))
+}
+
 /// Builds `scan` and reads it to its end: its batches, and the requests and bytes it made.
 pub async fn scan_to_end(
     scan: delta_arrow_reader::DeltaScanBuilder,
