@@ -5,7 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
-import { batchIterable, checkReadable, coded, concatBytes, endOnAbort, inTurn, markCancelled, progressCallback, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, coded, endOnAbort, inTurn, markCancelled, progressCallback, restOfStream, ScanViews } from './scan-views.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
@@ -124,13 +124,8 @@ export function createApi(loadDefault, { localFolder } = {}) {
         throw coded('invalid_argument', 'this scan is read with batches(): a scan is read one way');
       }
       if (this.#mode === 'next') {
-        // The stream has begun: the rest of it, as next() would hand it out.
-        const pieces = [];
-        for (;;) {
-          const { done, value } = await this.#step('next');
-          if (done) return concatBytes(pieces);
-          pieces.push(value);
-        }
+        // The stream has begun: the rest of it.
+        return restOfStream(this);
       }
       this.#mode = 'next';
       return inTurn(this, async () => {

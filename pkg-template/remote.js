@@ -9,7 +9,7 @@
 // tables in the worker yourself, with the package's DeltaTable).
 
 import { PartsScan } from './parts-scan.js';
-import { abortError, batchIterable, checkReadable, coded, concatBytes, endOnAbort, inTurn, markCancelled, progressCallback, ScanViews, watch } from './scan-views.js';
+import { abortError, batchIterable, checkReadable, coded, endOnAbort, inTurn, markCancelled, progressCallback, restOfStream, ScanViews, watch } from './scan-views.js';
 
 /** The package's own workers, started when first needed: the first opens tables, the others
  * join it to read big scans. */
@@ -172,13 +172,8 @@ class RemoteScan extends ScanViews {
   async toIPC() {
     checkReadable(this);
     if (this.#reading === 'stream') {
-      // The stream has begun: the rest of it, as next() hands it out.
-      const pieces = [];
-      for (;;) {
-        const { done, value } = await this.next();
-        if (done) return concatBytes(pieces);
-        pieces.push(value);
-      }
+      // The stream has begun: the rest of it.
+      return restOfStream(this);
     }
     const { done, value } = await inTurn(this, () => this.#read('toIPC'));
     if (done) throw coded('invalid_argument', 'the scan has ended; start a new one with table.scan()');

@@ -153,6 +153,17 @@ export function batchIterable(scan, nextBatch) {
   };
 }
 
+/** The rest of `scan`'s one stream, as its `next()` hands it out, joined into one
+ * `Uint8Array` (`toIPC()` of a stream already begun, or read in parts). */
+export async function restOfStream(scan) {
+  const pieces = [];
+  for (;;) {
+    const { done, value } = await scan.next();
+    if (done) return concatBytes(pieces);
+    pieces.push(value);
+  }
+}
+
 /** `pieces` (Uint8Arrays) joined into one. */
 export function concatBytes(pieces) {
   const whole = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
