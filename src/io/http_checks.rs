@@ -12,7 +12,11 @@
 //!   be read as a shorter commit, with rows missing.
 //! - **An answer without `Content-Length`** (chunked, or HTTP/1.0 ending at the close) to a
 //!   `GET` is read to its end and given the length it has: object_store refuses such
-//!   answers, which are legal HTTP.
+//!   answers, which are legal HTTP. It is read only up to what was asked for: a `206`
+//!   longer than its range, or a whole object past [`MAX_WHOLE_ANSWER_BYTES`], is an error
+//!   as soon as the extra byte comes (a server that never ends its body would otherwise
+//!   fill memory, since bytes that keep coming never trip the idle timeout). A whole
+//!   object whose `Content-Length` is past that bound is refused before its body is read.
 //! - **A `200` with the whole object to a range request** (a server that ignores `Range`)
 //!   is cut to the range here when the object is at most `whole_for_range` bytes, and
 //!   handed on as the `206` asked for: object_store refuses the `200`, and the store then
@@ -29,6 +33,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use http::header::{CONTENT_LENGTH, RANGE};
 use http::uri::PathAndQuery;
 use http::{HeaderValue, Method, StatusCode, Uri};
@@ -38,6 +43,12 @@ use object_store::client::{
     HttpResponseBody, HttpService, ReqwestConnector,
 };
 use object_store::ClientOptions;
+
+/// Largest answer read for a request without `Range`: 1 GiB. Such requests fetch commit
+/// files and `_last_checkpoint` (data files and deletion vectors are read in ranges of the
+/// sizes the log gives); the largest real commits (an `add` with statistics for each of
+/// 100,000 files) are a few hundred MiB.
+pub(crate) const MAX_WHOLE_ANSWER_BYTES: u64 = 1 << 30;
 
 /// Makes reqwest clients whose requests go through [`Checked`].
 #[derive(Clone)]
@@ -111,6 +122,8 @@ enum CheckFailed {
          Range was asked for): its body may be only part of the object"
     )]
     PartialForWhole,
+    #[error("the answer is longer than the {0} bytes asked for")]
+    LongerThanAsked(u64),
 }
 
 // The trait is declared with `async_trait`; its method written out by hand.
@@ -162,15 +175,55 @@ impl Checked {
                 return cut_to_range(parts, body.bytes().await?, asked);
             }
         }
-        if get && parts.status.is_success() && !parts.headers.contains_key(CONTENT_LENGTH) {
-            let whole = body.bytes().await?;
-            parts
-                .headers
-                .insert(CONTENT_LENGTH, HeaderValue::from(whole.len()));
-            return Ok(HttpResponse::from_parts(parts, whole.into()));
+        // What this answer may hold: the range asked for in a `206`, else a whole object.
+        let cap = match (parts.status, asked) {
+            (StatusCode::PARTIAL_CONTENT, Some((start, Some(last)))) => {
+                last.saturating_sub(start).saturating_add(1)
+            }
+            _ => MAX_WHOLE_ANSWER_BYTES,
+        };
+        if get && parts.status.is_success() {
+            match whole_len {
+                Some(len) if len > cap => {
+                    return Err(HttpError::new(
+                        HttpErrorKind::Decode,
+                        CheckFailed::LongerThanAsked(cap),
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    let whole = bytes_at_most(body, cap).await?;
+                    if let (StatusCode::OK, Some(asked)) = (parts.status, asked) {
+                        if whole.len() as u64 <= self.whole_for_range {
+                            return cut_to_range(parts, whole, asked);
+                        }
+                    }
+                    parts
+                        .headers
+                        .insert(CONTENT_LENGTH, HeaderValue::from(whole.len()));
+                    return Ok(HttpResponse::from_parts(parts, whole.into()));
+                }
+            }
         }
         Ok(HttpResponse::from_parts(parts, body))
     }
+}
+
+/// The whole of a body of unknown length, or an error once it passes `cap` bytes.
+async fn bytes_at_most(body: HttpResponseBody, cap: u64) -> Result<Bytes, HttpError> {
+    let mut pieces = body.bytes_stream();
+    let mut whole = bytes::BytesMut::new();
+    while let Some(piece) = pieces.next().await {
+        let piece = piece?;
+        if (whole.len() as u64).saturating_add(piece.len() as u64) > cap {
+            return Err(HttpError::new(
+                HttpErrorKind::Decode,
+                CheckFailed::LongerThanAsked(cap),
+            ));
+        }
+        whole.extend_from_slice(&piece);
+    }
+    Ok(whole.freeze())
 }
 
 /// A `Range` header's single byte range: `(start, last)` of `bytes=start-last` or

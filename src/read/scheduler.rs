@@ -359,6 +359,7 @@ impl PartitionStream {
             ctx.store = Arc::new(WholeFileStore::new(
                 Arc::clone(&ctx.store),
                 task.path.clone(),
+                task.size,
             ));
         }
         self.limits
@@ -658,18 +659,22 @@ impl Stream for OrderedMerge {
 
 /// A store for one small file: the first read of `path` fetches the whole object once, and
 /// every range of it is served from memory; other paths (deletion vectors) pass through.
+/// The whole object is asked for as the range of the size the log gives (`0..size`), so a
+/// store that answers more (a server whose body does not end) fails at once.
 #[derive(Debug)]
 struct WholeFileStore {
     inner: Store,
     path: String,
+    size: u64,
     data: futures::lock::Mutex<Option<Bytes>>,
 }
 
 impl WholeFileStore {
-    fn new(inner: Store, path: String) -> Self {
+    fn new(inner: Store, path: String, size: u64) -> Self {
         WholeFileStore {
             inner,
             path,
+            size,
             data: futures::lock::Mutex::new(None),
         }
     }
@@ -679,7 +684,7 @@ impl WholeFileStore {
         if let Some(bytes) = data.as_ref() {
             return Ok(bytes.clone());
         }
-        let bytes = self.inner.get(&self.path).await?;
+        let bytes = self.inner.get_range(&self.path, 0..self.size).await?;
         *data = Some(bytes.clone());
         Ok(bytes)
     }
@@ -725,7 +730,7 @@ mod tests {
     fn the_whole_file_store_forwards_what_the_store_can_do() {
         let mem = crate::io::MemoryStore::new();
         let inner: Store = Arc::new(crate::io::unusual::UnusualStore(mem));
-        let wrapper: Store = Arc::new(WholeFileStore::new(inner, "f".into()));
+        let wrapper: Store = Arc::new(WholeFileStore::new(inner, "f".into(), 1));
         crate::io::unusual::assert_forwards_capabilities(&wrapper);
     }
 

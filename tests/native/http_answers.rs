@@ -4,7 +4,9 @@
 //! close) give the table's rows; a `206` to a request for a whole file is an error, never a
 //! shorter commit; a body that stalls fails after the idle timeout, and one that keeps
 //! coming, however slowly, is read to its end; the table URL's query string (a token) goes
-//! on every request.
+//! on every request. A body longer than what was asked for (a `206` that keeps coming, a
+//! commit declared past 1 GiB) is an error as soon as it shows, never a read that
+//! fills memory.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -37,6 +39,10 @@ enum Answer {
     Plain,
     /// `200` with the whole file for every request, `Range` or not.
     IgnoreRange,
+    /// Ranges of data files: a chunked `206` whose body goes on past the range, without end.
+    EndlessRange,
+    /// Commits: `Content-Length: 5000000000`, then the file and the close.
+    HugeLength,
 }
 
 /// Requests for data files each server answered, by port.
@@ -146,14 +152,26 @@ fn respond(
     if let Some(cr) = content_range {
         head.push_str(&format!("Content-Range: {cr}\r\n"));
     }
+    let data = path.ends_with(".parquet");
     match answer {
         Answer::Chunked => head.push_str("Transfer-Encoding: chunked\r\n\r\n"),
+        Answer::EndlessRange if data => head.push_str("Transfer-Encoding: chunked\r\n\r\n"),
+        Answer::HugeLength if path.ends_with(".json") => {
+            head.push_str("Content-Length: 5000000000\r\n\r\n")
+        }
         Answer::Http10 => head.push_str("\r\n"),
         _ => head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len())),
     }
     stream.write_all(head.as_bytes())?;
-    let data = path.ends_with(".parquet");
     match answer {
+        Answer::EndlessRange if data => loop {
+            // Until the client hangs up: then the write fails and the thread ends.
+            for piece in body.chunks(100) {
+                stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
+                stream.write_all(piece)?;
+                stream.write_all(b"\r\n")?;
+            }
+        },
         Answer::Chunked => {
             for piece in body.chunks(100) {
                 stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
@@ -295,5 +313,29 @@ async fn a_server_that_ignores_range_is_asked_once_per_range() {
     assert_eq!(
         ignored, asked,
         "requests for data files: {ignored} against {asked}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_longer_than_asked_for_is_an_error_as_soon_as_it_shows() {
+    let started = Instant::now();
+    let err = common::rows_over(&serve(Answer::EndlessRange), &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a range answer without end was read"));
+    assert_eq!(err.code(), "io", "{err}");
+    assert!(err.to_string().contains("longer than the"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let err = common::rows_over(&serve(Answer::HugeLength), &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a commit declared 5 GB long was read"));
+    assert!(
+        err.to_string().contains("longer than the 1073741824 bytes"),
+        "{err}"
     );
 }
