@@ -4,10 +4,13 @@
 //! Only what is known is given, and only as exactly as it is known. The row count is the sum
 //! of `numRecords` less the rows each deletion vector removes (its `cardinality`), exact when
 //! every file has `numRecords` and the scan has no predicate and no limit; a predicate or a
-//! limit makes it an upper bound (inexact). Null counts are exact under the same conditions
-//! and when no file has a deletion vector or loose bounds. Minimums and maximums are always
-//! inexact (strings may be truncated prefixes and timestamps have millisecond precision),
-//! and are given only for numbers, dates and booleans. Anything unknown is `Absent`.
+//! limit makes it an upper bound (inexact). Null counts are always inexact: DataFusion
+//! answers `count(column)` from an exact one without reading the column, and a writer's
+//! count can disagree with the data (`kernel__parsed-stats` counts 0 nulls in a column no
+//! data file holds: `count(ts_col)` was 600 from the log and 0 from a scan, in one session).
+//! Minimums and maximums are always inexact (strings may be truncated prefixes and
+//! timestamps have millisecond precision), and are given only for numbers, dates and
+//! booleans. Anything unknown is `Absent`.
 
 use arrow_schema::{DataType, Schema};
 use datafusion::common::stats::Precision;
@@ -45,9 +48,6 @@ pub(crate) fn scan_statistics(
         .iter()
         .map(|a| u64::try_from(a.size).unwrap_or(0))
         .fold(0, u64::saturating_add);
-    let counts_exact = parsed
-        .iter()
-        .all(|s| s.as_ref().is_some_and(FileStats::counts_are_exact));
     let column_statistics = schema
         .fields()
         .iter()
@@ -55,12 +55,7 @@ pub(crate) fn scan_statistics(
             if partition_columns.iter().any(|p| p == field.name()) {
                 return ColumnStatistics::new_unknown();
             }
-            column_statistics(
-                field.name(),
-                field.data_type(),
-                &parsed,
-                exact(counts_exact),
-            )
+            column_statistics(field.name(), field.data_type(), &parsed)
         })
         .collect();
     Statistics {
@@ -88,12 +83,7 @@ fn precision<T: std::fmt::Debug + Clone + PartialEq + Eq + PartialOrd>(
     }
 }
 
-fn column_statistics(
-    name: &str,
-    ty: &DataType,
-    parsed: &[Option<FileStats>],
-    counts_exact: bool,
-) -> ColumnStatistics {
+fn column_statistics(name: &str, ty: &DataType, parsed: &[Option<FileStats>]) -> ColumnStatistics {
     let path = [name.to_string()];
     let per_file: Option<Vec<_>> = parsed
         .iter()
@@ -107,7 +97,7 @@ fn column_statistics(
         .iter()
         .try_fold(0u64, |a, c| Some(a + c.null_count?));
     if let Some(n) = nulls {
-        out.null_count = precision(n as usize, counts_exact);
+        out.null_count = Precision::Inexact(n as usize);
     }
     if ranged(ty) {
         let bound = |pick: fn(&crate::predicate::ColumnStats) -> Option<&Scalar>,
@@ -198,11 +188,11 @@ mod tests {
     const B: &str = r#"{"numRecords":5,"minValues":{"id":-3},"maxValues":{"id":7},"nullCount":{"id":1,"name":0}}"#;
 
     #[test]
-    fn exact_counts_and_inexact_bounds() {
+    fn exact_row_counts_and_inexact_null_counts_and_bounds() {
         let s = stats(&[add(Some(A), None), add(Some(B), None)], false);
         assert_eq!(s.num_rows, Precision::Exact(15));
         let id = &s.column_statistics[0];
-        assert_eq!(id.null_count, Precision::Exact(1));
+        assert_eq!(id.null_count, Precision::Inexact(1));
         assert_eq!(
             id.min_value,
             Precision::Inexact(ScalarValue::Int64(Some(-3)))
@@ -213,7 +203,7 @@ mod tests {
         );
         // String bounds may be truncated: not given.
         assert_eq!(s.column_statistics[1].min_value, Precision::Absent);
-        assert_eq!(s.column_statistics[1].null_count, Precision::Exact(2));
+        assert_eq!(s.column_statistics[1].null_count, Precision::Inexact(2));
     }
 
     #[test]

@@ -566,3 +566,17 @@ async fn a_hash_join_build_side_prunes_the_probe_side_by_partition() {
     assert!(outside > 0);
     assert_eq!(m.file_tasks_skipped(), outside as u64);
 }
+
+/// A writer's null counts can disagree with the data: `kernel__parsed-stats` counts 0 nulls
+/// in `ts_col`, which no data file holds (every value is null). `count(ts_col)` must come
+/// from the data, whichever other aggregates share the query.
+#[tokio::test]
+async fn count_of_a_column_agrees_with_the_data_not_the_logs_null_counts() {
+    let c = ctx(&[("p", "kernel__parsed-stats")]).await;
+    assert_eq!(sql(&c, "SELECT count(ts_col) FROM p").await, vec!["0"]);
+    assert_eq!(
+        sql(&c, "SELECT count(ts_col), count(*), min(ts_col) FROM p").await,
+        vec!["0|600|NULL"]
+    );
+    assert_eq!(sql(&c, "SELECT count(id) FROM p").await, vec!["600"]);
+}
