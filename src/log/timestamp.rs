@@ -12,7 +12,10 @@
 //! in-commit timestamp, found by a binary search) only in-commit timestamps count, before it
 //! only file times. A target at or after the enablement commit's timestamp is searched among
 //! the commits from it on, an earlier one among those before it. A commit after the
-//! enablement version without an in-commit timestamp is a corrupt log.
+//! enablement version without an in-commit timestamp is a corrupt log, and so are in-commit
+//! timestamps that go back (the protocol has each greater than the one before): the search
+//! assumes they rise, so among the commits it reads, a later one with an earlier timestamp
+//! is refused rather than answered one way for one target and another for the next.
 
 use std::collections::HashMap;
 
@@ -160,6 +163,29 @@ impl TimestampSearch {
         }
     }
 
+    /// The in-commit timestamps read so far, from the enablement commit `from` on, rise
+    /// with the version.
+    fn check_rising(&self, from: usize) -> Result<()> {
+        let mut last: Option<(u64, i64)> = None;
+        for &(version, _) in &self.commits[from..] {
+            let Some(ict) = self.read.get(&version).and_then(|t| t.in_commit) else {
+                continue;
+            };
+            if let Some((before, t)) = last.filter(|&(_, t)| ict < t) {
+                return Err(DeltaError::InvalidLog {
+                    path: format!("_delta_log/{version:020}.json"),
+                    reason: format!(
+                        "inCommitTimestamp {} is before version {before}'s {}",
+                        format_ms(ict),
+                        format_ms(t)
+                    ),
+                });
+            }
+            last = Some((version, ict));
+        }
+        Ok(())
+    }
+
     /// Decides what to do next.
     pub fn poll(&mut self) -> Result<SearchStep> {
         let newest = self.commits[self.commits.len() - 1].0;
@@ -190,6 +216,9 @@ impl TimestampSearch {
                     self.hi = from - 1;
                 }
             }
+        }
+        if let Some(from) = from {
+            self.check_rising(from)?;
         }
         // Check the oldest commit of the range first: a timestamp before it has no version
         // (the search only ever moves `lo` to a commit at or before the target).
@@ -326,5 +355,35 @@ mod tests {
         let mut s = TimestampSearch::new(6_500, commits).unwrap_or_else(|e| panic!("{e}"));
         let (v, _) = run(&mut s, &files);
         assert_eq!(v.err().map(|e| e.code()), Some("invalid_log"));
+    }
+
+    #[test]
+    fn in_commit_timestamps_that_go_back_are_refused() {
+        // deltars__cdc_ict_table: version 1's in-commit timestamp is years before version 0's.
+        let times = [
+            1_783_874_203_271,
+            1_683_874_206_883,
+            1_783_874_212_175,
+            1_783_874_213_881,
+        ];
+        let files: HashMap<u64, Bytes> = (0..4u64)
+            .map(|v| (v, commit(Some(times[v as usize]), 1)))
+            .collect();
+        let commits: Vec<(u64, Option<i64>)> = (0..4).map(|v| (v, Some(5))).collect();
+        // Targets whose search reads version 1 (one that reads only versions 0, 2 and 3 sees
+        // nothing wrong).
+        for target in [times[0], times[0] + 1, times[2] - 1] {
+            let mut s =
+                TimestampSearch::new(target, commits.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let (v, _) = run(&mut s, &files);
+            let err = v
+                .err()
+                .unwrap_or_else(|| panic!("target {target}: answered"));
+            assert_eq!(err.code(), "invalid_log", "{err}");
+            assert!(err.to_string().contains("before version 0's"), "{err}");
+        }
+        // After the newest commit the search reads nothing between: the newest version.
+        let mut s = TimestampSearch::new(times[3] + 1, commits).unwrap_or_else(|e| panic!("{e}"));
+        assert!(run(&mut s, &files).0.is_ok());
     }
 }
