@@ -241,6 +241,22 @@ impl DeltaTable {
         &self.metadata.partition_columns
     }
 
+    /// Each partition column's logical name, with the name the log's `partitionValues` key
+    /// it by: its physical name under column mapping, else the same name.
+    pub fn partition_column_names(&self) -> Vec<(&str, &str)> {
+        let mode = self.column_mapping_mode();
+        self.partition_columns()
+            .iter()
+            .map(|logical| {
+                let physical = self
+                    .schema
+                    .physical_partition_name(mode, logical)
+                    .unwrap_or(logical);
+                (logical.as_str(), physical)
+            })
+            .collect()
+    }
+
     /// The column mapping mode of the table.
     pub fn column_mapping_mode(&self) -> ColumnMappingMode {
         self.column_mapping

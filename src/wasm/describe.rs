@@ -102,20 +102,7 @@ pub(crate) fn profile(table: &DeltaTable) -> Result<Value, DeltaError> {
 /// column name (the log keys it by physical name under column mapping); `numRecords` comes
 /// from the file statistics when present.
 pub(crate) fn files(table: &DeltaTable) -> Value {
-    let schema = table.delta_schema();
-    let mode = table.column_mapping_mode();
-    // (logical, physical) for each partition column.
-    let partition_names: Vec<(&str, String)> = table
-        .partition_columns()
-        .iter()
-        .map(|logical| {
-            let physical = schema
-                .physical_partition_name(mode, logical)
-                .map(str::to_string)
-                .unwrap_or_else(|_| logical.clone());
-            (logical.as_str(), physical)
-        })
-        .collect();
+    let partition_names = table.partition_column_names();
     let files: Vec<Value> = table
         .eager_files()
         .unwrap_or_default()
@@ -125,7 +112,7 @@ pub(crate) fn files(table: &DeltaTable) -> Value {
     Value::Array(files)
 }
 
-fn file(add: &Add, partition_names: &[(&str, String)]) -> Value {
+fn file(add: &Add, partition_names: &[(&str, &str)]) -> Value {
     let partition_values: serde_json::Map<String, Value> = partition_names
         .iter()
         .map(|(logical, physical)| {

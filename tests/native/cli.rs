@@ -1021,3 +1021,28 @@ fn sql_memory_limit_bounds_the_query_and_says_so() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
 }
+
+/// `dar files` names partition values by their logical column, as the npm package's
+/// `files()` does, also under column mapping (where the log keys them by physical name).
+#[test]
+fn files_show_partition_values_by_logical_name() {
+    let table = common::table_dir("deltars__table_with_column_mapping")
+        .to_string_lossy()
+        .into_owned();
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&dar_ok(&["files", &table, "--json"])))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let files = json.as_array().cloned().unwrap_or_default();
+    assert!(!files.is_empty());
+    for file in &files {
+        let values = file["partitionValues"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let keys: Vec<&String> = values.keys().collect();
+        assert_eq!(keys, ["Company Very Short"], "{file}");
+    }
+    let grid = stdout(&dar_ok(&["files", &table]));
+    assert!(grid.contains("Company Very Short=BME"), "{grid}");
+    assert!(!grid.contains("col-"), "{grid}");
+}

@@ -161,19 +161,27 @@ pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         struct FileJson<'a> {
             path: &'a str,
             size: i64,
-            partition_values: &'a delta_arrow_reader::log::PartitionValues,
+            /// By logical column name, as the npm package's `files()` gives them.
+            partition_values: serde_json::Map<String, serde_json::Value>,
             deletion_vector: &'a Option<delta_arrow_reader::log::DeletionVectorDescriptor>,
             modification_time: i64,
             stats: Option<Box<serde_json::value::RawValue>>,
         }
         let files = table.eager_files().unwrap_or_default();
+        let names = table.partition_column_names();
         let rows: Vec<FileJson<'_>> =
             files
                 .iter()
                 .map(|f| FileJson {
                     path: &f.path,
                     size: f.size,
-                    partition_values: &f.partition_values,
+                    partition_values: names
+                        .iter()
+                        .map(|(logical, physical)| {
+                            let value = f.partition_values.value_of(physical, logical);
+                            (logical.to_string(), value.into())
+                        })
+                        .collect(),
                     deletion_vector: &f.deletion_vector,
                     modification_time: f.modification_time,
                     stats: f.stats.as_ref().and_then(|s| s.json()).and_then(|s| {
@@ -188,11 +196,14 @@ pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         return emit(&(text + "\n"));
     }
     let mut grid = grid(["size", "path", "partition values", "rows deleted"]);
+    let names = table.partition_column_names();
     for f in table.eager_files().unwrap_or_default() {
-        let parts: Vec<String> = f
-            .partition_values
+        let parts: Vec<String> = names
             .iter()
-            .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("null")))
+            .map(|(logical, physical)| {
+                let value = f.partition_values.value_of(physical, logical);
+                format!("{logical}={}", value.unwrap_or("null"))
+            })
             .collect();
         let deleted = f
             .deletion_vector
