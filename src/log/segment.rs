@@ -18,6 +18,9 @@ pub struct LogSegment {
     pub checkpoint: Vec<LogPath>,
     /// Commits after the checkpoint up to `version`, ascending and contiguous.
     pub commits: Vec<LogPath>,
+    /// The modification time of the commit file of `version`, where a listing gave it:
+    /// the version's time when the segment ends at its checkpoint (no commit is read).
+    pub version_file_time_ms: Option<i64>,
 }
 
 impl LogSegment {
@@ -88,11 +91,16 @@ pub fn segment_from_listing(
             reason: format!("commit file of version {expected} is missing"),
         });
     }
+    let version_file_time_ms = entries
+        .iter()
+        .find(|e| e.kind == LogFileKind::Commit && e.version == version)
+        .and_then(|e| e.last_modified_ms);
     Ok(LogSegment {
         version,
         checkpoint_version,
         checkpoint,
         commits,
+        version_file_time_ms,
     })
 }
 

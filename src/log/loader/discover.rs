@@ -347,5 +347,6 @@ fn probed_segment(
         checkpoint_version,
         checkpoint,
         commits,
+        version_file_time_ms: None,
     })
 }

@@ -268,10 +268,19 @@ impl Context {
         let reconciled = replay.finish(segment.version)?;
         validate_reader_protocol(&reconciled.protocol)?;
         let info = reconciled.latest_commit_info.as_ref();
+        // At a checkpoint's version no commit is read: its file's time, unless the table's
+        // times are in-commit timestamps (inside the commit).
+        let in_commit = reconciled
+            .metadata
+            .configuration
+            .get("delta.enableInCommitTimestamps")
+            .is_some_and(|v| v == "true");
+        let listed = segment.version_file_time_ms.filter(|_| !in_commit);
         let timestamp_ms = info
             .and_then(|i| i.in_commit_timestamp)
             .or(timestamp_ms)
-            .or(info.and_then(|i| i.timestamp));
+            .or(info.and_then(|i| i.timestamp))
+            .or(listed);
         Ok(Transition::Ready(Box::new(LoadedLog {
             checkpoint_version: segment.checkpoint_version,
             reconciled,

@@ -545,3 +545,17 @@ fn a_log_past_the_commit_limit_is_refused_listed_probed_and_by_target() {
     let log = drive_loader(&files, false, at.without_listing(), &mut Vec::new()).result;
     assert_eq!(log.map(|l| l.reconciled.version).ok(), Some(11));
 }
+
+#[test]
+fn a_version_at_its_checkpoint_takes_its_commit_files_time() {
+    let mut files = files_of(&table(12));
+    add_v2_json_checkpoint(&mut files, 9, &expected_active(10));
+    if let Some(commit) = files.get_mut(&commit_path(9)) {
+        commit.1 = 123_456;
+    }
+    // No commit is replayed at version 9: the listing gives its commit file's time.
+    let run = drive(&files, true, VersionTarget::Version(9));
+    let log = run.result.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.checkpoint_version, Some(9));
+    assert_eq!(log.timestamp_ms, Some(123_456));
+}
