@@ -71,7 +71,7 @@ impl JsSourceStore {
         let object: Object = source
             .clone()
             .dyn_into()
-            .map_err(|_| invalid("must be an object with a read(path, start, end) method"))?;
+            .map_err(|_| invalid("must have a read(path, start, end) method"))?;
         let method = |name: &str| -> Result<Option<Function>> {
             let value = Reflect::get(&object, &JsValue::from_str(name))
                 .map_err(|_| invalid(&format!("cannot be read (its {name} property throws)")))?;

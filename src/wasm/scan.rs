@@ -276,8 +276,7 @@ impl ScanState {
             current if current == way => Ok(()),
             // One message for both ways (the module's size is budgeted).
             Reading::OneStream | Reading::Streams => Err(invalid_argument(
-                "a scan is read one way: as one stream (next(), stream()) or batch by batch \
-                 (nextBatch(), batches(), toIPC()); start another scan",
+                "a scan is read one way only: as one stream or batch by batch",
             )),
         }
     }

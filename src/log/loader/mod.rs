@@ -358,7 +358,7 @@ impl SnapshotLoader {
         cx.pending.retain(|r| !matches!(r, LogRequest::List { .. }));
         if before == cx.pending.len() {
             return Err(DeltaError::InvalidArgument {
-                reason: "a listing was pushed that the loader did not ask for".into(),
+                reason: "a listing the loader did not ask for".into(),
             });
         }
         cx.listing = Some(entries);
@@ -495,7 +495,7 @@ impl Context {
             } => self.on_sidecars(segment, discovery, checkpoint, reads)?,
             State::Done => {
                 return Err(DeltaError::InvalidArgument {
-                    reason: "the snapshot loader was polled after it finished".into(),
+                    reason: "the loader was polled after it finished".into(),
                 })
             }
         })
