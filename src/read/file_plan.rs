@@ -16,6 +16,7 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::deletion_vector::DeletionVector;
+use super::page_pruning::prune_pages;
 use super::ranges::{owned_rows, OwnedRows};
 use super::read_ahead::{leaves_of, ReadAhead};
 use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
@@ -95,6 +96,9 @@ pub(crate) struct FileRead {
     /// File columns decoded (top-level indexes of the file schema).
     roots: Vec<usize>,
     row_filter: Option<RowFilter>,
+    /// With a row filter: for row groups where the page index rules pages out, a selection
+    /// over all their rows of the rows on the other pages (see `page_pruning`).
+    pages: Vec<(usize, Vec<RowSelector>)>,
     filter_errors: ErrorSlot,
     output: FileOutput,
     deletes: Deletes,
@@ -180,6 +184,23 @@ pub(crate) fn plan_file(
         Some(FilterPlan::Filter(f)) => (Some(f), false),
         None => (None, spec.predicate.is_some()),
     };
+    // Pages are skipped only where the decoder filters rows itself: then no head selection
+    // and no mask of deletes counts on every row being decoded.
+    let pages = match (predicate, &row_filter) {
+        (Some(expr), Some(_)) => {
+            let read: Vec<usize> = groups.iter().map(|g| g.row_group).collect();
+            prune_pages(
+                expr,
+                parquet,
+                &spec.columns.columns,
+                &task.partition_values,
+                spec.mode,
+                task.deletion_vector.is_some(),
+                &read,
+            )
+        }
+        _ => Vec::new(),
+    };
 
     // Once the decoder has filtered, columns only the predicate reads are not decoded again:
     // the transform makes the output columns alone.
@@ -209,6 +230,7 @@ pub(crate) fn plan_file(
             row_group_rows,
             roots,
             row_filter,
+            pages,
             filter_errors,
             output: FileOutput {
                 transform,
@@ -337,6 +359,25 @@ impl FileRead {
             .then(|| RowSelection::from(vec![RowSelector::select(n), RowSelector::skip(rows - n)]))
     }
 
+    /// Over every row of the row groups read: the rows on pages the page index keeps, `None`
+    /// when it rules none out.
+    fn page_selection(&self) -> Option<RowSelection> {
+        if self.pages.is_empty() {
+            return None;
+        }
+        let mut selectors = Vec::new();
+        for g in &self.groups {
+            match self.pages.iter().find(|(rg, _)| *rg == g.row_group) {
+                Some((_, pages)) => selectors.extend(pages.iter().copied()),
+                None => {
+                    let &(_, rows) = self.row_group_rows.get(g.row_group)?;
+                    selectors.push(RowSelector::select(usize::try_from(rows).ok()?));
+                }
+            }
+        }
+        Some(selectors.into_iter().collect())
+    }
+
     /// The first file row and the row count of the rows read of each row group read, in file
     /// order.
     fn read_group_rows(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -398,6 +439,7 @@ impl FileRead {
     )> {
         let limit = self.decoder_limit();
         let head = self.head_selection(limit);
+        let pages = self.page_selection();
         let owned = self.owned_selection();
         let row_groups = self.row_group_indexes();
         let num_row_groups = self.row_group_rows.len();
@@ -420,6 +462,11 @@ impl FileRead {
         let selection = match (owned, selection) {
             (Some(owned), Some(among)) => Some(owned.and_then(&among)),
             (owned, selection) => owned.or(selection),
+        };
+        // Both over every row of the row groups read.
+        let selection = match (selection, pages) {
+            (Some(selection), Some(pages)) => Some(selection.intersection(&pages)),
+            (selection, pages) => selection.or(pages),
         };
         if let Some(selection) = selection {
             builder = builder.with_row_selection(selection);

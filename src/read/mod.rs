@@ -12,6 +12,7 @@ mod file_fields;
 mod file_plan;
 mod footer;
 pub mod metrics;
+mod page_pruning;
 mod progress;
 mod ranges;
 mod read_ahead;

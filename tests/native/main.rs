@@ -50,6 +50,7 @@ mod kernel_rows;
 #[cfg(feature = "serve")]
 mod load_concurrent;
 #[cfg(feature = "kernel")]
+mod page_pruning;
 mod parquet_backends;
 #[cfg(feature = "serve")]
 mod range_read_conformance;

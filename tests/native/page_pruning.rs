@@ -1,0 +1,150 @@
+//! Pages skipped by the page index give the same rows as a read of every page: a file of two
+//! row groups with pages of 1,000 rows, ids sorted in `id` and reversed in `k`, read with
+//! filters on one column, on both, with `or`, with a limit, in byte-range tasks that share
+//! its row groups, and with a deletion vector (long runs: a row selection the page
+//! selection must be combined with). A narrow range fetches a few pages' bytes, not whole
+//! column chunks.
+
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use delta_arrow_reader::fixture::{parquet_bytes_with_properties, TableWriter};
+use delta_arrow_reader::{DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder};
+use parquet::file::properties::WriterProperties;
+use serde_json::json;
+
+use crate::common;
+
+const ROWS: i64 = 100_000;
+
+/// A filter and which ids it keeps.
+type Case = (&'static str, fn(i64) -> bool);
+
+/// `id` 0..100,000, `k` = 99,999 − id, a name; deleting `deleted` rows (by a deletion
+/// vector) when not empty.
+async fn table(deleted: &[std::ops::Range<u64>]) -> DeltaTable {
+    let ids = Int64Array::from_iter_values(0..ROWS);
+    let ks = Int64Array::from_iter_values((0..ROWS).map(|i| ROWS - 1 - i));
+    let names = StringArray::from_iter_values((0..ROWS).map(|i| format!("name {i:06}")));
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(ids) as _),
+        ("k", Arc::new(ks) as _),
+        ("name", Arc::new(names) as _),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(50_000))
+        .set_data_page_row_count_limit(1_000)
+        .set_dictionary_enabled(false)
+        .set_write_batch_size(1_000)
+        .build();
+    let bytes = parquet_bytes_with_properties("part-0.parquet", &batch, props)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut w = TableWriter::new();
+    let size = bytes.len() as u64;
+    w.store().put("part-0.parquet", bytes);
+    let schema = json!({"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": false, "metadata": {}},
+        {"name": "k", "type": "long", "nullable": false, "metadata": {}},
+        {"name": "name", "type": "string", "nullable": false, "metadata": {}}]});
+    let protocol = json!({"minReaderVersion": 3, "minWriterVersion": 7,
+        "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]});
+    let mut actions = TableWriter::create_actions(&schema, &[], json!({}), protocol);
+    let mut add = w.add_action("part-0.parquet", size, ROWS as usize, json!({}), None);
+    let rows: Vec<u64> = deleted.iter().flat_map(|r| r.clone()).collect();
+    if !rows.is_empty() {
+        let (bytes, size) = common::dv_file(rows.iter().copied());
+        w.store().put("dv.bin", bytes);
+        add["add"]["deletionVector"] = json!({"storageType": "p",
+            "pathOrInlineDv": "memory://bucket/pages/dv.bin", "offset": 1,
+            "sizeInBytes": size, "cardinality": rows.len()});
+    }
+    actions.push(add);
+    w.commit("WRITE", actions);
+    DeltaTableBuilder::new("memory://bucket/pages/")
+        .with_store(Arc::new(w.store().clone()))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The sorted ids of a scan with `filter` (by ranges unless `whole`, `partitions` targets,
+/// an optional limit), and the bytes it received.
+async fn ids(
+    table: &DeltaTable,
+    filter: &str,
+    partitions: usize,
+    limit: Option<usize>,
+) -> (Vec<i64>, u64) {
+    let mut scan = table
+        .scan()
+        .with_filter(filter)
+        .with_target_partitions(partitions)
+        .with_batch_size(777)
+        .with_execution_options(DeltaScanExecutionOptions {
+            parquet_full_file_read_threshold_bytes: None,
+            ..Default::default()
+        });
+    if let Some(n) = limit {
+        scan = scan.with_limit(n);
+    }
+    let (batches, io) = common::scan_to_end(scan).await;
+    let mut ids = common::ids(&batches);
+    ids.sort_unstable();
+    (ids, io.bytes_received)
+}
+
+fn expected(keep: impl Fn(i64) -> bool, deleted: &[std::ops::Range<u64>]) -> Vec<i64> {
+    (0..ROWS)
+        .filter(|&i| keep(i) && !deleted.iter().any(|r| r.contains(&(i as u64))))
+        .collect()
+}
+
+#[tokio::test]
+async fn pages_skipped_by_the_index_leave_the_same_rows() {
+    let deletes: [&[std::ops::Range<u64>]; 2] = [&[], &[20_500..23_700, 49_000..51_500]];
+    for deleted in deletes {
+        let t = table(deleted).await;
+        let cases: [Case; 6] = [
+            ("id >= 20250 and id < 24420", |i| {
+                (20_250..24_420).contains(&i)
+            }),
+            ("k < 1500", |i| ROWS - 1 - i < 1_500),
+            ("id < 700 or k < 2100", |i| i < 700 || ROWS - 1 - i < 2_100),
+            ("id between 49500 and 50600 and k > 49000", |i| {
+                (49_500..=50_600).contains(&i) && ROWS - 1 - i > 49_000
+            }),
+            ("id = 73123 or name = 'name 000005'", |i| {
+                i == 73_123 || i == 5
+            }),
+            ("id > 99999", |_| false),
+        ];
+        for (filter, keep) in cases {
+            let want = expected(keep, deleted);
+            for partitions in [1, 3] {
+                let (got, _) = ids(&t, filter, partitions, None).await;
+                assert_eq!(
+                    got.len(),
+                    want.len(),
+                    "{filter}, {partitions} partitions, deleted {deleted:?}"
+                );
+                assert_eq!(got, want, "{filter}, {partitions} partitions");
+            }
+            // A limit counts rows after the pages and the filter.
+            let (got, _) = ids(&t, filter, 1, Some(1_500)).await;
+            assert_eq!(got.len(), want.len().min(1_500), "{filter} limit 1500");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_narrow_range_fetches_its_pages_not_its_column_chunks() {
+    let t = table(&[]).await;
+    let (narrow, narrow_bytes) = ids(&t, "id >= 20250 and id < 21250", 1, None).await;
+    assert_eq!(narrow.len(), 1_000);
+    let (_, chunk_bytes) = ids(&t, "id < 50000 and name >= ''", 1, None).await;
+    assert!(
+        narrow_bytes * 5 < chunk_bytes,
+        "a 2-page range read {narrow_bytes} bytes, a whole row group {chunk_bytes}"
+    );
+}
