@@ -16,6 +16,7 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::deletion_vector::DeletionVector;
+#[cfg(not(target_arch = "wasm32"))]
 use super::page_pruning::prune_pages;
 use super::ranges::{owned_rows, OwnedRows};
 use super::read_ahead::{leaves_of, ReadAhead};
@@ -185,7 +186,11 @@ pub(crate) fn plan_file(
         None => (None, spec.predicate.is_some()),
     };
     // Pages are skipped only where the decoder filters rows itself: then no head selection
-    // and no mask of deletes counts on every row being decoded.
+    // and no mask of deletes counts on every row being decoded. Natively only (see
+    // `read::page_pruning`).
+    #[cfg(target_arch = "wasm32")]
+    let pages = Vec::new();
+    #[cfg(not(target_arch = "wasm32"))]
     let pages = match (predicate, &row_filter) {
         (Some(expr), Some(_)) => {
             let read: Vec<usize> = groups.iter().map(|g| g.row_group).collect();
