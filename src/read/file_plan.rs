@@ -98,7 +98,9 @@ pub(crate) struct FileRead {
     roots: Vec<usize>,
     row_filter: Option<RowFilter>,
     /// With a row filter: for row groups where the page index rules pages out, a selection
-    /// over all their rows of the rows on the other pages (see `page_pruning`).
+    /// over all their rows of the rows on the other pages (see `page_pruning`; natively
+    /// only).
+    #[cfg(not(target_arch = "wasm32"))]
     pages: Vec<(usize, Vec<RowSelector>)>,
     filter_errors: ErrorSlot,
     output: FileOutput,
@@ -188,8 +190,6 @@ pub(crate) fn plan_file(
     // Pages are skipped only where the decoder filters rows itself: then no head selection
     // and no mask of deletes counts on every row being decoded. Natively only (see
     // `read::page_pruning`).
-    #[cfg(target_arch = "wasm32")]
-    let pages = Vec::new();
     #[cfg(not(target_arch = "wasm32"))]
     let pages = match (predicate, &row_filter) {
         (Some(expr), Some(_)) => {
@@ -235,6 +235,7 @@ pub(crate) fn plan_file(
             row_group_rows,
             roots,
             row_filter,
+            #[cfg(not(target_arch = "wasm32"))]
             pages,
             filter_errors,
             output: FileOutput {
@@ -365,7 +366,14 @@ impl FileRead {
     }
 
     /// Over every row of the row groups read: the rows on pages the page index keeps, `None`
-    /// when it rules none out.
+    /// when it rules none out (always in the browser, see `read::page_pruning`: `None` here
+    /// leaves the selections' intersection out of the module).
+    #[cfg(target_arch = "wasm32")]
+    fn page_selection(&self) -> Option<RowSelection> {
+        None
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
     fn page_selection(&self) -> Option<RowSelection> {
         if self.pages.is_empty() {
             return None;
