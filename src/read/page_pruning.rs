@@ -12,10 +12,15 @@
 //! page row counts that do not add up to its row group's, or with unreliable bounds tells
 //! nothing, and a run it does not decide is kept.
 
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::Schema;
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::RowSelector;
-use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::{ParquetColumnIndex, ParquetMetaData, ParquetOffsetIndex};
 
-use super::row_groups::{all_null, each_predicate_column, Located};
+use super::file_fields::FileFields;
+use super::row_groups::{bound, is_nan, predicate_stats};
+use super::transform::{cast, find_in_file};
 use crate::plan::ReadColumn;
 use crate::predicate::{may_match_file, BoundExpr, ColumnStats, FileStats, TypedPartitionValues};
 use crate::schema::ColumnMappingMode;
@@ -44,37 +49,23 @@ pub(crate) fn prune_pages(
     };
     let mut out = Vec::new();
     for &rg in row_groups {
-        let Some(num_rows) = metadata.row_groups().get(rg).map(|g| g.num_rows()) else {
+        let Some(rows) =
+            (metadata.row_groups().get(rg)).and_then(|g| u64::try_from(g.num_rows()).ok())
+        else {
             continue;
         };
-        let Ok(rows) = u64::try_from(num_rows) else {
-            continue;
-        };
-        let mut per_column: Vec<(Vec<String>, Pages)> = Vec::new();
-        each_predicate_column(predicate, metadata, columns, mode, |path, located| {
-            let pages: Pages = match located {
-                Located::Missing => vec![(rows, all_null(num_rows))],
-                Located::Leaf(leaf) => {
-                    let c = &leaf.converter;
-                    let groups = metadata.row_groups();
-                    let Ok(Some(counts)) = c.data_page_row_counts(offset_index, groups, [&rg])
-                    else {
-                        return;
-                    };
-                    let stats = leaf.stats(
-                        counts.len(),
-                        c.data_page_mins(column_index, offset_index, [&rg]),
-                        c.data_page_maxes(column_index, offset_index, [&rg]),
-                        c.data_page_null_counts(column_index, offset_index, [&rg]),
-                        |_| false,
-                    );
-                    counts.values().iter().copied().zip(stats).collect()
-                }
-            };
+        let per_column = predicate_stats(predicate, metadata, columns, |plain, column| {
+            let pages = page_stats(
+                metadata,
+                plain,
+                column,
+                mode,
+                rg,
+                column_index,
+                offset_index,
+            )?;
             // Page row counts that do not add up to the row group's tell nothing.
-            if pages.iter().map(|(n, _)| *n).sum::<u64>() == rows {
-                per_column.push((path, pages));
-            }
+            (pages.iter().map(|(n, _)| *n).sum::<u64>() == rows).then_some(pages)
         });
         let runs = runs(rows, &per_column, |stats| {
             let stats = FileStats::from_columns(None, None, stats)
@@ -100,6 +91,69 @@ pub(crate) fn prune_pages(
         }
     }
     out
+}
+
+/// The pages of `column` in row group `rg`: each one's row count and statistics, typed as
+/// the column reads (one page of nulls for a column the file does not have); `None` when the
+/// file's page index says nothing of it.
+fn page_stats(
+    metadata: &ParquetMetaData,
+    plain: &Schema,
+    column: &ReadColumn,
+    mode: ColumnMappingMode,
+    rg: usize,
+    column_index: &ParquetColumnIndex,
+    offset_index: &ParquetOffsetIndex,
+) -> Option<Pages> {
+    let Some(root) = find_in_file(&FileFields::new(plain.fields()), &column.field, mode) else {
+        let rows = u64::try_from(metadata.row_groups().get(rg)?.num_rows()).ok()?;
+        let nulls = ColumnStats {
+            min: None,
+            max: None,
+            null_count: Some(rows),
+        };
+        return Some(vec![(rows, nulls)]);
+    };
+    let field = plain.field(root);
+    let descr = metadata.file_metadata().schema_descr();
+    let leaf = (0..descr.num_columns()).find(|&i| descr.get_column_root_idx(i) == root)?;
+    if field.data_type().is_nested() {
+        return None;
+    }
+    let c = StatisticsConverter::from_column_index(leaf, field, descr)
+        .ok()?
+        .with_missing_null_counts_as_zero(false);
+    let counts = c
+        .data_page_row_counts(offset_index, metadata.row_groups(), [&rg])
+        .ok()??;
+    let n = counts.len();
+    let target = column.arrow.data_type();
+    let typed = |array: parquet::errors::Result<ArrayRef>| {
+        let array = array.ok().filter(|a| a.len() == n)?;
+        cast(&array, target).ok()
+    };
+    let mins = typed(c.data_page_mins(column_index, offset_index, [&rg]));
+    let maxes = typed(c.data_page_maxes(column_index, offset_index, [&rg]));
+    let nulls = (c
+        .data_page_null_counts(column_index, offset_index, [&rg])
+        .ok())
+    .filter(|a| a.len() == n);
+    let pages = (0..n).map(|i| {
+        let (mut min, mut max) = (bound(mins.as_ref(), i), bound(maxes.as_ref(), i));
+        if is_nan(min.as_ref()) || is_nan(max.as_ref()) {
+            (min, max) = (None, None);
+        }
+        let null_count = nulls
+            .as_ref()
+            .and_then(|a| a.is_valid(i).then(|| a.value(i)));
+        let stats = ColumnStats {
+            min,
+            max,
+            null_count,
+        };
+        (counts.value(i), stats)
+    });
+    Some(pages.collect())
 }
 
 /// The runs of a row group of `rows` rows on which each column of `per_column` is on one

@@ -47,7 +47,9 @@ pub(crate) fn prune_row_groups(
     if count == 0 {
         return all;
     }
-    let stats_columns = predicate_stats(predicate, metadata, columns, mode);
+    let stats_columns = predicate_stats(predicate, metadata, columns, |plain, column| {
+        column_stats(metadata, plain, column, mode)
+    });
     if stats_columns.is_empty() && partition_values.is_empty() {
         return all;
     }
@@ -67,123 +69,23 @@ pub(crate) fn prune_row_groups(
         .collect()
 }
 
-/// For each top-level primitive data column the predicate reads: its statistics in every row
-/// group (indexed by row group).
-fn predicate_stats(
+/// For each top-level primitive data column the predicate reads: what `stats_of` finds for
+/// it (its statistics in every row group here; in every page of a row group for
+/// `page_pruning`), given the file's plain Arrow schema.
+pub(super) fn predicate_stats<T>(
     predicate: &BoundExpr,
     metadata: &ParquetMetaData,
     columns: &[ReadColumn],
-    mode: ColumnMappingMode,
-) -> Vec<(Vec<String>, Vec<ColumnStats>)> {
-    let groups = metadata.row_groups();
-    let mut out = Vec::new();
-    each_predicate_column(predicate, metadata, columns, mode, |path, located| {
-        let stats = match located {
-            Located::Missing => groups.iter().map(|rg| all_null(rg.num_rows())).collect(),
-            Located::Leaf(leaf) => {
-                let c = &leaf.converter;
-                let deprecated = |i: usize| {
-                    groups.get(i).is_some_and(|rg| {
-                        rg.column(leaf.leaf)
-                            .statistics()
-                            .is_some_and(|s| s.is_min_max_deprecated())
-                    })
-                };
-                leaf.stats(
-                    groups.len(),
-                    c.row_group_mins(groups.iter()),
-                    c.row_group_maxes(groups.iter()),
-                    c.row_group_null_counts(groups.iter()),
-                    deprecated,
-                )
-            }
-        };
-        out.push((path, stats));
-    });
-    out
-}
-
-/// Where a predicate column's statistics are in a file.
-pub(super) enum Located<'a> {
-    /// Not in the file: the column reads as nulls.
-    Missing,
-    Leaf(Leaf<'a>),
-}
-
-/// A primitive column's leaf in the file, and how its statistics are read and typed.
-pub(super) struct Leaf<'a> {
-    pub(super) leaf: usize,
-    pub(super) converter: StatisticsConverter<'a>,
-    target: &'a arrow_schema::DataType,
-    byte_array: bool,
-}
-
-impl Leaf<'_> {
-    /// `n` statistics from arrays of mins, maxes and null counts (one entry each), typed as
-    /// the column reads; bounds left out where unreliable (`deprecated(i)`: old byte-array
-    /// bounds; NaN).
-    pub(super) fn stats(
-        &self,
-        n: usize,
-        mins: parquet::errors::Result<ArrayRef>,
-        maxes: parquet::errors::Result<ArrayRef>,
-        nulls: parquet::errors::Result<arrow_array::UInt64Array>,
-        deprecated: impl Fn(usize) -> bool,
-    ) -> Vec<ColumnStats> {
-        let typed = |array: parquet::errors::Result<ArrayRef>| -> Option<ArrayRef> {
-            let array = array.ok()?;
-            (array.len() == n)
-                .then(|| cast(&array, self.target).ok())
-                .flatten()
-        };
-        let (mins, maxes) = (typed(mins), typed(maxes));
-        let nulls = nulls.ok().filter(|a| a.len() == n);
-        (0..n)
-            .map(|i| {
-                let (mut min, mut max) = (bound(mins.as_ref(), i), bound(maxes.as_ref(), i));
-                if (self.byte_array && deprecated(i))
-                    || is_nan(min.as_ref())
-                    || is_nan(max.as_ref())
-                {
-                    (min, max) = (None, None);
-                }
-                ColumnStats {
-                    min,
-                    max,
-                    null_count: nulls
-                        .as_ref()
-                        .and_then(|n| n.is_valid(i).then(|| n.value(i))),
-                }
-            })
-            .collect()
-    }
-}
-
-/// The statistics of `rows` rows that are all null (a column the file does not have).
-pub(super) fn all_null(rows: i64) -> ColumnStats {
-    ColumnStats {
-        min: None,
-        max: None,
-        null_count: u64::try_from(rows).ok(),
-    }
-}
-
-/// Calls `found` with the path and the place in the file of each top-level primitive data
-/// column the predicate reads whose statistics can be read.
-pub(super) fn each_predicate_column<'a>(
-    predicate: &BoundExpr,
-    metadata: &'a ParquetMetaData,
-    columns: &'a [ReadColumn],
-    mode: ColumnMappingMode,
-    mut found: impl FnMut(Vec<String>, Located<'_>),
-) {
+    stats_of: impl Fn(&Schema, &ReadColumn) -> Option<T>,
+) -> Vec<(Vec<String>, T)> {
     let descr = metadata.file_metadata().schema_descr();
     // The schema the Parquet types themselves give, without the embedded Arrow schema: the
     // statistics values are in these types (an embedded hint such as `Timestamp(Second)`
     // stored as milliseconds would mislabel them).
     let Ok(plain) = parquet_to_arrow_schema(descr, None) else {
-        return;
+        return Vec::new();
     };
+    let mut out = Vec::new();
     for path in predicate.columns() {
         let [name] = path.as_slice() else {
             continue;
@@ -199,21 +101,33 @@ pub(super) fn each_predicate_column<'a>(
         if column.partition || column.field.data_type.as_primitive().is_none() {
             continue;
         }
-        if let Some(located) = locate(metadata, &plain, column, mode) {
-            found(path, located);
+        if let Some(stats) = stats_of(&plain, column) {
+            out.push((path, stats));
         }
     }
+    out
 }
 
-/// Where `column` is in the file, or `None` when its statistics cannot be read.
-fn locate<'a>(
-    metadata: &'a ParquetMetaData,
-    plain: &'a Schema,
-    column: &'a ReadColumn,
+/// The statistics of one column in every row group, or `None` when nothing is known.
+fn column_stats(
+    metadata: &ParquetMetaData,
+    plain: &Schema,
+    column: &ReadColumn,
     mode: ColumnMappingMode,
-) -> Option<Located<'a>> {
+) -> Option<Vec<ColumnStats>> {
+    let groups = metadata.row_groups();
     let Some(root) = find_in_file(&FileFields::new(plain.fields()), &column.field, mode) else {
-        return Some(Located::Missing);
+        // Not in the file: the column reads as nulls.
+        return Some(
+            groups
+                .iter()
+                .map(|rg| ColumnStats {
+                    min: None,
+                    max: None,
+                    null_count: u64::try_from(rg.num_rows()).ok(),
+                })
+                .collect(),
+        );
     };
     let field = plain.field(root);
     if field.data_type().is_nested() {
@@ -225,25 +139,56 @@ fn locate<'a>(
     let converter = StatisticsConverter::from_column_index(leaf, field, descr)
         .ok()?
         .with_missing_null_counts_as_zero(false);
-    Some(Located::Leaf(Leaf {
-        leaf,
-        converter,
-        target: column.arrow.data_type(),
-        byte_array: matches!(
-            physical,
-            PhysicalType::BYTE_ARRAY | PhysicalType::FIXED_LEN_BYTE_ARRAY
-        ),
-    }))
+    let target = column.arrow.data_type();
+    let typed = |array: parquet::errors::Result<ArrayRef>| -> Option<ArrayRef> {
+        let array = array.ok()?;
+        (array.len() == groups.len())
+            .then(|| cast(&array, target).ok())
+            .flatten()
+    };
+    let mins = typed(converter.row_group_mins(groups.iter()));
+    let maxes = typed(converter.row_group_maxes(groups.iter()));
+    let nulls = converter
+        .row_group_null_counts(groups.iter())
+        .ok()
+        .filter(|a| a.len() == groups.len());
+    let byte_array = matches!(
+        physical,
+        PhysicalType::BYTE_ARRAY | PhysicalType::FIXED_LEN_BYTE_ARRAY
+    );
+    let stats = groups
+        .iter()
+        .enumerate()
+        .map(|(i, rg)| {
+            let deprecated = byte_array
+                && rg
+                    .column(leaf)
+                    .statistics()
+                    .is_some_and(|s| s.is_min_max_deprecated());
+            let (mut min, mut max) = (bound(mins.as_ref(), i), bound(maxes.as_ref(), i));
+            if deprecated || is_nan(min.as_ref()) || is_nan(max.as_ref()) {
+                (min, max) = (None, None);
+            }
+            ColumnStats {
+                min,
+                max,
+                null_count: nulls
+                    .as_ref()
+                    .and_then(|n| n.is_valid(i).then(|| n.value(i))),
+            }
+        })
+        .collect();
+    Some(stats)
 }
 
 /// The non-null value at `row`, if any.
-fn bound(array: Option<&ArrayRef>, row: usize) -> Option<Scalar> {
+pub(super) fn bound(array: Option<&ArrayRef>, row: usize) -> Option<Scalar> {
     Scalar::from_array(array?.as_ref(), row)
         .ok()
         .filter(|s| !s.is_null())
 }
 
-fn is_nan(value: Option<&Scalar>) -> bool {
+pub(super) fn is_nan(value: Option<&Scalar>) -> bool {
     match value {
         Some(Scalar::Float(v)) => v.is_nan(),
         Some(Scalar::Double(v)) => v.is_nan(),
