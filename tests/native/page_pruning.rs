@@ -2,7 +2,9 @@
 //! row groups with pages of 1,000 rows, ids sorted in `id` and reversed in `k`, read with
 //! filters on one column, on both, with `or`, with a limit, in byte-range tasks that share
 //! its row groups, and with a deletion vector (long runs: a row selection the page
-//! selection must be combined with). A narrow range fetches a few pages' bytes, not whole
+//! selection must be combined with), and 300 generated predicates (comparisons, ranges,
+//! `in`, nulls, `and`/`or`/`not` over three columns, one with pages all null) against the
+//! full scan filtered afterwards. A narrow range fetches a few pages' bytes, not whole
 //! column chunks.
 
 use std::sync::Arc;
@@ -26,10 +28,15 @@ async fn table(deleted: &[std::ops::Range<u64>]) -> DeltaTable {
     let ids = Int64Array::from_iter_values(0..ROWS);
     let ks = Int64Array::from_iter_values((0..ROWS).map(|i| ROWS - 1 - i));
     let names = StringArray::from_iter_values((0..ROWS).map(|i| format!("name {i:06}")));
+    // Whole pages of nulls (every third page), else null on every seventh row.
+    let n = Int64Array::from_iter(
+        (0..ROWS).map(|i| ((i / 1_000) % 3 != 0 && i % 7 != 0).then_some(i % 5_000)),
+    );
     let batch = RecordBatch::try_from_iter([
         ("id", Arc::new(ids) as _),
         ("k", Arc::new(ks) as _),
         ("name", Arc::new(names) as _),
+        ("n", Arc::new(n) as _),
     ])
     .unwrap_or_else(|e| panic!("{e}"));
     let props = WriterProperties::builder()
@@ -46,7 +53,8 @@ async fn table(deleted: &[std::ops::Range<u64>]) -> DeltaTable {
     let schema = json!({"type": "struct", "fields": [
         {"name": "id", "type": "long", "nullable": false, "metadata": {}},
         {"name": "k", "type": "long", "nullable": false, "metadata": {}},
-        {"name": "name", "type": "string", "nullable": false, "metadata": {}}]});
+        {"name": "name", "type": "string", "nullable": false, "metadata": {}},
+        {"name": "n", "type": "long", "nullable": true, "metadata": {}}]});
     let protocol = json!({"minReaderVersion": 3, "minWriterVersion": 7,
         "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]});
     let mut actions = TableWriter::create_actions(&schema, &[], json!({}), protocol);
@@ -147,4 +155,76 @@ async fn a_narrow_range_fetches_its_pages_not_its_column_chunks() {
         narrow_bytes * 5 < chunk_bytes,
         "a 2-page range read {narrow_bytes} bytes, a whole row group {chunk_bytes}"
     );
+}
+
+/// One generated condition on a column: a comparison, a range, a list or a null test.
+fn condition(next: &mut impl FnMut(u64) -> u64) -> String {
+    let column = ["id", "k", "n"][next(3) as usize];
+    let value = |next: &mut dyn FnMut(u64) -> u64| next(ROWS as u64 + 2_000) as i64 - 1_000;
+    match next(7) {
+        0 => format!("{column} < {}", value(next)),
+        1 => format!("{column} >= {}", value(next)),
+        2 => format!("{column} = {}", value(next)),
+        3 => {
+            let a = value(next);
+            format!("{column} between {a} and {}", a + next(5_000) as i64)
+        }
+        4 => format!(
+            "{column} in ({}, {}, {})",
+            value(next),
+            value(next),
+            next(5_000)
+        ),
+        5 => format!("{column} is null"),
+        _ => format!("{column} is not null"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_predicates_give_the_rows_of_the_full_scan_filtered() {
+    use delta_arrow_reader::predicate::{bind, evaluate, parse_filter};
+    let mut state = 0x5eed_u64;
+    let mut next = move |bound: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % bound.max(1)
+    };
+    let deletes: [&[std::ops::Range<u64>]; 2] = [&[], &[20_500..23_700, 49_000..51_500]];
+    for deleted in deletes {
+        let t = table(deleted).await;
+        let (full, _) = common::scan_to_end(t.scan()).await;
+        for case in 0..150 {
+            let filter = match next(4) {
+                0 => condition(&mut next),
+                1 => format!("{} and {}", condition(&mut next), condition(&mut next)),
+                2 => format!("{} or {}", condition(&mut next), condition(&mut next)),
+                _ => format!(
+                    "not ({} or {}) or {}",
+                    condition(&mut next),
+                    condition(&mut next),
+                    condition(&mut next)
+                ),
+            };
+            let bound = parse_filter(&filter)
+                .and_then(|e| bind(&e, t.delta_schema()))
+                .unwrap_or_else(|e| panic!("{filter}: {e}"));
+            let mut want: Vec<i64> = Vec::new();
+            for b in &full {
+                let keep = evaluate(&bound, b).unwrap_or_else(|e| panic!("{filter}: {e}"));
+                let kept = arrow_select::filter::filter_record_batch(b, &keep)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                want.extend(common::ids(&[kept]));
+            }
+            want.sort_unstable();
+            let partitions = 1 + case % 3;
+            let (got, _) = ids(&t, &filter, partitions, None).await;
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{filter}, {partitions} partitions, deleted {deleted:?}"
+            );
+            assert_eq!(got, want, "{filter}");
+        }
+    }
 }
