@@ -47,26 +47,36 @@ pub(crate) fn prune_pages(
     else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for &rg in row_groups {
-        let Some(rows) =
-            (metadata.row_groups().get(rg)).and_then(|g| u64::try_from(g.num_rows()).ok())
-        else {
-            continue;
-        };
-        let per_column = predicate_stats(predicate, metadata, columns, |plain, column| {
-            let pages = page_stats(
-                metadata,
-                plain,
-                column,
-                mode,
+    // The row groups with their row counts; each predicate column located once, with its
+    // pages in every one of them.
+    let groups: Vec<(usize, u64)> = row_groups
+        .iter()
+        .filter_map(|&rg| {
+            Some((
                 rg,
-                column_index,
-                offset_index,
-            )?;
+                u64::try_from(metadata.row_groups().get(rg)?.num_rows()).ok()?,
+            ))
+        })
+        .collect();
+    let mut columns_pages = predicate_stats(predicate, metadata, columns, |plain, column| {
+        page_stats(
+            metadata,
+            plain,
+            column,
+            mode,
+            &groups,
+            column_index,
+            offset_index,
+        )
+    });
+    let mut out = Vec::new();
+    for (i, &(rg, rows)) in groups.iter().enumerate() {
+        let per_column: Vec<(Vec<String>, Pages)> = columns_pages
+            .iter_mut()
+            .filter_map(|(path, per_group)| Some((path.clone(), per_group.get_mut(i)?.take()?)))
             // Page row counts that do not add up to the row group's tell nothing.
-            (pages.iter().map(|(n, _)| *n).sum::<u64>() == rows).then_some(pages)
-        });
+            .filter(|(_, pages)| pages.iter().map(|(n, _)| *n).sum::<u64>() == rows)
+            .collect();
         let runs = runs(rows, &per_column, |stats| {
             let stats = FileStats::from_columns(None, None, stats)
                 .with_deletion_vector(has_deletion_vector);
@@ -93,26 +103,31 @@ pub(crate) fn prune_pages(
     out
 }
 
-/// The pages of `column` in row group `rg`: each one's row count and statistics, typed as
-/// the column reads (one page of nulls for a column the file does not have); `None` when the
-/// file's page index says nothing of it.
+/// The pages of `column` in each of `groups` (row group, row count): each page's row count
+/// and statistics, typed as the column reads (one page of nulls for a column the file does
+/// not have); `None` for a row group whose page index says nothing of it, and for all of
+/// them when the column's statistics cannot be read.
 fn page_stats(
     metadata: &ParquetMetaData,
     plain: &Schema,
     column: &ReadColumn,
     mode: ColumnMappingMode,
-    rg: usize,
+    groups: &[(usize, u64)],
     column_index: &ParquetColumnIndex,
     offset_index: &ParquetOffsetIndex,
-) -> Option<Pages> {
+) -> Option<Vec<Option<Pages>>> {
     let Some(root) = find_in_file(&FileFields::new(plain.fields()), &column.field, mode) else {
-        let rows = u64::try_from(metadata.row_groups().get(rg)?.num_rows()).ok()?;
-        let nulls = ColumnStats {
+        let nulls = |rows: u64| ColumnStats {
             min: None,
             max: None,
             null_count: Some(rows),
         };
-        return Some(vec![(rows, nulls)]);
+        return Some(
+            groups
+                .iter()
+                .map(|&(_, rows)| Some(vec![(rows, nulls(rows))]))
+                .collect(),
+        );
     };
     let field = plain.field(root);
     let descr = metadata.file_metadata().schema_descr();
@@ -123,37 +138,40 @@ fn page_stats(
     let c = StatisticsConverter::from_column_index(leaf, field, descr)
         .ok()?
         .with_missing_null_counts_as_zero(false);
-    let counts = c
-        .data_page_row_counts(offset_index, metadata.row_groups(), [&rg])
-        .ok()??;
-    let n = counts.len();
     let target = column.arrow.data_type();
-    let typed = |array: parquet::errors::Result<ArrayRef>| {
-        let array = array.ok().filter(|a| a.len() == n)?;
-        cast(&array, target).ok()
-    };
-    let mins = typed(c.data_page_mins(column_index, offset_index, [&rg]));
-    let maxes = typed(c.data_page_maxes(column_index, offset_index, [&rg]));
-    let nulls = (c
-        .data_page_null_counts(column_index, offset_index, [&rg])
-        .ok())
-    .filter(|a| a.len() == n);
-    let pages = (0..n).map(|i| {
-        let (mut min, mut max) = (bound(mins.as_ref(), i), bound(maxes.as_ref(), i));
-        if is_nan(min.as_ref()) || is_nan(max.as_ref()) {
-            (min, max) = (None, None);
-        }
-        let null_count = nulls
-            .as_ref()
-            .and_then(|a| a.is_valid(i).then(|| a.value(i)));
-        let stats = ColumnStats {
-            min,
-            max,
-            null_count,
+    let in_group = |rg: &usize| -> Option<Pages> {
+        let counts = c
+            .data_page_row_counts(offset_index, metadata.row_groups(), [rg])
+            .ok()??;
+        let n = counts.len();
+        let typed = |array: parquet::errors::Result<ArrayRef>| {
+            let array = array.ok().filter(|a| a.len() == n)?;
+            cast(&array, target).ok()
         };
-        (counts.value(i), stats)
-    });
-    Some(pages.collect())
+        let mins = typed(c.data_page_mins(column_index, offset_index, [rg]));
+        let maxes = typed(c.data_page_maxes(column_index, offset_index, [rg]));
+        let nulls = (c
+            .data_page_null_counts(column_index, offset_index, [rg])
+            .ok())
+        .filter(|a| a.len() == n);
+        let pages = (0..n).map(|i| {
+            let (mut min, mut max) = (bound(mins.as_ref(), i), bound(maxes.as_ref(), i));
+            if is_nan(min.as_ref()) || is_nan(max.as_ref()) {
+                (min, max) = (None, None);
+            }
+            let null_count = nulls
+                .as_ref()
+                .and_then(|a| a.is_valid(i).then(|| a.value(i)));
+            let stats = ColumnStats {
+                min,
+                max,
+                null_count,
+            };
+            (counts.value(i), stats)
+        });
+        Some(pages.collect())
+    };
+    Some(groups.iter().map(|(rg, _)| in_group(rg)).collect())
 }
 
 /// The runs of a row group of `rows` rows on which each column of `per_column` is on one
