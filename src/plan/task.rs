@@ -20,6 +20,23 @@ pub struct ReadColumn {
     pub partition: bool,
 }
 
+impl ReadColumn {
+    /// Every field of `schema` as read unchanged, the ones named in `partitions` as
+    /// partition columns (tests of the read layer, which plan no scan).
+    #[cfg(test)]
+    pub(crate) fn all_of(schema: &crate::schema::StructType, partitions: &[&str]) -> Vec<Self> {
+        schema
+            .fields
+            .iter()
+            .map(|f| ReadColumn {
+                field: f.clone(),
+                arrow: std::sync::Arc::new(f.to_arrow().unwrap_or_else(|e| panic!("{e}"))),
+                partition: partitions.contains(&f.name.as_str()),
+            })
+            .collect()
+    }
+}
+
 /// One data file to read.
 #[derive(Debug, Clone)]
 pub struct FileTask {

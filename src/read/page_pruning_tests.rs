@@ -63,18 +63,6 @@ fn table() -> StructType {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn columns(schema: &StructType) -> Vec<ReadColumn> {
-    schema
-        .fields
-        .iter()
-        .map(|f| ReadColumn {
-            field: f.clone(),
-            arrow: Arc::new(f.to_arrow().unwrap_or_else(|e| panic!("{e}"))),
-            partition: false,
-        })
-        .collect()
-}
-
 /// The runs of each row group `filter` keeps, as (kept, rows).
 fn pages(metadata: &ParquetMetaData, filter: &str) -> Vec<(usize, Vec<(bool, usize)>)> {
     let schema = table();
@@ -84,7 +72,7 @@ fn pages(metadata: &ParquetMetaData, filter: &str) -> Vec<(usize, Vec<(bool, usi
     prune_pages(
         &bound,
         metadata,
-        &columns(&schema),
+        &ReadColumn::all_of(&schema, &[]),
         &TypedPartitionValues::default(),
         ColumnMappingMode::None,
         false,

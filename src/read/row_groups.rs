@@ -220,18 +220,6 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn read_columns(schema: &StructType, partitions: &[&str]) -> Vec<ReadColumn> {
-        schema
-            .fields
-            .iter()
-            .map(|f| ReadColumn {
-                field: f.clone(),
-                arrow: Arc::new(f.to_arrow().unwrap_or_else(|e| panic!("{e}"))),
-                partition: partitions.contains(&f.name.as_str()),
-            })
-            .collect()
-    }
-
     /// 100 rows: `id` 0..100 (int32 in the file, `long` in the table: type widening), `name`
     /// `n00`..`n99`, `x` a double that is NaN in rows 40..50 and null in rows 60..70, `ts`
     /// milliseconds (the table reads microseconds UTC).
@@ -281,7 +269,7 @@ mod tests {
     impl Case {
         fn new() -> Self {
             let schema = parse_schema(TABLE).unwrap_or_else(|e| panic!("{e}"));
-            let columns = read_columns(&schema, &["part"]);
+            let columns = ReadColumn::all_of(&schema, &["part"]);
             let partition_values = TypedPartitionValues::from_entries([(
                 "part".to_string(),
                 Scalar::String("a".into()),
@@ -364,7 +352,7 @@ mod tests {
               "delta.columnMapping.id":7,"delta.columnMapping.physicalName":"col-a1"}}]}"#,
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let columns = read_columns(&schema, &[]);
+        let columns = ReadColumn::all_of(&schema, &[]);
         let mut meta_ids = std::collections::HashMap::new();
         meta_ids.insert(
             crate::schema::PARQUET_FIELD_ID_KEY.to_string(),

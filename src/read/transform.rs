@@ -339,18 +339,6 @@ mod tests {
         parse_schema(json).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn read_columns(schema: &crate::schema::StructType) -> Vec<ReadColumn> {
-        schema
-            .fields
-            .iter()
-            .map(|f| ReadColumn {
-                field: f.clone(),
-                arrow: Arc::new(f.to_arrow().unwrap_or_else(|e| panic!("{e}"))),
-                partition: f.name == "part",
-            })
-            .collect()
-    }
-
     /// The output schema of `columns`: their Arrow fields in order.
     fn output_schema(columns: &[ReadColumn]) -> SchemaRef {
         Arc::new(Schema::new(
@@ -364,7 +352,7 @@ mod tests {
     #[test]
     fn renames_nested_physical_columns_casts_and_fills() {
         let schema = mapped_schema();
-        let columns = read_columns(&schema);
+        let columns = ReadColumn::all_of(&schema, &["part"]);
         let output = output_schema(&columns);
         // What the file holds: physical names; `zip` missing inside the struct; `id` written
         // as int32 before a type widening to long; no `added_later` column at all.
@@ -422,7 +410,7 @@ mod tests {
     #[test]
     fn constant_and_missing_columns_are_built_once_and_fit_every_batch_length() {
         let schema = mapped_schema();
-        let columns = read_columns(&schema);
+        let columns = ReadColumn::all_of(&schema, &["part"]);
         let output = output_schema(&columns);
         let file_schema = Schema::new(vec![Field::new("col-1a", DataType::Int64, true)]);
         let batch = |n: i64| {
@@ -476,7 +464,7 @@ mod tests {
     #[test]
     fn id_mode_matches_by_field_id_before_name() {
         let schema = mapped_schema();
-        let columns = read_columns(&schema);
+        let columns = ReadColumn::all_of(&schema, &["part"]);
         let mut meta = std::collections::HashMap::new();
         meta.insert(PARQUET_FIELD_ID_KEY.to_string(), "1".to_string());
         // The physical name changed (e.g. a rewrite), but the field id still matches.
