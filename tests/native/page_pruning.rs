@@ -10,9 +10,8 @@
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
-use delta_arrow_reader::fixture::{parquet_bytes_with_properties, TableWriter};
+use delta_arrow_reader::fixture::TableWriter;
 use delta_arrow_reader::{DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder};
-use parquet::file::properties::WriterProperties;
 use serde_json::json;
 
 use crate::common;
@@ -39,14 +38,7 @@ async fn table(deleted: &[std::ops::Range<u64>]) -> DeltaTable {
         ("n", Arc::new(n) as _),
     ])
     .unwrap_or_else(|e| panic!("{e}"));
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(50_000))
-        .set_data_page_row_count_limit(1_000)
-        .set_dictionary_enabled(false)
-        .set_write_batch_size(1_000)
-        .build();
-    let bytes = parquet_bytes_with_properties("part-0.parquet", &batch, props)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let bytes = crate::common::paged_parquet(&batch);
     let mut w = TableWriter::new();
     let size = bytes.len() as u64;
     w.store().put("part-0.parquet", bytes);

@@ -263,6 +263,20 @@ pub fn ids(batches: &[arrow_array::RecordBatch]) -> Vec<i64> {
 mod sorted_rows;
 pub use sorted_rows::sorted_rows;
 
+/// `batch` as the Parquet file of a table whose reads by page matter: row groups of 50,000
+/// rows, pages of 1,000 rows, no dictionary (unique values: a dictionary page would hold the
+/// whole column chunk), a page index.
+pub fn paged_parquet(batch: &arrow_array::RecordBatch) -> bytes::Bytes {
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(50_000))
+        .set_data_page_row_count_limit(1_000)
+        .set_dictionary_enabled(false)
+        .set_write_batch_size(1_000)
+        .build();
+    delta_arrow_reader::fixture::parquet_bytes_with_properties("part-0.parquet", batch, props)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// A deletion vector file marking `rows` deleted: version byte, then size, bitmap (magic +
 /// portable 64-bit Roaring), CRC-32; and the bitmap's size (the descriptor's `sizeInBytes`).
 pub fn dv_file(rows: impl IntoIterator<Item = u64>) -> (Vec<u8>, usize) {
