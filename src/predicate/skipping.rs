@@ -8,6 +8,8 @@
 //! - Missing statistics, or a value that does not parse, mean "may match".
 //! - String bounds may be truncated prefixes: a value that starts with the max may exceed it.
 //! - Timestamp bounds have millisecond precision: they are widened by 1 ms each way.
+//! - Decimal bounds of 2^50 units or more are widened by a double's rounding (writers that
+//!   keep decimals as doubles write such digits inexactly), and an i64 end is no bound.
 //! - Float bounds say nothing about NaN (NaN sorts above every number), so the max never
 //!   rules out `>`, `>=` or `!=`.
 //! - Row and null counts may include rows a deletion vector removed (`tightBounds` false, or
@@ -165,8 +167,8 @@ impl Facts {
             }
             _ => {}
         }
-        facts.lower = facts.lower.map(|v| widen(v, -TIMESTAMP_SLACK_MICROS));
-        facts.upper = facts.upper.map(|v| widen(v, TIMESTAMP_SLACK_MICROS));
+        facts.lower = facts.lower.and_then(|v| widen(v, false));
+        facts.upper = facts.upper.and_then(|v| widen(v, true));
         facts
     }
 
@@ -227,12 +229,27 @@ impl Facts {
     }
 }
 
-/// A timestamp bound moved by `micros` (millisecond statistics are loose); other values as
-/// they are.
-fn widen(value: Scalar, micros: i64) -> Scalar {
-    match value {
-        Scalar::Timestamp(v) => Scalar::Timestamp(v.saturating_add(micros)),
-        Scalar::TimestampNtz(v) => Scalar::TimestampNtz(v.saturating_add(micros)),
+/// A bound moved outwards by how far its writer may have been off (`up` for a maximum):
+/// timestamps by 1 ms (millisecond statistics); decimals of 2^50 units or more by over a
+/// double's rounding, because writers that keep decimals as doubles (delta-rs) write
+/// digits a double does not hold, and no bound at all where such a writer clamped to the
+/// i64 range. Other values as they are.
+fn widen(value: Scalar, up: bool) -> Option<Scalar> {
+    let sign: i64 = if up { 1 } else { -1 };
+    Some(match value {
+        Scalar::Timestamp(v) => Scalar::Timestamp(v.saturating_add(sign * TIMESTAMP_SLACK_MICROS)),
+        Scalar::TimestampNtz(v) => {
+            Scalar::TimestampNtz(v.saturating_add(sign * TIMESTAMP_SLACK_MICROS))
+        }
+        Scalar::Decimal(v, d) if v.unsigned_abs() >= 1 << 50 => {
+            let unit = 10i128.checked_pow(u32::from(d.scale()))?;
+            if v % unit == 0 && [i64::MAX, i64::MIN].contains(&i64::try_from(v / unit).unwrap_or(0))
+            {
+                return None;
+            }
+            let slack = i128::try_from(v.unsigned_abs() >> 50).unwrap_or(i128::MAX) + 1;
+            Scalar::Decimal(v.saturating_add(i128::from(sign) * slack), d)
+        }
         other => other,
-    }
+    })
 }

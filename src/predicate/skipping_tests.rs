@@ -14,6 +14,8 @@ fn schema() -> Result<StructType> {
         StructField::new("id", PrimitiveType::Long, true),
         StructField::new("name", PrimitiveType::String, true),
         StructField::new("amount", PrimitiveType::decimal(10, 2)?, true),
+        StructField::new("wide", PrimitiveType::decimal(18, 4)?, true),
+        StructField::new("big", PrimitiveType::decimal(38, 0)?, true),
         StructField::new("day", PrimitiveType::Date, true),
         StructField::new("ts", PrimitiveType::Timestamp, true),
         StructField::new("ntz", PrimitiveType::TimestampNtz, true),
@@ -330,6 +332,51 @@ fn decimals() -> Result<()> {
         Some(long),
         &[],
         &[("amount = 1", true), ("amount > 99999999", true)],
+    )
+}
+
+/// delta-rs writes decimal statistics through doubles: `-99999999999999.5131` as
+/// `-99999999999999.52`, and a `decimal(38, 0)` past the i64 range as i64's maximum. Such
+/// bounds must not rule out the values they were written for; bounds far from a value still
+/// do, and small decimals stay exact.
+#[test]
+fn decimals_written_through_doubles() -> Result<()> {
+    let rounded = r#"{"numRecords":1,"minValues":{"wide":-99999999999999.52,"big":12345678901234567890},"maxValues":{"wide":-99999999999999.52,"big":12345678901234567890}}"#;
+    expect(
+        Some(rounded),
+        &[],
+        &[
+            ("wide >= -99999999999999.5131", true),
+            ("wide = -99999999999999.5131", true),
+            ("wide <= -99999999999999.5299", true),
+            ("wide > -99999999999990", false),
+            ("wide < -99999999999999.9", false),
+            ("big = 12345678901234567893", true),
+            ("big > 12345678901234600000", false),
+            ("big < 12345678901234500000", false),
+        ],
+    )?;
+    let clamped = r#"{"numRecords":1,"minValues":{"big":9223372036854775807},"maxValues":{"big":9223372036854775807}}"#;
+    expect(
+        Some(clamped),
+        &[],
+        &[
+            ("big = 99999999999999999999999999999999999999", true),
+            ("big = 1", true),
+        ],
+    )?;
+    let exact =
+        r#"{"numRecords":1,"minValues":{"wide":1.5,"big":7},"maxValues":{"wide":1.5,"big":7}}"#;
+    expect(
+        Some(exact),
+        &[],
+        &[
+            ("wide > 1.5", false),
+            ("wide < 1.5", false),
+            ("wide = 1.5", true),
+            ("big = 8", false),
+            ("big = 7", true),
+        ],
     )
 }
 
