@@ -20,6 +20,7 @@ pub struct LogSegment {
     pub commits: Vec<LogPath>,
     /// The modification time of the commit file of `version`, where a listing gave it:
     /// the version's time when the segment ends at its checkpoint (no commit is read).
+    /// Made to rise with the versions listed before it (see `timestamp`).
     pub version_file_time_ms: Option<i64>,
 }
 
@@ -91,10 +92,7 @@ pub fn segment_from_listing(
             reason: format!("commit file of version {expected} is missing"),
         });
     }
-    let version_file_time_ms = entries
-        .iter()
-        .find(|e| e.kind == LogFileKind::Commit && e.version == version)
-        .and_then(|e| e.last_modified_ms);
+    let version_file_time_ms = version_file_time(entries, version);
     Ok(LogSegment {
         version,
         checkpoint_version,
@@ -102,6 +100,19 @@ pub fn segment_from_listing(
         commits,
         version_file_time_ms,
     })
+}
+
+/// The listed time of the commit file of `version`, made to rise with the versions listed
+/// before it as a search by timestamp takes it (`timestamp::monotonic_file_times`).
+fn version_file_time(entries: &[LogPath], version: u64) -> Option<i64> {
+    let mut times: Vec<(u64, Option<i64>)> = entries
+        .iter()
+        .filter(|e| e.kind == LogFileKind::Commit && e.version <= version)
+        .map(|e| (e.version, e.last_modified_ms))
+        .collect();
+    times.sort_by_key(|t| t.0);
+    super::timestamp::monotonic_file_times(&mut times);
+    times.last().filter(|t| t.0 == version).and_then(|t| t.1)
 }
 
 /// The files of the newest complete checkpoint at or before `version`.

@@ -7,6 +7,11 @@
 //! timestamps it reads the newest commit, then binary-searches, one commit file per round.
 //! A timestamp after the newest commit selects the newest version.
 //!
+//! File times need not rise with the version (a table copied or restored, a clock set
+//! back): like Delta Spark's history, each listed commit's file time is taken as at least one
+//! millisecond after the one before it ([`monotonic_file_times`]), so the versions' times
+//! rise and a search by any of them finds that version.
+//!
 //! A table that turned in-commit timestamps on after its first commit has two clocks, as the
 //! protocol's reader rules say: from the enablement version on (the oldest commit with an
 //! in-commit timestamp, found by a binary search) only in-commit timestamps count, before it
@@ -72,6 +77,21 @@ fn commit_times<'a>(actions: impl IntoIterator<Item = &'a Action>) -> CommitTime
     }
 }
 
+/// Makes the file times of `commits` (ascending by version) rise: a time at or before the
+/// one of the commit before it becomes that one's plus 1 ms, as Delta Spark adjusts them
+/// (`monotonizeCommitTimestamps`). Commits without a time are left out of the comparison.
+pub fn monotonic_file_times(commits: &mut [(u64, Option<i64>)]) {
+    let mut before: Option<i64> = None;
+    for (_, time) in commits.iter_mut() {
+        if let Some(t) = time {
+            if let Some(b) = before.filter(|&b| *t <= b) {
+                *t = b.saturating_add(1);
+            }
+            before = Some(*t);
+        }
+    }
+}
+
 fn format_ms(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
@@ -82,6 +102,7 @@ impl TimestampSearch {
     /// Searches `commits` (version and file time, any order) for `target_ms`.
     pub fn new(target_ms: i64, mut commits: Vec<(u64, Option<i64>)>) -> Result<Self> {
         commits.sort_by_key(|c| c.0);
+        monotonic_file_times(&mut commits);
         if commits.is_empty() {
             return Err(DeltaError::TimestampNotFound {
                 timestamp: format_ms(target_ms),
@@ -293,6 +314,56 @@ mod tests {
         let mut s = TimestampSearch::new(-5, commits).unwrap_or_else(|e| panic!("{e}"));
         let (v, _) = run(&mut s, &files);
         assert_eq!(v.err().map(|e| e.code()), Some("timestamp_not_found"));
+    }
+
+    #[test]
+    fn file_times_that_go_back_are_made_to_rise() {
+        // A copied table: version 0 newest on disk, each later one 10 s older.
+        let t = 1_700_000_000_000i64;
+        let files: HashMap<u64, Bytes> = (0..4).map(|v| (v, commit(None, 0))).collect();
+        let commits: Vec<(u64, Option<i64>)> =
+            (0..4).map(|v| (v, Some(t - v as i64 * 10_000))).collect();
+        let mut adjusted = commits.clone();
+        monotonic_file_times(&mut adjusted);
+        assert_eq!(
+            adjusted,
+            vec![
+                (0, Some(t)),
+                (1, Some(t + 1)),
+                (2, Some(t + 2)),
+                (3, Some(t + 3))
+            ]
+        );
+        for (target, want) in [
+            (t, Some(0)),
+            (t + 2, Some(2)),
+            (t + 60_000, Some(3)),
+            (t - 1, None),
+        ] {
+            let mut s =
+                TimestampSearch::new(target, commits.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let (v, _) = run(&mut s, &files);
+            assert_eq!(v.ok(), want, "target {target}");
+        }
+        // Unknown times are skipped over; equal times move on by 1 ms.
+        let mut mixed = vec![
+            (0, Some(5)),
+            (1, None),
+            (2, Some(5)),
+            (3, Some(4)),
+            (4, Some(9)),
+        ];
+        monotonic_file_times(&mut mixed);
+        assert_eq!(
+            mixed,
+            vec![
+                (0, Some(5)),
+                (1, None),
+                (2, Some(6)),
+                (3, Some(7)),
+                (4, Some(9))
+            ]
+        );
     }
 
     #[test]

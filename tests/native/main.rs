@@ -64,3 +64,4 @@ mod scan_filter;
 mod scan_metadata;
 mod scheduling;
 mod snapshot_loader;
+mod time_travel;

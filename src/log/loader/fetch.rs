@@ -261,7 +261,9 @@ impl Context {
             }
             replay.end_commit(&commit.path)?;
             if i == 0 {
-                timestamp_ms = commit.last_modified_ms;
+                // The listed time made to rise with the versions before it, as time travel
+                // by timestamp takes it.
+                timestamp_ms = segment.version_file_time_ms.or(commit.last_modified_ms);
             }
         }
         replay.push_checkpoint(checkpoint);
