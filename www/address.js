@@ -12,9 +12,18 @@
 export async function servedTables() {
   const params = new URLSearchParams(location.search);
   const fromQuery = params.get('tables');
-  const tableUrl = (name, base) => new URL(`${String(name).replace(/^\/+|\/+$/g, '')}/`, base).href;
+  // A name is a path below the list's folder, percent-encoded as in a URL: `./` keeps one
+  // such as `https:x` from reading as an address of its own.
+  const tableUrl = (name, base) => new URL(`./${String(name).replace(/^\/+|\/+$/g, '')}/`, base).href;
+  const shown = (name) => {
+    try {
+      return decodeURIComponent(name);
+    } catch {
+      return name;
+    }
+  };
   if (fromQuery) {
-    return fromQuery.split(',').map((s) => s.trim()).filter(Boolean).map((name) => ({ name, url: tableUrl(name, new URL('/', location.href)) }));
+    return fromQuery.split(',').map((s) => s.trim()).filter(Boolean).map((name) => ({ name: shown(name), url: tableUrl(name, new URL('/', location.href)) }));
   }
   const candidates = [...new Set([new URL('/tables.json', location.href).href, new URL('tables.json', document.baseURI).href])];
   for (const candidate of candidates) {
@@ -26,7 +35,7 @@ export async function servedTables() {
       return list
         .map((t) => (typeof t === 'string' ? { name: t } : t))
         .filter((t) => t && (t.name || t.url))
-        .map((t) => ({ name: t.name ?? t.url, url: t.url ? new URL(t.url, candidate).href : tableUrl(t.name, candidate) }));
+        .map((t) => ({ name: t.url ? t.name ?? t.url : shown(t.name), url: t.url ? new URL(t.url, candidate).href : tableUrl(t.name, candidate) }));
     } catch {
       // Not JSON or not reachable: try the next place.
     }

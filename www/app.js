@@ -217,7 +217,7 @@ async function learnLatest(url) {
     latest.free();
     if (state.url !== url || state.latestVersion !== null) return;
     state.latestVersion = version;
-    renderInfo(state.info, version, true);
+    showInfo(state.info, version, true);
     slider.set(version, state.info.version);
   } catch {
     // The slider stays hidden; the version box still works.
@@ -243,7 +243,7 @@ async function open({ autoRead = true } = {}) {
     if (latestOpen) state.latestVersion = info.version;
     state.table?.free();
     Object.assign(state, { table, info, url });
-    renderInfo(info, state.latestVersion, sameTable);
+    showInfo(info, state.latestVersion, sameTable);
     slider.set(state.latestVersion, info.version);
     if (state.latestVersion === null) learnLatest(url);
     writeAddress({ url, version: ui.version.value.trim(), timestamp: ui.timestamp.value.trim(), filter: ui.filter.value.trim() });
@@ -389,6 +389,12 @@ $('read-form').addEventListener('submit', (e) => {
   e.preventDefault();
   read();
 });
+/** The table's facts in the side panels; an open files panel lists the files of what is open. */
+function showInfo(info, latest, keepColumns) {
+  renderInfo(info, latest, keepColumns);
+  if ($('files-details').open) renderFiles(state.table).catch((err) => showError(err, 'Could not list the files'));
+}
+
 $('files-details').addEventListener('toggle', () => {
   if ($('files-details').open) renderFiles(state.table).catch((err) => showError(err, 'Could not list the files'));
 });

@@ -49,7 +49,7 @@ export class CellPanel {
       ['Row', cell.row],
       ['Delta type', cell.deltaType || '—'],
       ['Arrow type', cell.arrowType || '—'],
-      ['Length', cell.isNull ? 'null' : `${[...cell.text].length.toLocaleString('en-US')} characters`],
+      ['Length', cell.isNull ? 'null' : `${codePoints(cell.text).toLocaleString('en-US')} characters`],
     ];
     this.facts.replaceChildren(
       ...facts.flatMap(([k, v]) => {
@@ -76,4 +76,9 @@ export class CellPanel {
     this.returnTo?.focus?.({ preventScroll: true });
     this.returnTo = null;
   }
+}
+
+/** Characters (code points) of `text`, without an array of them (a cell may hold megabytes). */
+function codePoints(text) {
+  return text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
 }

@@ -134,11 +134,45 @@ export function hex(bytes, max = 32) {
 /** The shortest decimal text that rounds back to the same single-precision value. */
 export function shortFloat(v) {
   if (!Number.isFinite(v)) return String(v);
+  if (v === 0) return v; // keeps the sign of -0
   for (let p = 1; p <= 9; p++) {
     const t = Number(v.toPrecision(p));
     if (Math.fround(t) === v) return t;
   }
   return v;
+}
+
+/**
+ * A struct's fields or a map's entries as `[key, value]` pairs, in their order: a plain
+ * object would put integer-like keys first, lose a `__proto__` key and merge a map's
+ * repeated keys. [`plainJson`] writes it as a JSON object.
+ */
+export class Entries {
+  /** @param {Array<[string, unknown]>} pairs */
+  constructor(pairs) {
+    this.pairs = pairs;
+  }
+}
+
+/** A value of [`toPlain`] that is not nested as text (`-0` keeps its sign). */
+function scalarText(plain) {
+  return Object.is(plain, -0) ? '-0' : String(plain);
+}
+
+/** A value of [`toPlain`] as JSON text (`pretty`: indented by two spaces). */
+export function plainJson(plain, pretty = false, indent = '') {
+  if (plain === null || plain === undefined) return 'null';
+  const inner = pretty ? `${indent}  ` : '';
+  const wrap = (open, items, close) => {
+    if (!items.length) return `${open}${close}`;
+    return pretty ? `${open}\n${inner}${items.join(`,\n${inner}`)}\n${indent}${close}` : `${open}${items.join(',')}${close}`;
+  };
+  if (plain instanceof Entries) {
+    return wrap('{', plain.pairs.map(([k, v]) => `${JSON.stringify(k)}:${pretty ? ' ' : ''}${plainJson(v, pretty, inner)}`), '}');
+  }
+  if (Array.isArray(plain)) return wrap('[', plain.map((v) => plainJson(v, pretty, inner)), ']');
+  if (Object.is(plain, -0)) return '-0';
+  return JSON.stringify(plain) ?? 'null';
 }
 
 /**
@@ -162,11 +196,8 @@ export function toPlain(value, type, binaryMax = 32) {
     case T.BinaryView:
     case T.FixedSizeBinary:
       return hex(value, binaryMax);
-    case T.Struct: {
-      const out = {};
-      for (const field of type.children) out[field.name] = toPlain(value[field.name], field.type, binaryMax);
-      return out;
-    }
+    case T.Struct:
+      return new Entries(type.children.map((field) => [field.name, toPlain(value[field.name], field.type, binaryMax)]));
     case T.List:
     case T.LargeList:
     case T.ListView:
@@ -177,9 +208,7 @@ export function toPlain(value, type, binaryMax = 32) {
     }
     case T.Map: {
       const [keyField, valueField] = type.children[0]?.type?.children ?? [];
-      const out = {};
-      for (const [k, v] of value) out[String(toPlain(k, keyField?.type, binaryMax))] = toPlain(v, valueField?.type, binaryMax);
-      return out;
+      return new Entries(Array.from(value, ([k, v]) => [String(toPlain(k, keyField?.type, binaryMax)), toPlain(v, valueField?.type, binaryMax)]));
     }
     case T.Dictionary:
       return toPlain(value, type.dictionary, binaryMax);
@@ -210,7 +239,7 @@ export function formatCell(value, type, max = 300) {
   if (value === null || value === undefined) return { text: 'null', kind: 'null' };
   const plain = toPlain(value, type);
   const nested = plain !== null && typeof plain === 'object';
-  const text = nested ? JSON.stringify(plain) : String(plain);
+  const text = nested ? plainJson(plain) : scalarText(plain);
   const kind = nested ? 'nested' : isNumericType(type) ? 'number' : 'text';
   return { text: text.length > max ? `${text.slice(0, max)}…` : text, kind };
 }
@@ -220,8 +249,8 @@ export function formatCell(value, type, max = 300) {
 export function fullText(value, type, pretty = false) {
   if (value === null || value === undefined) return '';
   const plain = toPlain(value, type, Infinity);
-  if (plain !== null && typeof plain === 'object') return pretty ? JSON.stringify(plain, null, 2) : JSON.stringify(plain);
-  return String(plain);
+  if (plain !== null && typeof plain === 'object') return plainJson(plain, pretty);
+  return scalarText(plain);
 }
 
 /** A Flechette data type as short text: `Int64`, `Timestamp(µs, UTC)`, `List<Utf8>`. */

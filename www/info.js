@@ -125,12 +125,17 @@ export function tickAll(on) {
   $('schema-body').querySelectorAll('input[type=checkbox]').forEach((b) => (b.checked = on));
 }
 
+/** The table whose files the panel is being filled with. */
+let filesOf = null;
+
 /** Fills the data files panel (on demand: a table may have very many files). */
 export async function renderFiles(table) {
   const body = $('files-body');
   if (!table || body.childElementCount) return;
+  filesOf = table;
   const files = await listFiles(table);
-  if (body.childElementCount) return;
+  // Another table or version was opened meanwhile: its own call fills the panel.
+  if (body.childElementCount || filesOf !== table) return;
   const rows = files.slice(0, FILE_ROWS).map((f) => {
     const pv = Object.entries(f.partitionValues ?? {}).map(([k, v]) => `${k}=${v ?? 'null'}`).join(', ');
     return el(

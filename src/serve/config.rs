@@ -63,6 +63,11 @@ pub struct ServeConfig {
     /// Serve files whose real path (symlinks resolved) lies outside the served
     /// directories. Off by default: a table's symlink to `~/.ssh/id_rsa` is refused (403).
     pub follow_symlinks: bool,
+    /// Answer pages of other origins (CORS: `Access-Control-Allow-Origin: *`, preflights).
+    /// On by default, for pages that read the tables from elsewhere (`dar serve`); off
+    /// where the only page is served beside the tables (`dar view`), so no other site's
+    /// page can read them.
+    pub cross_origin: bool,
 }
 
 impl ServeConfig {
@@ -82,6 +87,7 @@ impl ServeConfig {
             max_connections: 4096,
             max_connections_per_client: 1024,
             follow_symlinks: false,
+            cross_origin: true,
         }
     }
 
@@ -144,6 +150,12 @@ impl ServeConfig {
         self.follow_symlinks = on;
         self
     }
+
+    /// Answer pages of other origins (see [`cross_origin`](Self::cross_origin)).
+    pub fn with_cross_origin(mut self, on: bool) -> Self {
+        self.cross_origin = on;
+        self
+    }
 }
 
 impl Default for ServeConfig {
@@ -165,7 +177,10 @@ mod tests {
             .with_latency(Duration::from_millis(5))
             .with_index("index.html")
             .with_request_log(true)
-            .with_follow_symlinks(true);
+            .with_follow_symlinks(true)
+            .with_cross_origin(false);
+        assert!(!c.cross_origin);
+        assert!(ServeConfig::default().cross_origin);
         assert_eq!(c.root, PathBuf::from("www"));
         assert_eq!(
             c.mounts,

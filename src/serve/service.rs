@@ -107,8 +107,18 @@ pub(crate) async fn handle(
         let shared = Arc::clone(&shared);
         tower::service_fn(move |req| answer(Arc::clone(&shared), decision, req))
     };
-    let Ok(mut resp) = shared.cors.layer(inner).oneshot(req).await;
-    if method == Method::OPTIONS {
+    let cross_origin = shared.config.cross_origin;
+    let Ok(mut resp) = if !loopback_host(&req) {
+        Ok(text(
+            StatusCode::FORBIDDEN,
+            "this server answers requests for 127.0.0.1 or localhost only\n",
+        ))
+    } else if cross_origin {
+        shared.cors.layer(inner).oneshot(req).await
+    } else {
+        inner.oneshot(req).await
+    };
+    if method == Method::OPTIONS && cross_origin && resp.status() != StatusCode::FORBIDDEN {
         *resp.status_mut() = StatusCode::NO_CONTENT;
     }
     record(&shared, &method, path, range, &resp);
@@ -116,6 +126,29 @@ pub(crate) async fn handle(
     let truncate = decision.truncate.filter(|_| cut);
     let slow = decision.slow.filter(|_| method == Method::GET);
     Ok(resp.map(|body| Metered::new(body, shared.stats.clone(), truncate, slow)))
+}
+
+/// Whether the request names this server by a loopback name in its `Host` (or has none:
+/// HTTP/1.0). The server listens on 127.0.0.1 only; a page of another site that has its own
+/// name resolve to 127.0.0.1 (DNS rebinding) sends its own name, and is refused.
+fn loopback_host<B>(req: &Request<B>) -> bool {
+    let Some(host) = req.headers().get(header::HOST) else {
+        return true;
+    };
+    let Ok(host) = host.to_str() else {
+        return false;
+    };
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name == "[::1]"
+        || name
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The answer to anything but a preflight.
@@ -169,6 +202,14 @@ async fn answer(
         return Ok(resp);
     }
     if let Some(len) = meta.as_ref().map(std::fs::Metadata::len) {
+        if empty_suffix(&parts.headers) {
+            // `bytes=-0`: the last 0 bytes, a range no byte satisfies.
+            let mut resp = text(StatusCode::RANGE_NOT_SATISFIABLE, "");
+            if let Ok(all) = HeaderValue::from_str(&format!("bytes */{len}")) {
+                resp.headers_mut().insert(header::CONTENT_RANGE, all);
+            }
+            return Ok(resp);
+        }
         whole_for_long_suffix(&mut parts.headers, len);
     }
     let usable_range = parts
@@ -205,6 +246,11 @@ async fn answer(
     }
     let headers = resp.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // A file is what its extension says, never sniffed into a page or a script.
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     if decision.ignore_range {
         headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("none"));
     }
@@ -345,6 +391,16 @@ fn preconditions(
         headers.remove(header::IF_MODIFIED_SINCE);
     }
     None
+}
+
+/// Whether the request asks for a suffix of length 0 (`bytes=-0`).
+fn empty_suffix(headers: &hyper::HeaderMap) -> bool {
+    headers
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().strip_prefix("bytes=-"))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        == Some(0)
 }
 
 /// A suffix range longer than the file (`bytes=-65536` of a 500-byte file) is the whole

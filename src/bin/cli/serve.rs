@@ -67,10 +67,30 @@ pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
             config = config.with_memory_file(format!("www/{name}"), *bytes, kind);
         }
     }
-    run_forever(config).await.map_err(|e| DeltaError::Io {
-        path: args.dir.display().to_string(),
-        message: format!("cannot serve: {e}"),
+    run_forever(config)
+        .await
+        .map_err(|e| cannot_serve(&args.dir, Some(args.port), &e))
+}
+
+/// Why serving `dir` on `port` failed: a port in use names the port, not the folder.
+pub(super) fn cannot_serve(
+    dir: &std::path::Path,
+    port: Option<u16>,
+    e: &std::io::Error,
+) -> DeltaError {
+    let (path, message) = match port {
+        Some(port) if e.kind() == std::io::ErrorKind::AddrInUse => (
+            format!("127.0.0.1:{port}"),
+            "the port is in use by another program: choose another with --port (0 picks a \
+             free one)"
+                .to_string(),
+        ),
+        _ => (dir.display().to_string(), format!("cannot serve: {e}")),
+    };
+    DeltaError::Io {
+        path,
+        message,
         phase: delta_arrow_reader::Phase::Load,
         transient: false,
-    })
+    }
 }

@@ -4,7 +4,7 @@
 //!
 //! A table (a folder with `_delta_log/`) is served at `/NAME/` and the page opens it; a
 //! folder of tables is served whole, with a `/tables.json` listing the tables found in it
-//! (unless it has its own), so the page offers them.
+//! (a file of that name in the folder is not served), so the page offers them.
 
 use std::path::{Path, PathBuf};
 
@@ -44,8 +44,11 @@ struct Plan {
     root: PathBuf,
     /// A table mounted at `/NAME/`, when one table was given.
     mount: Option<(String, PathBuf)>,
-    /// Tables found in a folder, for `/tables.json` (`None`: the folder's own is served).
-    listing: Option<Vec<String>>,
+    /// Tables found in a folder, for `/tables.json` (served instead of any file of that
+    /// name in the folder: the list is what this command found).
+    listing: Vec<String>,
+    /// Tables in the folder reached through symlinks out of it, left out of the listing.
+    linked_out: usize,
     /// The page's address, relative to the server's root (`/?url=/NAME/`).
     open: String,
 }
@@ -63,29 +66,38 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
         Some(p) => p.clone(),
         None => delta_arrow_reader::fixture::demo_table_dir()?,
     };
-    let plan = plan(&path)?;
+    let plan = plan(&path, args.follow_symlinks)?;
     let mut config = ServeConfig::new(&plan.root)
         .with_index("index.html")
         .with_request_log(args.log)
-        .with_follow_symlinks(args.follow_symlinks);
+        .with_follow_symlinks(args.follow_symlinks)
+        .with_cross_origin(false);
     if let Some((name, dir)) = &plan.mount {
         config = config.with_mount(format!("/{name}"), dir);
     }
     for (name, bytes) in VIEWER_FILES {
         config = config.with_memory_file(*name, *bytes, content_type(name));
     }
-    if let Some(tables) = &plan.listing {
+    if plan.mount.is_none() {
+        let tables = &plan.listing;
         let json = serde_json::json!({ "tables": tables }).to_string();
         config = config.with_memory_file("tables.json", json, "application/json");
     }
     let server = start(config, args.port)
         .await
-        .map_err(|e| io_error(&path, &e))?;
+        .map_err(|e| super::serve::cannot_serve(&path, args.port, &e))?;
     let url = format!("{}{}", server.url(), plan.open);
     let mut text = format!(
         "Previewing {} at {url}\n(Ctrl-C stops the server)\n",
         path.display()
     );
+    if plan.linked_out > 0 {
+        text.push_str(&format!(
+            "{} table(s) reached through symlinks out of the folder left out (--follow-symlinks \
+             serves them).\n",
+            plan.linked_out
+        ));
+    }
     if !args.no_browser {
         match open_browser(&url) {
             Ok(()) => text.push_str("Opened it in the browser.\n"),
@@ -96,7 +108,10 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
     }
     // The server serves on whether or not anyone reads this (a closed pipe, a full disk).
     let _ = super::terminal::print_text(&text);
-    server.wait().await.map_err(|e| io_error(&path, &e))
+    server
+        .wait()
+        .await
+        .map_err(|e| super::serve::cannot_serve(&path, None, &e))
 }
 
 /// Opens `url` in the user's browser. On Linux and the BSDs only with a display (X11 or
@@ -124,7 +139,7 @@ async fn start(config: ServeConfig, port: Option<u16>) -> std::io::Result<Static
 }
 
 /// What to serve for `path`: one table, or a folder with tables in it.
-fn plan(path: &Path) -> Result<Plan, DeltaError> {
+fn plan(path: &Path, follow_symlinks: bool) -> Result<Plan, DeltaError> {
     let dir = std::fs::canonicalize(path).map_err(|_| DeltaError::NotFound {
         path: path.display().to_string(),
         phase: Phase::Load,
@@ -138,54 +153,67 @@ fn plan(path: &Path) -> Result<Plan, DeltaError> {
         let name = url_segment(dir.file_name().map(|n| n.to_string_lossy()).as_deref());
         return Ok(Plan {
             root: dir.clone(),
-            open: format!("/?url=/{name}/"),
+            open: open_address(&name),
             mount: Some((name, dir)),
-            listing: None,
+            listing: Vec::new(),
+            linked_out: 0,
         });
     }
-    let tables = tables_in(&dir);
+    let (tables, linked) = tables_in(&dir, follow_symlinks);
     if tables.is_empty() {
+        let why = if linked > 0 {
+            format!(
+                "{linked} reached through symlinks out of the folder, which are served only \
+                 with --follow-symlinks"
+            )
+        } else {
+            "nor in its subfolders or theirs: a table is a folder with _delta_log/".into()
+        };
         return Err(DeltaError::NotATable {
-            location: format!(
-                "{} (nor in its subfolders: a table is a folder with _delta_log/)",
-                path.display()
-            ),
+            location: format!("{} ({why})", path.display()),
         });
     }
     let open = match tables.as_slice() {
-        [only] => format!("/?url=/{only}/"),
+        [only] => open_address(only),
         _ => "/".to_string(),
     };
-    let listing = (!dir.join("tables.json").is_file()).then_some(tables);
     Ok(Plan {
         root: dir,
         mount: None,
-        listing,
+        listing: tables,
+        linked_out: linked,
         open,
     })
 }
 
 /// The tables in `dir`: its subfolders with `_delta_log/`, and theirs one level down, as
-/// URL paths relative to `dir`, sorted.
-fn tables_in(dir: &Path) -> Vec<String> {
+/// URL paths relative to `dir`, sorted; and how many more were left out because a symlink
+/// leads out of `dir` to them (the server would refuse them without `follow_symlinks`).
+fn tables_in(dir: &Path, follow_symlinks: bool) -> (Vec<String>, usize) {
     let mut found = Vec::new();
+    let mut linked = 0;
+    let mut take = |path: &Path, url: String| {
+        let inside = std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(dir));
+        if follow_symlinks || inside {
+            found.push(url);
+        } else {
+            linked += 1;
+        }
+    };
     for (child, name) in subfolders(dir) {
         if child.join("_delta_log").is_dir() {
-            found.push(url_segment(Some(&name)));
+            take(&child, url_segment(Some(&name)));
             continue;
         }
         for (grandchild, inner) in subfolders(&child) {
             if grandchild.join("_delta_log").is_dir() {
-                found.push(format!(
-                    "{}/{}",
-                    url_segment(Some(&name)),
-                    url_segment(Some(&inner))
-                ));
+                let url = format!("{}/{}", url_segment(Some(&name)), url_segment(Some(&inner)));
+                take(&grandchild, url);
             }
         }
     }
     found.sort();
-    found
+    (found, linked)
 }
 
 /// The folders directly in `dir` (hidden ones left out), with their names.
@@ -202,6 +230,22 @@ fn subfolders(dir: &Path) -> Vec<(PathBuf, String)> {
         })
         .collect()
 }
+
+/// The page's address opening the table at the URL path `/PATH/` (`path` percent-encoded
+/// already): the path percent-encoded again as the query's value, because the page decodes
+/// the value once before it reads it as a URL (`%20` stays a space's escape, `%23` a `#`'s).
+fn open_address(path: &str) -> String {
+    let value = format!("/{path}/");
+    format!(
+        "/?url={}",
+        percent_encoding::utf8_percent_encode(&value, QUERY_VALUE)
+    )
+}
+
+/// What a query value must escape besides a path's: `%` (the path's own escapes), `&`, `+`
+/// (a space in a query), `=`.
+const QUERY_VALUE: &percent_encoding::AsciiSet =
+    &SEGMENT.remove(b'/').add(b'&').add(b'+').add(b'=');
 
 /// A folder name as one URL path segment (percent-encoded; `table` if it has none).
 fn url_segment(name: Option<&str>) -> String {
@@ -240,15 +284,6 @@ pub fn content_type(name: &str) -> &'static str {
     }
 }
 
-fn io_error(path: &Path, e: &std::io::Error) -> DeltaError {
-    DeltaError::Io {
-        path: path.display().to_string(),
-        message: format!("cannot serve: {e}"),
-        phase: Phase::Load,
-        transient: false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,12 +297,13 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let t = tmp.path().join("sales 2024");
         table(&t);
-        let plan = plan(&t).unwrap_or_else(|e| panic!("{e}"));
+        let plan = plan(&t, false).unwrap_or_else(|e| panic!("{e}"));
         let real = std::fs::canonicalize(&t).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(plan.mount, Some(("sales%202024".to_string(), real.clone())));
-        assert_eq!(plan.open, "/?url=/sales%202024/");
+        // The page decodes the query value once, then reads it as a URL path.
+        assert_eq!(plan.open, "/?url=/sales%25202024/");
         assert_eq!(plan.root, real);
-        assert_eq!(plan.listing, None);
+        assert!(plan.listing.is_empty());
     }
 
     #[test]
@@ -278,32 +314,84 @@ mod tests {
         table(&tmp.path().join("group/inner"));
         table(&tmp.path().join(".hidden"));
         std::fs::create_dir_all(tmp.path().join("empty")).unwrap_or_else(|e| panic!("{e}"));
-        let plan = plan(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            plan.listing,
-            Some(vec!["a".to_string(), "b".into(), "group/inner".into()])
-        );
+        let plan = plan(tmp.path(), false).unwrap_or_else(|e| panic!("{e}"));
+        let found = vec!["a".to_string(), "b".into(), "group/inner".into()];
+        assert_eq!(plan.listing, found);
         assert_eq!((plan.open.as_str(), plan.mount), ("/", None));
-        // A folder's own tables.json is served instead of ours.
-        std::fs::write(tmp.path().join("tables.json"), "[]").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(plan_listing(tmp.path()), None);
+        // A folder's own tables.json does not replace what was found.
+        std::fs::write(tmp.path().join("tables.json"), r#"["../../etc"]"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            super::plan(tmp.path(), false).map(|p| p.listing).ok(),
+            Some(found)
+        );
     }
 
-    fn plan_listing(dir: &Path) -> Option<Vec<String>> {
-        plan(dir).unwrap_or_else(|e| panic!("{e}")).listing
+    #[cfg(unix)]
+    #[test]
+    fn tables_linked_from_out_of_the_folder_are_listed_only_when_followed() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let served = tmp.path().join("served");
+        table(&served.join("real"));
+        table(&tmp.path().join("outside/t"));
+        std::os::unix::fs::symlink(tmp.path().join("outside/t"), served.join("link"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let plan = super::plan(&served, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (plan.listing, plan.linked_out),
+            (vec!["real".to_string()], 1)
+        );
+        let plan = super::plan(&served, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.listing, vec!["link".to_string(), "real".into()]);
+        std::fs::remove_dir_all(served.join("real")).unwrap_or_else(|e| panic!("{e}"));
+        let err = super::plan(&served, false).err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("--follow-symlinks")));
+    }
+
+    #[test]
+    fn folder_names_with_url_delimiters_open_the_right_table() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for (name, open) in [
+            (
+                "a #b?c%d 表",
+                "/?url=/a%2520%2523b%253Fc%2525d%2520%25E8%25A1%25A8/",
+            ),
+            ("x&y+z=w", "/?url=/x%26y%2Bz%3Dw/"),
+            ("pct%41", "/?url=/pct%252541/"),
+        ] {
+            let t = tmp.path().join(name);
+            table(&t);
+            assert_eq!(
+                plan(&t, false).map(|p| p.open).ok().as_deref(),
+                Some(open),
+                "{name}"
+            );
+            // The query value, decoded once as the page's URLSearchParams does, is the path
+            // the table is mounted at.
+            let value = open.trim_start_matches("/?url=");
+            let decoded = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
+            let mounted = plan(&t, false).ok().and_then(|p| p.mount).map(|m| m.0);
+            assert_eq!(
+                Some(decoded.trim_matches('/').to_string()),
+                mounted,
+                "{name}"
+            );
+        }
     }
 
     #[test]
     fn a_single_table_in_a_folder_is_opened_and_no_table_is_an_error() {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let err = plan(tmp.path()).err().map(|e| e.code());
+        let err = plan(tmp.path(), false).err().map(|e| e.code());
         assert_eq!(err, Some("not_a_table"));
         table(&tmp.path().join("only"));
         assert_eq!(
-            plan(tmp.path()).map(|p| p.open).ok().as_deref(),
+            plan(tmp.path(), false).map(|p| p.open).ok().as_deref(),
             Some("/?url=/only/")
         );
-        let missing = plan(&tmp.path().join("nope")).err().map(|e| e.code());
+        let missing = plan(&tmp.path().join("nope"), false)
+            .err()
+            .map(|e| e.code());
         assert_eq!(missing, Some("not_found"));
     }
 

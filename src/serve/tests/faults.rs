@@ -188,7 +188,10 @@ async fn slow_clients(
             .unwrap();
         let mut stream = socket.connect(server.addr()).await.unwrap();
         set.spawn(async move {
-            for b in b"GET /digits.bin HTTP/1.1\r\nHost: slow\r\n".iter().cycle() {
+            for b in b"GET /digits.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                .iter()
+                .cycle()
+            {
                 if stream.write_all(&[*b]).await.is_err() {
                     return; // closed by the server
                 }
@@ -262,7 +265,7 @@ async fn a_client_that_stops_reading_is_closed_after_the_idle_timeout() {
     socket.set_recv_buffer_size(4096).unwrap();
     let mut stalled = socket.connect(s.addr()).await.unwrap();
     stalled
-        .write_all(b"GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .write_all(b"GET /huge.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .await
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);

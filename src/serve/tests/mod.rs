@@ -111,7 +111,7 @@ impl Client {
 async fn request(server: &StaticServer, method: &str, path: &str, extra: &str) -> Resp {
     let mut c = Client::connect(server).await;
     c.send(&format!(
-        "{method} {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Connection: close\r\n\r\n"
     ))
     .await;
     c.read(method == "HEAD").await
@@ -238,14 +238,7 @@ async fn byte_ranges() {
         .all(|(i, &b)| b == ((i + 70_000) % 251) as u8));
 
     // Multi-range, other units and malformed ranges are ignored: the whole body, 200.
-    // (`bytes=-0` too: http-range-header does not parse it, so it is not answered 416.)
-    for range in [
-        "bytes=0-1,3-4",
-        "items=0-1",
-        "bytes=a-b",
-        "bytes=",
-        "bytes=-0",
-    ] {
+    for range in ["bytes=0-1,3-4", "items=0-1", "bytes=a-b", "bytes="] {
         let r = get_range(&s, "/digits.bin", range).await;
         assert_eq!((r.status, r.body.as_slice()), (200, DIGITS), "{range}");
     }
@@ -255,7 +248,9 @@ async fn byte_ranges() {
 async fn unsatisfiable_range_is_416() {
     let f = fixture();
     let s = serve(&f).await;
-    let digits = ["bytes=10-", "bytes=10-20", "bytes=5-3"].map(|r| ("/digits.bin", r, "10"));
+    // `bytes=-0`, the last 0 bytes, is valid and satisfied by no byte (RFC 9110 §14.1.1).
+    let digits =
+        ["bytes=10-", "bytes=10-20", "bytes=5-3", "bytes=-0"].map(|r| ("/digits.bin", r, "10"));
     // No range of an empty file is satisfiable (tower-http alone answers `206`, no bytes).
     let empty = ["bytes=0-0", "bytes=0-"].map(|r| ("/empty.json", r, "0"));
     for (path, range, len) in digits.into_iter().chain(empty) {
@@ -293,7 +288,8 @@ async fn head_and_keep_alive() {
     let f = fixture();
     let s = serve(&f).await;
     let mut c = Client::connect(&s).await;
-    c.send("HEAD /digits.bin HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    c.send("HEAD /digits.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await;
     let r = c.read(true).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-length"), Some("10"));
@@ -887,4 +883,68 @@ async fn latency_longer_than_the_idle_timeout_is_not_idleness() {
     let s = StaticServer::start(config).await.unwrap();
     let r = get(&s, "/digits.bin").await;
     assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+}
+
+/// A request with `host` as its `Host` header (`None`: an HTTP/1.0 request without one).
+async fn get_as_host(server: &StaticServer, host: Option<&str>, extra: &str) -> Resp {
+    let mut c = Client::connect(server).await;
+    let raw = match host {
+        Some(host) => {
+            format!("GET /digits.bin HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n")
+        }
+        None => format!("GET /digits.bin HTTP/1.0\r\n{extra}\r\n"),
+    };
+    c.send(&raw).await;
+    c.read(false).await
+}
+
+#[tokio::test]
+async fn only_loopback_host_names_are_answered() {
+    let f = fixture();
+    let s = serve(&f).await;
+    for host in [
+        Some("127.0.0.1"),
+        Some("127.0.0.1:8080"),
+        Some("localhost"),
+        Some("LOCALHOST:1"),
+        Some("localhost."),
+        Some("viewer.localhost:8080"),
+        Some("[::1]:80"),
+        Some("127.1.2.3"),
+        None,
+    ] {
+        let r = get_as_host(&s, host, "").await;
+        assert_eq!((r.status, r.body.as_slice()), (200, DIGITS), "{host:?}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    }
+    // A site's own name resolved to 127.0.0.1 (DNS rebinding) is refused, files unread.
+    for host in [
+        "evil.example",
+        "evil.example:8080",
+        "127.0.0.1.evil.example",
+        "localhost.evil.example",
+        "[::2]",
+        "",
+    ] {
+        let r = get_as_host(&s, Some(host), "Origin: http://evil.example\r\n").await;
+        assert_eq!(r.status, 403, "{host}");
+        assert!(!r.body.windows(DIGITS.len()).any(|w| w == DIGITS));
+        assert_eq!(r.header("access-control-allow-origin"), None, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn cross_origin_answers_can_be_turned_off() {
+    let f = fixture();
+    let s = StaticServer::start(ServeConfig::new(&f.root).with_cross_origin(false))
+        .await
+        .unwrap();
+    let r = get_as_host(&s, Some("127.0.0.1"), "Origin: http://evil.example\r\n").await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    let extra = "Origin: http://evil.example\r\nAccess-Control-Request-Method: GET\r\n";
+    let r = request(&s, "OPTIONS", "/digits.bin", extra).await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    assert_eq!(r.header("access-control-allow-methods"), None);
 }
