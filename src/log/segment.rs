@@ -110,7 +110,6 @@ fn version_file_time(entries: &[LogPath], version: u64) -> Option<i64> {
         .filter(|e| e.kind == LogFileKind::Commit && e.version <= version)
         .map(|e| (e.version, e.last_modified_ms))
         .collect();
-    times.sort_by_key(|t| t.0);
     super::timestamp::monotonic_file_times(&mut times);
     times.last().filter(|t| t.0 == version).and_then(|t| t.1)
 }

@@ -77,10 +77,11 @@ fn commit_times<'a>(actions: impl IntoIterator<Item = &'a Action>) -> CommitTime
     }
 }
 
-/// Makes the file times of `commits` (ascending by version) rise: a time at or before the
-/// one of the commit before it becomes that one's plus 1 ms, as Delta Spark adjusts them
+/// Sorts `commits` by version and makes their file times rise: a time at or before the one
+/// of the commit before it becomes that one's plus 1 ms, as Delta Spark adjusts them
 /// (`monotonizeCommitTimestamps`). Commits without a time are left out of the comparison.
 pub fn monotonic_file_times(commits: &mut [(u64, Option<i64>)]) {
+    commits.sort_by_key(|c| c.0);
     let mut before: Option<i64> = None;
     for (_, time) in commits.iter_mut() {
         if let Some(t) = time {
@@ -101,7 +102,6 @@ fn format_ms(ms: i64) -> String {
 impl TimestampSearch {
     /// Searches `commits` (version and file time, any order) for `target_ms`.
     pub fn new(target_ms: i64, mut commits: Vec<(u64, Option<i64>)>) -> Result<Self> {
-        commits.sort_by_key(|c| c.0);
         monotonic_file_times(&mut commits);
         if commits.is_empty() {
             return Err(DeltaError::TimestampNotFound {

@@ -232,8 +232,8 @@ impl Facts {
 /// A bound moved outwards by how far its writer may have been off (`up` for a maximum):
 /// timestamps by 1 ms (millisecond statistics); decimals of 2^50 units or more by over a
 /// double's rounding, because writers that keep decimals as doubles (delta-rs) write
-/// digits a double does not hold, and no bound at all where such a writer clamped to the
-/// i64 range. Other values as they are.
+/// digits a double does not hold, and no bound at all where such a writer clamped an
+/// unscaled value to the i64 range. Other values as they are.
 fn widen(value: Scalar, up: bool) -> Option<Scalar> {
     let sign: i64 = if up { 1 } else { -1 };
     Some(match value {
@@ -242,12 +242,11 @@ fn widen(value: Scalar, up: bool) -> Option<Scalar> {
             Scalar::TimestampNtz(v.saturating_add(sign * TIMESTAMP_SLACK_MICROS))
         }
         Scalar::Decimal(v, d) if v.unsigned_abs() >= 1 << 50 => {
-            let unit = 10i128.checked_pow(u32::from(d.scale()))?;
-            if v % unit == 0 && [i64::MAX, i64::MIN].contains(&i64::try_from(v / unit).unwrap_or(0))
-            {
+            if v == i128::from(i64::MAX) || v == i128::from(i64::MIN) {
                 return None;
             }
-            let slack = i128::try_from(v.unsigned_abs() >> 50).unwrap_or(i128::MAX) + 1;
+            // Under 2^78: the shift leaves no sign bit to lose.
+            let slack = (v.unsigned_abs() >> 50) as i128 + 1;
             Scalar::Decimal(v.saturating_add(i128::from(sign) * slack), d)
         }
         other => other,

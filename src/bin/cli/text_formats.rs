@@ -122,8 +122,9 @@ fn json_texts(
 }
 
 /// The encoders that differ from arrow-json's: floats (non-finite ones as strings) and maps
-/// whose keys are not strings, which arrow-json refuses (objects keyed by the keys' text);
-/// every other type is left to arrow-json's own encoders.
+/// (objects keyed by the keys' text: arrow-json refuses keys that are not strings, and
+/// leaves out an entry whose value is null unless every null is written); every other type
+/// is left to arrow-json's own encoders.
 #[derive(Debug)]
 struct TextEncoders;
 
@@ -146,12 +147,6 @@ impl EncoderFactory for TextEncoders {
             return Ok(None);
         };
         let map = array.as_map();
-        if matches!(
-            map.keys().data_type(),
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-        ) {
-            return Ok(None);
-        }
         let encoder = TextKeyedMap::try_new(map, options)?;
         Ok(Some(NullableEncoder::new(
             Box::new(encoder),
@@ -263,6 +258,9 @@ mod tests {
         let mut b = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
         b.keys().append_value("a\"b");
         b.values().append_value(1);
+        // A null value is an entry still (JSON lines left it out before).
+        b.keys().append_value("z");
+        b.values().append_null();
         b.append(true).unwrap_or_else(|e| panic!("{e}"));
         b.append(true).unwrap_or_else(|e| panic!("{e}"));
         b.append(false).unwrap_or_else(|e| panic!("{e}"));
@@ -333,7 +331,7 @@ mod tests {
         assert_eq!(lines[0], "id,bin,im,sm,l,s");
         assert_eq!(
             lines[1],
-            r#"1,01ff,"{""1"":10,""-2"":null}","{""a\""b"":1}","[1,null]","{""x"":7,""m"":{""1"":10,""-2"":null}}""#
+            r#"1,01ff,"{""1"":10,""-2"":null}","{""a\""b"":1,""z"":null}","[1,null]","{""x"":7,""m"":{""1"":10,""-2"":null}}""#
         );
         assert_eq!(lines[2], r#"2,,,{},,"{""x"":null,""m"":null}""#);
         assert_eq!(lines[3], r#"3,,{},,[],"{""x"":9,""m"":{}}""#);
@@ -424,7 +422,7 @@ mod tests {
         assert_eq!(
             rows[0],
             serde_json::json!({
-                "id": 1, "bin": "01ff", "im": {"1": 10, "-2": null}, "sm": {"a\"b": 1},
+                "id": 1, "bin": "01ff", "im": {"1": 10, "-2": null}, "sm": {"a\"b": 1, "z": null},
                 "l": [1, null], "s": {"x": 7, "m": {"1": 10, "-2": null}}
             })
         );
