@@ -6,7 +6,8 @@
 //! (`Utf8View`, `BinaryView`: 16-byte views into the decoded pages, which the Parquet reader
 //! builds without copying each value into one offset buffer). [`OutputTypes::apply`] rewrites
 //! a logical type for them, everywhere a string or binary can appear: top level, struct
-//! fields, list elements, map keys and values, and the `metadata`/`value` of a `variant`.
+//! fields, list elements, map keys and values, and the `metadata`/`value` of a `variant`;
+//! map keys are never views ([`OutputTypes::keys`]).
 //!
 //! [`OutputTypes::file_hint`] does the same for a data file's own Arrow type (which may be
 //! dictionary encoded, large or a view already): what the Parquet reader is asked to decode
@@ -118,13 +119,10 @@ impl OutputTypes {
     }
 
     /// A logical Arrow type (as the Delta schema converts) with its `Utf8` and `Binary`
-    /// leaves, at any depth, replaced by these types.
+    /// leaves, at any depth, replaced by these types (map keys never as views, see
+    /// [`keys`](Self::keys)).
     pub fn apply(&self, data_type: &DataType) -> DataType {
-        self.rewrite(data_type, &|t| match t {
-            DataType::Utf8 => Some(self.strings.data_type()),
-            DataType::Binary => Some(self.binaries.data_type()),
-            _ => None,
-        })
+        self.rewrite(data_type, false)
     }
 
     /// [`apply`](Self::apply) to a field's type; name, nullability and metadata stay.
@@ -147,28 +145,43 @@ impl OutputTypes {
     /// every binary encoding by the wanted binary type: the schema hint under which the
     /// Parquet reader decodes BYTE_ARRAY columns straight into the output types.
     pub fn file_hint(&self, data_type: &DataType) -> DataType {
-        self.rewrite(data_type, &|t| match t {
-            t if is_string(t) => Some(self.strings.data_type()),
-            t if is_binary(t) => Some(self.binaries.data_type()),
-            _ => None,
-        })
+        self.rewrite(data_type, true)
     }
 
-    /// `data_type` with each leaf `leaf` answers for replaced, through structs, lists and maps.
-    fn rewrite(
-        &self,
-        data_type: &DataType,
-        leaf: &dyn Fn(&DataType) -> Option<DataType>,
-    ) -> DataType {
-        let field = |f: &FieldRef| -> FieldRef {
+    /// The types of map keys: these, but `Utf8` and `Binary` for views. Engines find a map
+    /// entry by comparing its key with a literal of the plain type, and DataFusion's
+    /// `map['k']` refuses a `Utf8View` key ("Invalid comparison operation: Utf8 ==
+    /// Utf8View"), as it never meets one in Parquet files it reads itself (it reads only
+    /// top-level strings as views).
+    pub fn keys(&self) -> OutputTypes {
+        let strings = match self.strings {
+            StringType::Utf8View => StringType::Utf8,
+            other => other,
+        };
+        let binaries = match self.binaries {
+            BinaryType::BinaryView => BinaryType::Binary,
+            other => other,
+        };
+        OutputTypes { strings, binaries }
+    }
+
+    /// `data_type` with its string and binary leaves replaced, through structs, lists and
+    /// maps: the logical `Utf8`/`Binary` ones, or (`file`) any encoding of them.
+    fn rewrite(&self, data_type: &DataType, file: bool) -> DataType {
+        let retyped = |f: &FieldRef, types: &OutputTypes| -> FieldRef {
             Arc::new(
                 f.as_ref()
                     .clone()
-                    .with_data_type(self.rewrite(f.data_type(), leaf)),
+                    .with_data_type(types.rewrite(f.data_type(), file)),
             )
         };
-        if let Some(t) = leaf(data_type) {
-            return t;
+        let field = |f: &FieldRef| retyped(f, self);
+        match data_type {
+            DataType::Utf8 => return self.strings.data_type(),
+            DataType::Binary => return self.binaries.data_type(),
+            t if file && is_string(t) => return self.strings.data_type(),
+            t if file && is_binary(t) => return self.binaries.data_type(),
+            _ => {}
         }
         match data_type {
             DataType::Struct(fields) => {
@@ -179,7 +192,22 @@ impl OutputTypes {
             DataType::ListView(item) => DataType::ListView(field(item)),
             DataType::LargeListView(item) => DataType::LargeListView(field(item)),
             DataType::FixedSizeList(item, n) => DataType::FixedSizeList(field(item), *n),
-            DataType::Map(entries, sorted) => DataType::Map(field(entries), *sorted),
+            DataType::Map(entries, sorted) => {
+                let DataType::Struct(pair) = entries.data_type() else {
+                    return DataType::Map(field(entries), *sorted);
+                };
+                let keys = self.keys();
+                let pair: Fields = pair
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| if i == 0 { retyped(f, &keys) } else { field(f) })
+                    .collect();
+                let entries = entries
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::Struct(pair));
+                DataType::Map(Arc::new(entries), *sorted)
+            }
             other => other.clone(),
         }
     }
@@ -314,7 +342,7 @@ mod tests {
         assert_eq!(
             got,
             [
-                Utf8View, BinaryView, Int64, Utf8View, Int32, BinaryView, Utf8View, Utf8View,
+                Utf8View, BinaryView, Int64, Utf8View, Int32, BinaryView, Utf8, Utf8View,
                 BinaryView, BinaryView
             ]
         );

@@ -580,3 +580,24 @@ async fn count_of_a_column_agrees_with_the_data_not_the_logs_null_counts() {
     );
     assert_eq!(sql(&c, "SELECT count(id) FROM p").await, vec!["600"]);
 }
+
+/// `map['key']` on a map of string keys: the scan gives map keys as `Utf8` even when strings
+/// are views, because DataFusion compares the key with a `Utf8` literal and refused a
+/// `Utf8View` key ("Invalid comparison operation: Utf8 == Utf8View"). Values stay views.
+#[tokio::test]
+async fn map_lookup_by_a_string_key() {
+    let c = ctx(&[("m", "golden__hive-deltatbl-map-types-correctly")]).await;
+    assert_eq!(
+        sql(&c, "SELECT c14['foo'], c14['bar'] IS NULL, c13[1] FROM m").await,
+        vec!["123|true|foo"]
+    );
+    assert_eq!(
+        sql(&c, "SELECT count(*) FROM m WHERE c14['foo'] = 123").await,
+        vec!["1"]
+    );
+    let t = sql(&c, "SELECT arrow_typeof(c14), arrow_typeof(c6) FROM m").await;
+    assert!(
+        t[0].contains("\"key\": non-null Utf8,") && t[0].ends_with("|Utf8View"),
+        "{t:?}"
+    );
+}
