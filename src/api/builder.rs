@@ -164,20 +164,11 @@ fn store_for(location: &TableLocation, _options: &HashMap<String, String>) -> Re
 
 /// Parses a timestamp for time travel (see [`DeltaTableBuilder::with_timestamp_str`]).
 pub fn parse_timestamp(text: &str) -> Result<chrono::DateTime<chrono::Utc>> {
-    use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
     let t = text.trim();
-    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
-        return Ok(dt.with_timezone(&Utc));
-    }
-    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(t, format) {
-            return Ok(dt.and_utc());
-        }
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
-        if let Some(dt) = d.and_hms_opt(0, 0, 0) {
-            return Ok(dt.and_utc());
-        }
+    let at = crate::schema::time_text::parse_timestamp(t)
+        .and_then(|p| chrono::DateTime::from_timestamp_micros(p.micros));
+    if let Some(at) = at {
+        return Ok(at);
     }
     Err(DeltaError::InvalidArgument {
         reason: format!(

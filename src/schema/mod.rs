@@ -23,6 +23,7 @@ mod field_index;
 pub(crate) mod number_text;
 pub(crate) mod output_types;
 mod partition;
+pub(crate) mod time_text;
 pub(crate) mod types;
 
 pub use column_mapping::{

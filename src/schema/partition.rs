@@ -12,12 +12,12 @@
 
 use std::sync::Arc;
 
+use super::time_text::parse_date;
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
     Int16Array, Int32Array, Int64Array, Int8Array, NullArray, StringArray,
     TimestampMicrosecondArray,
 };
-use chrono::{DateTime, NaiveDate, NaiveDateTime};
 
 use super::types::{DecimalType, PrimitiveType};
 use crate::error::{DeltaError, Result};
@@ -119,37 +119,10 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// The Unix epoch as a date.
-const EPOCH: NaiveDate = match NaiveDate::from_ymd_opt(1970, 1, 1) {
-    Some(d) => d,
-    None => NaiveDate::MIN,
-};
-
-/// Days since 1970-01-01 of a `yyyy-MM-dd` date.
-fn parse_date(s: &str) -> Option<i32> {
-    let date = NaiveDate::parse_from_str(s.trim_ascii(), "%Y-%m-%d").ok()?;
-    i32::try_from(date.signed_duration_since(EPOCH).num_days()).ok()
-}
-
 /// Microseconds since the epoch of a timestamp. Without zone, the wall-clock time is taken as
 /// UTC; `with_zone` allows (and applies) a `Z` or an offset.
 fn parse_timestamp(s: &str, with_zone: bool) -> Option<i64> {
-    let s = s.trim_ascii();
-    let naive = ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
-        .iter()
-        .find_map(|format| NaiveDateTime::parse_from_str(s, format).ok())
-        .or_else(|| {
-            // A bare date is midnight.
-            NaiveDate::parse_from_str(s, "%Y-%m-%d")
-                .ok()
-                .and_then(|d| d.and_hms_opt(0, 0, 0))
-        });
-    let utc = match naive {
-        Some(naive) => naive,
-        None if with_zone => DateTime::parse_from_str(s, "%+").ok()?.naive_utc(),
-        None => return None,
-    };
-    Some(utc.and_utc().timestamp_micros())
+    super::time_text::parse_timestamp_zoned(s, with_zone).map(|t| t.micros)
 }
 
 /// The unscaled value of a decimal string at `ty`'s scale, exactly: a value with more
