@@ -159,7 +159,8 @@ export class PartsScan extends ScanViews {
 
   #end() {
     this.#ended = true;
-    this.#unwatch();
+    // Unset while the constructor runs: a signal aborted already ends the scan at once.
+    this.#unwatch?.();
     for (const part of this.#parts) part.channel.onProgress(part.id, null);
   }
 

@@ -191,7 +191,8 @@ class RemoteScan extends ScanViews {
 
   #end() {
     this.#done = true;
-    this.#unwatch();
+    // Unset while the constructor runs: a signal aborted already ends the scan at once.
+    this.#unwatch?.();
     this.#channel.onProgress(this.#id, null);
   }
 }

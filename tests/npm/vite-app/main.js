@@ -81,6 +81,12 @@ async function inWorker(name, table, rows) {
     controller.abort();
     // Aborted between reads: every later read is the abort, never a normal end.
     if (!cancelled.done || (await failure(cancelled.next())) !== 'aborted') throw new Error(`${name}: an aborted worker scan goes on`);
+    // A signal aborted before the scan: the scan opens, its reads are the abort (was: a
+    // TypeError from the scan's own clean-up).
+    const early = new AbortController();
+    early.abort();
+    const never = await remote.scan({ batchSize: 1, signal: early.signal });
+    if ((await failure(never.next())) !== 'aborted') throw new Error(`${name}: a worker scan with an aborted signal`);
     // cancel() is never a normal end either, pending read or not.
     const stopped = await remote.scan({ batchSize: 1 });
     await stopped.next();
@@ -157,6 +163,10 @@ async function inTwoWorkers(name, rows) {
     await cancelled.next();
     controller.abort();
     if (!cancelled.done || (await failure(cancelled.next())) !== 'aborted') throw new Error(`${name}: an aborted two-worker scan goes on`);
+    const early = new AbortController();
+    early.abort();
+    const never = await pair.scan({ parallel: true, batchSize: 1, signal: early.signal });
+    if ((await failure(never.next())) !== 'aborted') throw new Error(`${name}: a two-worker scan with an aborted signal`);
     const stopped = await pair.scan({ parallel: true, batchSize: 1 });
     await stopped.next();
     stopped.cancel();
