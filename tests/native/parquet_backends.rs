@@ -189,13 +189,28 @@ const STRING_TABLES: &[&str] = &[
 ];
 
 /// Every string and binary leaf type of `t`.
-fn byte_leaves(t: &arrow_schema::DataType, out: &mut Vec<arrow_schema::DataType>) {
+/// The string and binary leaves of `t`, each with whether it is a map's key (map keys are
+/// never views: `OutputTypes::keys`).
+fn byte_leaves(
+    t: &arrow_schema::DataType,
+    key: bool,
+    out: &mut Vec<(bool, arrow_schema::DataType)>,
+) {
     use arrow_schema::DataType as D;
     match t {
-        D::Struct(fields) => fields.iter().for_each(|f| byte_leaves(f.data_type(), out)),
-        D::List(f) | D::LargeList(f) | D::Map(f, _) => byte_leaves(f.data_type(), out),
+        D::Struct(fields) => fields
+            .iter()
+            .for_each(|f| byte_leaves(f.data_type(), key, out)),
+        D::List(f) | D::LargeList(f) => byte_leaves(f.data_type(), false, out),
+        D::Map(entries, _) => {
+            if let D::Struct(pair) = entries.data_type() {
+                for (i, f) in pair.iter().enumerate() {
+                    byte_leaves(f.data_type(), i == 0, out);
+                }
+            }
+        }
         D::Utf8 | D::LargeUtf8 | D::Utf8View | D::Binary | D::LargeBinary | D::BinaryView => {
-            out.push(t.clone())
+            out.push((key, t.clone()))
         }
         _ => {}
     }
@@ -239,11 +254,13 @@ async fn every_output_type_reads_the_same_values_with_both_backends() {
                 schema
                     .fields()
                     .iter()
-                    .for_each(|f| byte_leaves(f.data_type(), &mut leaves));
+                    .for_each(|f| byte_leaves(f.data_type(), false, &mut leaves));
                 assert!(!leaves.is_empty(), "{name} has no string or binary column");
-                let wanted = [types.strings.data_type(), types.binaries.data_type()];
+                let wanted = |t: OutputTypes| [t.strings.data_type(), t.binaries.data_type()];
                 assert!(
-                    leaves.iter().all(|t| wanted.contains(t)),
+                    leaves.iter().all(|(key, t)| {
+                        wanted(if *key { types.keys() } else { types }).contains(t)
+                    }),
                     "{name} {types:?}: {leaves:?}"
                 );
                 let batches = scan
