@@ -108,7 +108,8 @@ pub(crate) async fn handle(
         tower::service_fn(move |req| answer(Arc::clone(&shared), decision, req))
     };
     let cross_origin = shared.config.cross_origin;
-    let Ok(mut resp) = if !loopback_host(&req) {
+    let refused = !loopback_host(&req);
+    let Ok(mut resp) = if refused {
         Ok(text(
             StatusCode::FORBIDDEN,
             "this server answers requests for 127.0.0.1 or localhost only\n",
@@ -118,7 +119,7 @@ pub(crate) async fn handle(
     } else {
         inner.oneshot(req).await
     };
-    if method == Method::OPTIONS && cross_origin && resp.status() != StatusCode::FORBIDDEN {
+    if method == Method::OPTIONS && cross_origin && !refused {
         *resp.status_mut() = StatusCode::NO_CONTENT;
     }
     record(&shared, &method, path, range, &resp);

@@ -234,9 +234,8 @@ impl Context {
         checkpoint: Vec<Action>,
     ) -> Result<Transition> {
         let mut replay = Replay::new();
-        let mut timestamp_ms = None;
         let with_files = self.scope == LoadScope::ActiveFiles;
-        for (i, commit) in segment.commits.iter().rev().enumerate() {
+        for commit in segment.commits.iter().rev() {
             let data = self.remove_file(&commit.path)?;
             replay.begin_commit();
             match self.decoded.remove(&commit.path) {
@@ -260,12 +259,13 @@ impl Context {
                 })?,
             }
             replay.end_commit(&commit.path)?;
-            if i == 0 {
-                // The listed time made to rise with the versions before it, as time travel
-                // by timestamp takes it.
-                timestamp_ms = segment.version_file_time_ms.or(commit.last_modified_ms);
-            }
         }
+        // The version's own commit (the newest) was read: its listed time made to rise with
+        // the versions before it, as time travel by timestamp takes it.
+        let timestamp_ms = segment
+            .commits
+            .last()
+            .and_then(|c| segment.version_file_time_ms.or(c.last_modified_ms));
         replay.push_checkpoint(checkpoint);
         let reconciled = replay.finish(segment.version)?;
         validate_reader_protocol(&reconciled.protocol)?;
