@@ -319,11 +319,12 @@ function globalFetch(request) {
   return globalThis.fetch(request);
 }
 
-/** `fetchFn` with a bound on the wait for each answer's status and headers (`ms`; 0: none):
- * a server that takes the connection and never answers fails the request with a
+/** `fetchFn` with a bound (`ms`; 0: none) on the wait for each answer's status and headers,
+ * and then for each next piece of its body: a server that takes the connection and never
+ * answers, or stops sending in the middle of a body, fails the request with a
  * `TimeoutError`, which the reader retries like a network error (`retries`), instead of
- * holding the read for as long as the runtime lets it (Node.js: 5 minutes a try). The body
- * is not bounded: it may come as slowly as the link is. */
+ * holding the read for as long as the runtime lets it (Node.js: 5 minutes a try; a stalled
+ * body: for ever). A body may still come as slowly as the link is, as long as it moves. */
 function answerWithin(fetchFn, ms) {
   if (!(ms > 0) || typeof AbortSignal?.any !== 'function') {
     return fetchFn;
@@ -333,13 +334,61 @@ function answerWithin(fetchFn, ms) {
     const id = setTimeout(() => {
       timer.abort(Object.assign(new Error(`no answer within ${ms} ms (answerTimeoutMs)`), { name: 'TimeoutError' }));
     }, ms);
+    let answer;
     try {
       const signal = AbortSignal.any([request.signal, timer.signal]);
-      return await fetchFn(new Request(request, { signal }));
+      answer = await fetchFn(new Request(request, { signal }));
     } finally {
       clearTimeout(id);
     }
+    return bodyWithin(answer, ms, (error) => timer.abort(error));
   };
+}
+
+/** `answer` with its body's stream passed through a watchdog: a wait of more than `ms` for
+ * the next piece errors the stream with a `TimeoutError` and calls `stop` (which aborts the
+ * request, so the connection is let go). Anything without a readable stream is left as is
+ * (the reader then asks for `arrayBuffer()`, which only the request's signal bounds). */
+function bodyWithin(answer, ms, stop) {
+  const body = answer?.body;
+  if (typeof ReadableStream !== 'function' || !(body instanceof ReadableStream) || body.locked) {
+    return answer;
+  }
+  const reader = body.getReader();
+  const watched = new ReadableStream(
+    {
+      async pull(controller) {
+        let id;
+        const stalled = new Promise((_, reject) => {
+          id = setTimeout(() => {
+            reject(Object.assign(new Error(`no body bytes for ${ms} ms (answerTimeoutMs)`), { name: 'TimeoutError' }));
+          }, ms);
+        });
+        try {
+          const { done, value } = await Promise.race([reader.read(), stalled]);
+          if (done) {
+            controller.close();
+          } else {
+            controller.enqueue(value);
+          }
+        } catch (error) {
+          stop(error);
+          reader.cancel(error).catch(() => {});
+          controller.error(error);
+        } finally {
+          clearTimeout(id);
+        }
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  if (typeof Response === 'function' && answer instanceof Response) {
+    return new Response(watched, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  }
+  return { ...answer, body: watched, bodyUsed: false };
 }
 
 /** Headers as pairs: from a Headers instance, an iterable of pairs, or a plain object; the

@@ -46,9 +46,10 @@ export interface OpenOptions {
   /** Retries of a request after a network error, 408, 429 or 5xx (default 3). http(s)
    * tables only. */
   retries?: number;
-  /** How long a request waits for its answer's status and headers before it fails and is
-   * retried like a network error (default 30000 ms; 0: as long as the runtime lets it).
-   * The body may come as slowly as the link is. http(s) tables only. */
+  /** How long a request waits for its answer's status and headers, and then for each next
+   * piece of its body, before it fails and is retried like a network error (default 30000
+   * ms; 0: as long as the runtime lets it). A body may come as slowly as the link is, as
+   * long as it moves. http(s) tables only. */
   answerTimeoutMs?: number;
   /** Refuse a log of more than this many commits after its checkpoint (default 100000): the
    * open rejects with code `limit_exceeded` before reading them, also when a server answers

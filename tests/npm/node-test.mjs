@@ -340,6 +340,75 @@ await check('a server that takes the connection and never answers fails the open
   assertEq(await countRows((await DeltaTable.open(url(DV), { answerTimeoutMs: 5000 })).scan()), EXPECT[DV].rows, 'rows');
 });
 
+await check('a body that stops midway fails the read after answerTimeoutMs, and a slow body that moves reads', async () => {
+  // Every answer: headers and the first 10 of 100,000 bytes, then nothing (the socket open).
+  const held = [];
+  const stalling = createServer((req, res) => {
+    held.push(res);
+    res.writeHead(200, { 'Content-Length': '100000', 'Access-Control-Allow-Origin': '*' });
+    res.write('x'.repeat(10));
+  });
+  await new Promise((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+  try {
+    const at = `http://127.0.0.1:${stalling.address().port}/t/`;
+    const t0 = performance.now();
+    const err = await rejects(
+      DeltaTable.open(at, { answerTimeoutMs: 300, retries: 1 }),
+      (e) => assertEq(e.code, 'io', 'code'),
+      'a stalled body',
+    );
+    const took = performance.now() - t0;
+    assert(took < 10_000, `failed after ${Math.round(took)} ms`);
+    assert(/answerTimeoutMs/.test(`${err.message} ${err.cause?.message ?? ''}`), err.message);
+  } finally {
+    held.forEach((res) => res.destroy());
+    stalling.closeAllConnections?.();
+    stalling.close();
+  }
+  // A table whose every body comes in pieces 150 ms apart, under a bound of 400 ms a piece
+  // (each piece well within it, each body longer than it): read whole.
+  const root = join(CORPUS, DV);
+  const slow = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/t\//, '');
+    let bytes;
+    try {
+      bytes = await readFile(join(root, path));
+    } catch {
+      res.writeHead(404).end();
+      return;
+    }
+    const range = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
+    let start = 0;
+    let end = bytes.length;
+    if (range) {
+      start = Number(range[1]);
+      end = range[2] ? Math.min(Number(range[2]) + 1, bytes.length) : bytes.length;
+      if (start >= bytes.length) {
+        res.writeHead(416, { 'Content-Range': `bytes */${bytes.length}` }).end();
+        return;
+      }
+      res.writeHead(206, { 'Content-Length': String(end - start), 'Content-Range': `bytes ${start}-${end - 1}/${bytes.length}` });
+    } else {
+      res.writeHead(200, { 'Content-Length': String(bytes.length) });
+    }
+    const body = bytes.subarray(start, end);
+    const third = Math.ceil(body.length / 3);
+    for (let at = 0; at < body.length; at += third) {
+      res.write(body.subarray(at, at + third));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    res.end();
+  });
+  await new Promise((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  try {
+    const table = await DeltaTable.open(`http://127.0.0.1:${slow.address().port}/t/`, { answerTimeoutMs: 400, retries: 0 });
+    assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'rows of a slow table');
+  } finally {
+    slow.closeAllConnections?.();
+    slow.close();
+  }
+});
+
 await check('abort: an open and a scan reject with AbortError; a second scan works', async () => {
   await rejects(
     DeltaTable.open(url(DV), { signal: AbortSignal.abort() }),

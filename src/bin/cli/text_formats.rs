@@ -46,7 +46,8 @@ pub fn json_lines(batches: &[RecordBatch]) -> Result<String, DeltaError> {
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// `batches` as CSV with a header row.
+/// `batches` as CSV with a header row (`dar sql --format csv`).
+#[cfg(any(test, feature = "datafusion"))]
 pub fn csv_lines(batches: &[RecordBatch]) -> Result<String, DeltaError> {
     let mut buf = Vec::new();
     {
