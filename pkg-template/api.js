@@ -5,7 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
-import { batchIterable, checkReadable, coded, endOnAbort, inTurn, markCancelled, progressCallback, restOfStream, ScanViews } from './scan-views.js';
+import { batchIterable, checkOptionNames, checkReadable, claim, coded, deepFreeze, endOnAbort, inTurn, markCancelled, OPEN_OPTIONS, progressCallback, restOfStream, SCAN_OPTIONS, ScanViews } from './scan-views.js';
 
 /**
  * Builds the API around a loader: `loadDefault()` returns what wasm-bindgen's init accepts
@@ -123,6 +123,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
       if (this.#mode === 'nextBatch') {
         throw coded('invalid_argument', 'this scan is read with batches(): a scan is read one way');
       }
+      claim(this, 'toIPC()');
       if (this.#mode === 'next') {
         // The stream has begun: the rest of it.
         return restOfStream(this);
@@ -193,7 +194,8 @@ export function createApi(loadDefault, { localFolder } = {}) {
         throw Object.assign(new Error('the table has been freed'), { code: 'invalid_argument' });
       }
       if (!this.#cache.has(key)) {
-        this.#cache.set(key, this.#raw[key]);
+        // Frozen: one caller's edit of the schema (or metadata, ...) is not another's.
+        this.#cache.set(key, deepFreeze(this.#raw[key]));
       }
       return this.#cache.get(key);
     }
@@ -249,6 +251,9 @@ export function createApi(loadDefault, { localFolder } = {}) {
     /** Plans a scan; throws (code invalid_argument, ...) for unknown columns or a bad filter. */
     scan(options = {}) {
       this.#get('version');
+      checkOptionNames(options, SCAN_OPTIONS, 'table.scan()');
+      atLeastOne(options?.maxPageBytes, 'maxPageBytes');
+      atLeastOne(options?.batchSize, 'batchSize');
       const withProgress = options?.onProgress ? { ...options, onProgress: progressCallback(options.onProgress) } : options;
       const raw = this.#raw.scan(withProgress);
       return new DeltaScan(raw, options?.signal ?? undefined);
@@ -277,11 +282,7 @@ function normalizeOpenOptions(options, overHttp) {
   if (options == null) {
     return overHttp ? { fetch: answerWithin(globalFetch, DEFAULT_ANSWER_MS) } : {};
   }
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw Object.assign(new TypeError(`DeltaTable.open's options must be an object, not ${Array.isArray(options) ? 'an array' : typeof options}`), {
-      code: 'invalid_argument',
-    });
-  }
+  checkOptionNames(options, OPEN_OPTIONS, 'DeltaTable.open()');
   const headers = headerPairs(options.headers);
   const out = { ...options, headers };
   if (options.requestInit != null && typeof options.requestInit === 'object') {
@@ -293,16 +294,22 @@ function normalizeOpenOptions(options, overHttp) {
     }
     out.requestInit = { ...options.requestInit, headers: inner };
   }
-  const { answerTimeoutMs = DEFAULT_ANSWER_MS } = options;
+  let { answerTimeoutMs = DEFAULT_ANSWER_MS } = options;
   delete out.answerTimeoutMs;
   if (!overHttp && options.answerTimeoutMs !== undefined) {
-    throw Object.assign(new TypeError('answerTimeoutMs applies to http(s) tables only'), { code: 'invalid_argument' });
+    throw coded('invalid_argument', 'answerTimeoutMs applies to http(s) tables only');
   }
   if (typeof answerTimeoutMs !== 'number' || !(answerTimeoutMs >= 0)) {
-    throw Object.assign(new TypeError('answerTimeoutMs must be a number of milliseconds, 0 or more'), {
-      code: 'invalid_argument',
-    });
+    throw coded('invalid_argument', 'answerTimeoutMs must be a number of milliseconds, 0 or more (0 or Infinity: no bound)');
   }
+  // Timers hold at most 2^31 - 1 ms (24.8 days); a longer bound is none (a timer set longer
+  // fires at once).
+  if (answerTimeoutMs > MAX_TIMER_MS) answerTimeoutMs = 0;
+  const retries = typeof options.retries === 'bigint' ? Number(options.retries) : options.retries;
+  if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0 && retries <= MAX_RETRIES)) {
+    throw coded('invalid_argument', `retries must be a whole number from 0 to ${MAX_RETRIES}`);
+  }
+  atLeastOne(options.maxCommits, 'maxCommits');
   if (typeof options.fetch === 'function') {
     const userFetch = options.fetch;
     out.fetch = answerWithin(async (...args) => asResponse(await userFetch(...args)), answerTimeoutMs);
@@ -312,8 +319,20 @@ function normalizeOpenOptions(options, overHttp) {
   return out;
 }
 
+/** Refuses (`invalid_argument`) a count option given as 0 (or less), which means nothing;
+ * the other checks of its value are the reader's. */
+function atLeastOne(value, name) {
+  if ((typeof value === 'number' || typeof value === 'bigint') && value < 1) {
+    throw coded('invalid_argument', `options.${name} must be at least 1`);
+  }
+}
+
 /** How long a request may wait for its answer (status and headers) by default: 30 s. */
 const DEFAULT_ANSWER_MS = 30_000;
+/** The longest delay `setTimeout` keeps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The most retries a request may be given (with backoff, hours against a failing server). */
+const MAX_RETRIES = 100;
 
 function globalFetch(request) {
   return globalThis.fetch(request);
@@ -331,13 +350,20 @@ function answerWithin(fetchFn, ms) {
   }
   return async (request) => {
     const timer = new AbortController();
-    const id = setTimeout(() => {
-      timer.abort(Object.assign(new Error(`no answer within ${ms} ms (answerTimeoutMs)`), { name: 'TimeoutError' }));
-    }, ms);
+    let id;
+    // Settles (rejects) when the bound passes, also for a `fetch` that does not listen to
+    // its request's signal.
+    const late = new Promise((_, reject) => {
+      id = setTimeout(() => {
+        const error = Object.assign(new Error(`no answer within ${ms} ms (answerTimeoutMs)`), { name: 'TimeoutError' });
+        timer.abort(error);
+        reject(error);
+      }, ms);
+    });
     let answer;
     try {
       const signal = AbortSignal.any([request.signal, timer.signal]);
-      answer = await fetchFn(new Request(request, { signal }));
+      answer = await Promise.race([fetchFn(new Request(request, { signal })), late]);
     } finally {
       clearTimeout(id);
     }
@@ -418,18 +444,43 @@ function asResponse(answer) {
   if (typeof Response === 'function' && answer instanceof Response) {
     return answer;
   }
-  if (answer == null || typeof answer !== 'object' || typeof answer.status !== 'number') {
+  if (answer == null || typeof answer !== 'object') {
     return answer;
   }
-  const headers = typeof answer.headers?.get === 'function' ? answer.headers : new Headers(answer.headers ?? undefined);
+  if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status > 599) {
+    // Not an answer the reader can take (a status of '200', say): refused as "not a
+    // Response", never read through getters that throw outside the read.
+    return null;
+  }
+  let headers;
+  try {
+    headers = typeof answer.headers?.get === 'function' ? answer.headers : new Headers(answer.headers ?? undefined);
+  } catch {
+    return null;
+  }
+  const { arrayBuffer } = answer;
   return {
     status: answer.status,
     ok: typeof answer.ok === 'boolean' ? answer.ok : answer.status >= 200 && answer.status < 300,
     statusText: typeof answer.statusText === 'string' ? answer.statusText : '',
     headers,
-    body: answer.body ?? null,
+    body: typeof ReadableStream === 'function' && answer.body instanceof ReadableStream ? answer.body : null,
     bodyUsed: Boolean(answer.bodyUsed),
-    arrayBuffer: typeof answer.arrayBuffer === 'function' ? () => answer.arrayBuffer() : undefined,
+    // Always a promise of bytes, whatever the mock's `arrayBuffer` returns.
+    arrayBuffer: typeof arrayBuffer === 'function' ? () => bytesOf(arrayBuffer.call(answer)) : () => bytesOf(answer.body),
   };
+}
+
+/** What a Response-like answer's `arrayBuffer()` (or its `body`) gave, as a promise of an
+ * ArrayBuffer or a view; anything else rejects with a TypeError (the read's `io` error). */
+async function bytesOf(given) {
+  const bytes = await given;
+  if (bytes instanceof ArrayBuffer || ArrayBuffer.isView(bytes)) {
+    return bytes;
+  }
+  if (typeof bytes === 'string') {
+    return new TextEncoder().encode(bytes);
+  }
+  throw new TypeError(`the fetch function's answer gave ${bytes === null ? 'null' : typeof bytes} as its body, not bytes`);
 }
 

@@ -12,7 +12,7 @@
 // - Metrics and progress are the parts' summed, with the counts that describe the whole
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
-import { batchIterable, checkReadable, coded, endOnAbort, inTurn, markCancelled, restOfStream, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, claim, coded, endOnAbort, inTurn, markCancelled, restOfStream, ScanViews } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
@@ -138,6 +138,7 @@ export class PartsScan extends ScanViews {
 
   async toIPC() {
     checkReadable(this);
+    claim(this, 'toIPC()');
     return restOfStream(this);
   }
 

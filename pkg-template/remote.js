@@ -9,7 +9,7 @@
 // tables in the worker yourself, with the package's DeltaTable).
 
 import { PartsScan } from './parts-scan.js';
-import { abortError, batchIterable, checkReadable, coded, endOnAbort, inTurn, markCancelled, progressCallback, restOfStream, ScanViews, watch } from './scan-views.js';
+import { abortError, batchIterable, checkOptionNames, checkReadable, claim, deepFreeze, OPEN_OPTIONS, SCAN_OPTIONS, coded, endOnAbort, inTurn, markCancelled, progressCallback, restOfStream, ScanViews, watch } from './scan-views.js';
 
 /** The package's own workers, started when first needed: the first opens tables, the others
  * join it to read big scans. */
@@ -171,6 +171,7 @@ class RemoteScan extends ScanViews {
 
   async toIPC() {
     checkReadable(this);
+    claim(this, 'toIPC()');
     if (this.#reading === 'stream') {
       // The stream has begun: the rest of it.
       return restOfStream(this);
@@ -215,7 +216,8 @@ class RemoteTable {
   constructor(channel, id, info, opening, helpers) {
     this.#channel = channel;
     this.#id = id;
-    this.#info = info;
+    // Frozen: one caller's edit of the schema (or metadata, ...) is not another's.
+    this.#info = deepFreeze(info);
     this.#opening = opening;
     this.#helpers = helpers;
   }
@@ -265,7 +267,8 @@ class RemoteTable {
    * the scan's size.
    */
   async scan(options = {}) {
-    const { signal, parallel } = options;
+    checkOptionNames(options, [...SCAN_OPTIONS, 'parallel'], 'table.scan()');
+    const { signal, parallel } = options ?? {};
     const onProgress = progressCallback(options?.onProgress);
     const sent = cloneable(options, new Set(['signal', 'onProgress', 'parallel']));
     const whole = await this.#plan(this.#channel, this.#id, sent, onProgress);
@@ -383,9 +386,10 @@ export async function openInWorker(source, options = {}, { worker, workers } = {
   if (source !== null && typeof source === 'object' && typeof source.read === 'function') {
     throw coded('invalid_argument', 'a custom byte source cannot be sent to a worker: open it in the worker yourself');
   }
+  checkOptionNames(options, OPEN_OPTIONS, 'openInWorker()');
   const { first, helpers } = workerPool(worker, workers);
   const channel = channelFor(first);
-  const { signal } = options;
+  const { signal } = options ?? {};
   const sent = cloneable(options, new Set(['signal']));
   if (signal?.aborted) throw abortError(signal.reason);
   const id = nextId++;

@@ -13,6 +13,51 @@ export function coded(code, message) {
   return Object.assign(new Error(message), { code });
 }
 
+/** The options `DeltaTable.open` and `openInWorker` take. */
+export const OPEN_OPTIONS = ['headers', 'requestInit', 'fetch', 'version', 'timestamp', 'signUrl', 'signal', 'retries', 'answerTimeoutMs', 'maxCommits'];
+/** The options `table.scan` takes (a worker's table: also `parallel`). */
+export const SCAN_OPTIONS = ['columns', 'filter', 'limit', 'batchSize', 'stringType', 'binaryType', 'maxPageBytes', 'part', 'signal', 'onProgress'];
+
+/** Refuses (`invalid_argument`) an options object with a name outside `known`: a misspelt
+ * `versio` or `filtr` would otherwise be ignored, and the read give other rows than asked
+ * for without a word. `null` and `undefined` are no options; anything else but a plain
+ * object is refused too. */
+export function checkOptionNames(options, known, where) {
+  if (options == null) return;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw coded('invalid_argument', `${where}'s options must be an object, not ${Array.isArray(options) ? 'an array' : typeof options}`);
+  }
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue;
+    const near = known.find((k) => k.toLowerCase() === name.toLowerCase()) ?? known.find((k) => editDistance(k, name) <= 2);
+    const hint = near ? `; did you mean '${near}'?` : '';
+    throw coded('invalid_argument', `unknown option '${name}' in ${where}${hint} (known: ${known.join(', ')})`);
+  }
+}
+
+/** The Levenshtein distance of two short strings. */
+function editDistance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** `value` and everything in it frozen (plain objects and arrays), so that what a table
+ * describes (its schema, metadata, ...) cannot be edited by one caller under another. */
+export function deepFreeze(value) {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
 /** The error an aborted read rejects with: an `AbortError` (code `aborted`) whose cause is
  * the signal's reason, as the reader's own aborts are. */
 export function abortError(reason, message = 'the read was aborted') {
@@ -34,9 +79,22 @@ export function progressCallback(onProgress) {
   };
 }
 
-/** The abort error of each aborted scan; the tail of each scan's queue of steps. */
+/** The abort error of each aborted scan; the tail of each scan's queue of steps; how each
+ * scan is being consumed, once `stream()` or iteration has begun. */
 const aborted = new WeakMap();
 const queues = new WeakMap();
+const consumers = new WeakMap();
+
+/** Claims `scan` for one consumer (`how`: 'stream()' or 'iteration'): a second one would
+ * take every other piece of the one stream, each getting part of the rows and neither an
+ * error. Refused with `invalid_argument` once claimed. */
+export function claim(scan, how) {
+  const by = consumers.get(scan);
+  if (by) {
+    throw coded('invalid_argument', `this scan is already read by ${by}: a scan has one reader; start another scan with table.scan()`);
+  }
+  consumers.set(scan, how);
+}
 
 /** Turns `signal`'s abort into `onAbort()` (at once if it has fired); the function that stops
  * watching. Without a signal, nothing. */
@@ -126,13 +184,16 @@ export class ScanViews {
 
   [Symbol.asyncIterator]() {
     checkReadable(this);
+    claim(this, 'iteration');
     return this;
   }
 
   /** The same bytes as iteration, as a `ReadableStream<Uint8Array>` (for `new
-   * Response(...)`, `pipeTo`, ...); cancelling the stream cancels the scan. */
+   * Response(...)`, `pipeTo`, ...); cancelling the stream cancels the scan. A scan has one
+   * reader: a second `stream()`, or iteration beside it, is refused. */
   stream() {
     checkReadable(this);
+    claim(this, 'stream()');
     return scanStream(this);
   }
 }

@@ -115,7 +115,7 @@ fn local_path_url(path: &str) -> Result<Url> {
 fn local_path_url(path: &str) -> Result<Url> {
     Err(DeltaError::InvalidLocation {
         location: path.to_string(),
-        reason: "in the browser a table location must be an http(s) URL".into(),
+        reason: "a table location must be an http(s) URL".into(),
     })
 }
 

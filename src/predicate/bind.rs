@@ -8,6 +8,7 @@
 //! boolean column is the predicate `column = true`. Trivial `and`/`or` operands (`true`,
 //! `false`) are folded away.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use arrow_array::ArrayRef;
@@ -276,6 +277,9 @@ fn bind_in(expr: &Expr, list: &[Scalar], negated: bool, schema: &StructType) -> 
         return Ok(BoundExpr::Const(None));
     }
     let mut values: Vec<BoundLiteral> = Vec::new();
+    // Repeated values are kept once, found by their key (the values all have the column's
+    // type by then): a list of 100,000 values binds in linear time, not quadratic.
+    let mut seen: HashSet<String> = HashSet::new();
     let mut has_null = false;
     for value in list {
         if value.is_null() {
@@ -284,7 +288,7 @@ fn bind_in(expr: &Expr, list: &[Scalar], negated: bool, schema: &StructType) -> 
         }
         // A value the column cannot hold equals no row: it is left out.
         if let Coerced::Exact(v) = coerce(value, &ty).ok_or_else(|| mismatch(&column, value))? {
-            if !values.iter().any(|known| known.value == v) {
+            if seen.insert(v.set_key()) {
                 values.push(BoundLiteral::new(v)?);
             }
         }

@@ -10,18 +10,20 @@
 //! Floats are compared as SQL does: `-0.0` equals `0.0`, and NaN equals NaN and is greater
 //! than every number.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
+use arrow_array::builder::BooleanBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, Datum, RecordBatch, StructArray};
 use arrow_schema::{ArrowError, DataType as ArrowDataType};
 use arrow_select::filter::prep_null_mask_filter;
 
-use super::bind::{BoundColumn, BoundExpr};
+use super::bind::{BoundColumn, BoundExpr, BoundLiteral};
 use super::expr::CompareOp;
-use super::scalar::{normal_f32, normal_f64};
+use super::scalar::{normal_f32, normal_f64, Scalar};
 use crate::error::{DeltaError, Phase, Result};
 use crate::schema::output_types::same_values;
 
@@ -71,6 +73,31 @@ impl BoundExpr {
     }
 }
 
+/// An `in` list of this many values or more is matched row by row through a set of them: one
+/// comparison kernel per value costs each batch a pass per value (a list of 80,000 values
+/// took minutes).
+const IN_SET_MIN: usize = 16;
+
+/// `array`'s rows `in` `values`, three-valued: null for a null row, and for a row in none of
+/// them when the list holds a null.
+fn in_set(array: &ArrayRef, values: &[BoundLiteral], has_null: bool) -> Result<BooleanArray> {
+    let set: HashSet<String> = values.iter().map(|v| v.value.set_key()).collect();
+    let mut out = BooleanBuilder::with_capacity(array.len());
+    for row in 0..array.len() {
+        let value = Scalar::from_array(array.as_ref(), row)?;
+        if value.is_null() {
+            out.append_null();
+        } else if set.contains(&value.set_key()) {
+            out.append_value(true);
+        } else if has_null {
+            out.append_null();
+        } else {
+            out.append_value(false);
+        }
+    }
+    Ok(out.finish())
+}
+
 /// The three-valued result of `e` on each row.
 fn eval(e: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
     let rows = batch.num_rows();
@@ -106,15 +133,21 @@ fn eval(e: &BoundExpr, batch: &RecordBatch) -> Result<BooleanArray> {
         } => {
             let want = column_arrow_type(column)?;
             let array = column_array(batch, column, Some(&want))?;
-            let mut acc = if *has_null {
-                BooleanArray::new_null(rows)
+            let acc = if values.len() >= IN_SET_MIN {
+                in_set(&array, values, *has_null)?
             } else {
-                BooleanArray::from(vec![false; rows])
+                let mut acc = if *has_null {
+                    BooleanArray::new_null(rows)
+                } else {
+                    BooleanArray::from(vec![false; rows])
+                };
+                for value in values {
+                    let like = literal_like(&value.array, &array)?;
+                    let hit = compare(CompareOp::Eq, &array, &like)?;
+                    acc = or_kleene(&acc, &hit).map_err(arrow)?;
+                }
+                acc
             };
-            for value in values {
-                let hit = compare(CompareOp::Eq, &array, &literal_like(&value.array, &array)?)?;
-                acc = or_kleene(&acc, &hit).map_err(arrow)?;
-            }
             if *negated {
                 not(&acc).map_err(arrow)?
             } else {

@@ -171,6 +171,50 @@ fn in_lists() -> Result<()> {
     ])
 }
 
+/// A list of 16 values or more is matched through a set, not a kernel per value: the same
+/// rows as the short list it pads, for every type, null and negation here.
+#[test]
+fn long_in_lists_match_as_short_ones() -> Result<()> {
+    type Filler = fn(usize) -> String;
+    let cases: [(&str, &str, Filler); 9] = [
+        ("id", "1, 4", |i| format!("{}", 1000 + i)),
+        ("id", "1, null", |i| format!("{}", -1000 - i as i64)),
+        ("name", "'a', 'c'", |i| format!("'z{i}'")),
+        ("view", "'y'", |i| format!("'x{i}'")),
+        ("large", "'y', 'c'", |i| format!("'q{i}'")),
+        ("score", "-0.0, double 'NaN'", |i| format!("{}.5", 10 + i)),
+        ("small", "3, 2.5", |i| format!("{}", 100 + i)),
+        ("s.inner", "5, 4", |i| format!("{}", 100 + i)),
+        ("ts", "timestamp '1970-01-01T00:00:00.001Z'", |i| {
+            format!("timestamp '2000-01-01T00:00:{:02}Z'", i % 60)
+        }),
+    ];
+    for (column, short, filler) in cases {
+        let padding: Vec<String> = (0..20).map(filler).collect();
+        let long = format!("{short}, {}, {short}", padding.join(", "));
+        for (a, b) in [
+            (
+                format!("{column} in ({short})"),
+                format!("{column} in ({long})"),
+            ),
+            (
+                format!("{column} not in ({short})"),
+                format!("{column} not in ({long})"),
+            ),
+            (
+                format!("not ({column} in ({short}))"),
+                format!("not ({column} in ({long}))"),
+            ),
+        ] {
+            assert_eq!(rows(&a)?, rows(&b)?, "{b}");
+        }
+    }
+    // Every value matched through the set, as equality finds them.
+    let all: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+    assert_eq!(rows(&format!("id in ({})", all.join(", ")))?, [T, T, F, T]);
+    Ok(())
+}
+
 #[test]
 fn coerced_bounds_keep_null_semantics() -> Result<()> {
     expect(&[

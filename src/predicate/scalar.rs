@@ -239,6 +239,12 @@ impl Scalar {
             other => other,
         }
     }
+
+    /// A text equal for two values exactly when they are equal as `=` compares them (the
+    /// same type, floats [`Scalar::normalized`]): the key of an `in` list's set of values.
+    pub(crate) fn set_key(&self) -> String {
+        format!("{:?}", self.clone().normalized())
+    }
 }
 
 /// `v` with `-0.0` as `0.0` and any NaN as the positive quiet NaN.

@@ -261,7 +261,11 @@ fn saturating_usize(n: u64) -> usize {
 
 /// A non-negative whole number given as a JS number or BigInt.
 fn whole_number(value: &JsValue, key: &str) -> Result<u64> {
-    let bad = || invalid(format!("options.{key} must be a whole number >= 0"));
+    let bad = || {
+        invalid(format!(
+            "options.{key} must be a whole number from 0 to 2^53"
+        ))
+    };
     if let Some(n) = value.as_f64() {
         // 2^53: beyond it a JS number is not exact.
         if n.fract() != 0.0 || !(0.0..=9_007_199_254_740_992.0).contains(&n) {

@@ -409,6 +409,73 @@ await check('a body that stops midway fails the read after answerTimeoutMs, and 
   }
 });
 
+await check('API misuse: unknown options, a second reader, malformed fetch answers, timers, frozen descriptions, long in-lists', async () => {
+  const invalid = (e) => assertEq(e.code, 'invalid_argument', 'code');
+  // A misspelt option is refused with the nearest name, never ignored (which read other rows).
+  let err = await rejects(DeltaTable.open(url(DV), { versio: 0 }), invalid, 'open({ versio })');
+  assert(/'versio'.*did you mean 'version'/.test(err.message), err.message);
+  const table = await DeltaTable.open(url(DV));
+  for (const bad of [{ filtr: 'value = 1' }, { colums: ['value'] }, { limt: 1 }, { batchsize: 1 }, { Columns: ['value'] }]) {
+    err = await rejects(async () => table.scan(bad), invalid, JSON.stringify(bad));
+    assert(/unknown option/.test(err.message) && /did you mean/.test(err.message), err.message);
+  }
+  await rejects(async () => table.scan(['value']), invalid, 'an array as the options');
+  await rejects(async () => table.scan({ maxPageBytes: 0 }), invalid, 'maxPageBytes 0');
+  await rejects(DeltaTable.open(url(DV), { retries: 1e9 }), invalid, 'retries 1e9');
+  await rejects(DeltaTable.open(url(DV), { maxCommits: 0 }), invalid, 'maxCommits 0');
+  // One reader per scan: a second stream() (or iteration, or toIPC()) beside the first is
+  // refused; the first reads every row.
+  const scan = table.scan({ batchSize: 2 });
+  const first = scan.stream();
+  await rejects(async () => scan.stream(), invalid, 'a second stream()');
+  await rejects(async () => scan[Symbol.asyncIterator](), invalid, 'iteration beside stream()');
+  await rejects(async () => scan.toIPC(), invalid, 'toIPC() beside stream()');
+  const whole = new Uint8Array(await new Response(first).arrayBuffer());
+  assertEq(tableFromIPC(whole).numRows, EXPECT[DV].rows, 'rows of the first reader');
+  // A fetch answer that is not a Response, or whose arrayBuffer() gives a value, not a
+  // promise: a typed rejection, never an exception outside the read.
+  const uncaught = [];
+  const onUncaught = (e) => uncaught.push(e);
+  process.on('uncaughtException', onUncaught);
+  try {
+    for (const answer of [{ status: '200' }, { status: 200, arrayBuffer: () => new ArrayBuffer(0) }, { status: 200, arrayBuffer: () => 42 }]) {
+      await rejects(
+        DeltaTable.open(url(DV), { fetch: () => answer, retries: 0 }),
+        (e) => assert(e.code, `a code for ${JSON.stringify(answer)}`),
+        JSON.stringify(answer),
+      );
+    }
+    // A fetch that never settles and ignores its request's signal: bounded by answerTimeoutMs.
+    const t0 = performance.now();
+    await rejects(
+      DeltaTable.open(url(DV), { fetch: () => new Promise(() => {}), answerTimeoutMs: 200, retries: 0 }),
+      (e) => assertEq(e.code, 'io', 'code'),
+      'a fetch that never answers',
+    );
+    assert(performance.now() - t0 < 5000, 'bounded by answerTimeoutMs');
+  } finally {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.off('uncaughtException', onUncaught);
+  }
+  assertEq(uncaught.length, 0, `uncaught exceptions: ${uncaught.map(String).join('; ')}`);
+  // A bound too long for a timer is no bound (was: every request timed out at once).
+  const unbounded = await DeltaTable.open(url(DV), { answerTimeoutMs: Infinity });
+  assertEq(await countRows(unbounded.scan()), EXPECT[DV].rows, 'rows with answerTimeoutMs: Infinity');
+  const longer = await DeltaTable.open(url(DV), { answerTimeoutMs: 3e9 });
+  assertEq(longer.version, table.version, 'version with answerTimeoutMs: 3e9');
+  // What a table describes is frozen: one caller cannot edit it under another.
+  assert(Object.isFrozen(table.schema) && Object.isFrozen(table.schema.fields), 'schema frozen');
+  assert(Object.isFrozen(table.partitionColumns), 'partitionColumns frozen');
+  // An in-list of 50,000 values plans and reads in linear time (was: quadratic, seconds).
+  const column = table.schema.fields.find((f) => f.type === 'integer' || f.type === 'long')?.name;
+  assert(column, 'an integer column');
+  const values = Array.from({ length: 50_000 }, (_, i) => i - 25_000).join(', ');
+  const t1 = performance.now();
+  const rows = await countRows(table.scan({ filter: `${column} in (${values})` }));
+  assert(performance.now() - t1 < 5000, `a 50,000-value in-list took ${Math.round(performance.now() - t1)} ms`);
+  assert(rows >= 0, 'rows');
+});
+
 await check('abort: an open and a scan reject with AbortError; a second scan works', async () => {
   await rejects(
     DeltaTable.open(url(DV), { signal: AbortSignal.abort() }),
