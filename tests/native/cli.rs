@@ -353,6 +353,106 @@ fn export_to_special_files_writes_in_place() {
     assert!(dir.path().is_dir());
 }
 
+/// `/dev/stdout`, `/dev/stderr` and `/dev/fd/N` are written through the inherited descriptor:
+/// what the shell wrote before (`>>`) stays, a pipe gets every row; a closed standard output
+/// is an error, never a success that wrote nothing; a write-protected file is not replaced.
+#[cfg(unix)]
+#[test]
+fn export_to_descriptors_and_protected_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let table = primitives();
+    let binary = env!("CARGO_BIN_EXE_dar");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let sh = |script: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(binary)
+            .arg(&table)
+            .current_dir(dir.path())
+            .output()
+            .unwrap_or_else(|e| panic!("sh: {e}"))
+    };
+    for (target, script) in [
+        (
+            "/dev/stdout",
+            r#"echo HEADER > f; "$1" export "$2" --out /dev/stdout --format csv >> f"#,
+        ),
+        (
+            "/dev/fd/3",
+            r#"echo HEADER > f; "$1" export "$2" --out /dev/fd/3 --format csv 3>> f"#,
+        ),
+        (
+            "/dev/stderr",
+            r#"echo HEADER > f; "$1" export "$2" --out /dev/stderr --format csv 2>> f"#,
+        ),
+        (
+            "a group",
+            r#"{ echo HEADER; "$1" export "$2" --out /dev/stdout --format csv; echo AFTER; } > f"#,
+        ),
+    ] {
+        let out = sh(script);
+        assert!(
+            out.status.success(),
+            "{target}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(dir.path().join("f")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(text.starts_with("HEADER\n"), "{target}: {text}");
+        // (The closing summary goes to standard error: into `f` when that is the target.)
+        let rows = text
+            .lines()
+            .filter(|l| *l != "HEADER" && *l != "AFTER" && !l.starts_with("wrote "))
+            .count();
+        assert_eq!(
+            rows, 12,
+            "{target}: a CSV header and 11 rows after HEADER: {text}"
+        );
+        assert_no_partial_files(dir.path());
+    }
+    // A pipe: every row, where following the link found nothing before.
+    let out = sh(r#""$1" export "$2" --out /dev/stdout --format csv | wc -l"#);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "12");
+    // Standard output closed: an error naming it, not "wrote 11 rows".
+    let out = sh(r#""$1" export "$2" --out - --format csv >&-"#);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("standard output"));
+    let out = sh(r#""$1" head "$2" >&-"#);
+    assert_eq!(out.status.code(), Some(1), "head with stdout closed");
+    // A write-protected file keeps its contents.
+    let kept = dir.path().join("keep.csv");
+    std::fs::write(&kept, "IMPORTANT\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o444))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = dar(&["export", &table, "--out", &kept.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("write-protected"));
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap_or_default(),
+        "IMPORTANT\n"
+    );
+    assert_no_partial_files(dir.path());
+}
+
+/// `head` is the default command: `dar TABLE -n 1` and `dar -n 1 TABLE` print what
+/// `dar head TABLE -n 1` prints; a misspelt command is still an error naming the right one.
+#[test]
+fn head_is_the_default_command() {
+    let table = primitives();
+    let head = dar_ok(&["head", &table, "-n", "1"]).stdout;
+    assert_eq!(dar_ok(&[&table, "-n", "1"]).stdout, head);
+    assert_eq!(dar_ok(&["-n", "1", &table]).stdout, head);
+    let out = dar(&["inof", &table]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'info'"));
+}
+
 /// The format comes from `--format`, else from the extension in any case; an extension
 /// that names no format is refused (nothing written) rather than given Parquet bytes; with
 /// `--json` the closing summary is one JSON object.

@@ -89,9 +89,32 @@ pub struct TableArgs {
     json: bool,
 }
 
+/// `dar TABLE …` and `dar --filter … TABLE` are `dar head …`: `head` is put in front of an
+/// argument list whose first argument is an option (other than help and version) or a table
+/// location (a path that exists, or text with `/`, `.` or `:`). A bare word that is neither
+/// (`dar inof`) is left to clap, which names the commands it may have meant.
+fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let Some(first) = args.get(1) else {
+        return args;
+    };
+    let text = first.to_string_lossy();
+    let command = Cli::command();
+    let is_command = text == "help"
+        || command
+            .get_subcommands()
+            .any(|c| c.get_name() == text || c.get_all_aliases().any(|a| a == text));
+    let help = matches!(&*text, "-h" | "--help" | "-V" | "--version");
+    let location = std::path::Path::new(first).exists() || text.contains(['/', '.', ':']);
+    if !is_command && !help && (text.starts_with('-') || location) {
+        args.insert(1, "head".into());
+    }
+    args
+}
+
 /// Entry point: runs the command and turns errors into a one-line message and exit code 1.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(with_default_command(std::env::args_os().collect()));
     // A decoder's panic on a corrupt file is reported as the file's error, not printed.
     delta_arrow_reader::limits::quiet_contained_panics();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

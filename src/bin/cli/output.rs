@@ -1,6 +1,6 @@
-//! Where `dar export` writes: standard output (`-`), a special file written in place (a
-//! device such as `/dev/null`, a FIFO), or a regular file replaced only once the export has
-//! succeeded.
+//! Where `dar export` writes: standard output (`-`, `/dev/stdout`) or another inherited
+//! descriptor (`/dev/stderr`, `/dev/fd/N`), a special file written in place (a device such as
+//! `/dev/null`, a FIFO), or a regular file replaced only once the export has succeeded.
 //!
 //! A regular file (new or existing) is written through a temporary file beside it, created
 //! exclusively (`O_CREAT | O_EXCL`: a planted file or link of that name is never opened or
@@ -94,11 +94,30 @@ impl Output {
     /// Opens the output named `out` (`-` is standard output): where to write, and the
     /// handle that ends the export.
     pub fn open(out: &Path) -> Result<(Sink, Self), DeltaError> {
-        if out.as_os_str() == "-" {
-            use std::io::IsTerminal;
-            let stdout = std::io::stdout();
-            let is_terminal = stdout.is_terminal();
-            return Ok(Self::in_place(stdout, is_terminal));
+        use std::io::IsTerminal;
+        match descriptor(out) {
+            Some(1) => {
+                super::terminal::stdout_open()?;
+                let stdout = std::io::stdout();
+                let is_terminal = stdout.is_terminal();
+                return Ok(Self::in_place(stdout, is_terminal));
+            }
+            Some(2) => {
+                let stderr = std::io::stderr();
+                let is_terminal = stderr.is_terminal();
+                return Ok(Self::in_place(stderr, is_terminal));
+            }
+            Some(_) => {
+                // Another inherited descriptor (`3>>log`, `>(gzip > x.gz)`): opened again
+                // through its name and appended to, never truncated, created or renamed over.
+                let file = OpenOptions::new()
+                    .append(true)
+                    .open(out)
+                    .map_err(|e| io_error(out, e))?;
+                let is_terminal = file.is_terminal();
+                return Ok(Self::in_place(file, is_terminal));
+            }
+            None => {}
         }
         let target = resolve(out)?;
         match std::fs::metadata(&target) {
@@ -112,6 +131,11 @@ impl Output {
                 let is_terminal = std::io::IsTerminal::is_terminal(&file);
                 Ok(Self::in_place(file, is_terminal))
             }
+            Ok(meta) if meta.permissions().readonly() => Err(io_error(
+                out,
+                "the file is write-protected (no write permission for anyone): it is not \
+                 replaced; make it writable (chmod u+w) or choose another path",
+            )),
             Ok(meta) => Self::replacing(target, Some(meta.permissions())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::replacing(target, None),
             Err(e) => Err(io_error(out, e)),
@@ -212,6 +236,23 @@ impl Drop for Output {
             set_partial(None);
             let _ = std::fs::remove_file(temp);
         }
+    }
+}
+
+/// The inherited descriptor `out` names: `-` and `/dev/stdout` are 1, `/dev/stderr` 2,
+/// `/dev/fd/N` and `/proc/self/fd/N` N. Such a name is a link to whatever the descriptor is
+/// open on (often the file the shell redirected to, or a pipe), which must be written
+/// through the descriptor: replacing that file would lose what the shell wrote there
+/// before (`>>`), and following the link of a pipe leads nowhere.
+fn descriptor(out: &Path) -> Option<u32> {
+    let text = out.to_str()?;
+    match text {
+        "-" | "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => text
+            .strip_prefix("/dev/fd/")
+            .or_else(|| text.strip_prefix("/proc/self/fd/"))
+            .and_then(|n| n.parse().ok()),
     }
 }
 
