@@ -110,6 +110,64 @@ fn queries_on_two_workers_equal_one_process() {
     }
 }
 
+/// A worker (or executor) that `dar sql --executors` starts ends with that process, however
+/// it ends (SIGKILL included): it exits once the pipe on its standard input closes. A
+/// single `--worker` is refused (the planner would run every stage here), as is
+/// `--executors` past 64.
+#[test]
+fn children_end_with_their_parent_and_executor_counts_are_bounded() {
+    // (An executor does the same, started by `LocalCluster`; it needs a scheduler to stay up.)
+    {
+        let args = [
+            "cluster",
+            "worker",
+            "--bind",
+            "127.0.0.1:0",
+            "--exit-with-parent",
+        ];
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            child.try_wait().unwrap_or_else(|e| panic!("{e}")).is_none(),
+            "the worker runs while the pipe is open"
+        );
+        // The parent's end of the pipe closes, as it does when the parent is killed.
+        drop(child.stdin.take());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+                break Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let status = status.unwrap_or_else(|| panic!("{args:?} outlived its parent's pipe"));
+        assert!(!status.success(), "{args:?}: {status}");
+    }
+    let table = format!("t={}", common::table_dir(DV).display());
+    assert_sql_refused(
+        "SELECT sum(col1) FROM t",
+        &table,
+        &["--worker", "http://127.0.0.1:1/"],
+        "at least two --worker URLs",
+    );
+    assert_sql_refused(
+        "SELECT sum(col1) FROM t",
+        &table,
+        &["--executors", "1000000"],
+        "at most 64",
+    );
+}
+
 #[test]
 fn bad_worker_arguments_are_refused() {
     let table = format!("t={}", common::table_dir(DV).display());

@@ -74,6 +74,28 @@ pub struct ExecutorArgs {
     /// JSON object in $DAR_STORAGE_OPTIONS, which keeps secrets off the command line).
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    /// Exit when standard input ends: set by the `dar sql --executors` that started it,
+    /// which holds the pipe, so the executor ends with it however it ends.
+    #[arg(long, hide = true)]
+    pub exit_with_parent: bool,
+}
+
+/// With `on`: ends this process once standard input reaches its end (the parent that holds
+/// the other end of the pipe has ended, even by SIGKILL), so no child outlives it.
+pub(super) fn exit_with_parent(on: bool) {
+    if !on {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("dar-parent-watch".into())
+        .spawn(|| {
+            let mut sink = [0u8; 64];
+            let mut stdin = std::io::stdin();
+            // Anything the parent writes is ignored; the end (or an error) is the signal.
+            while matches!(std::io::Read::read(&mut stdin, &mut sink), Ok(n) if n > 0) {}
+            super::terminal::message("dar: the process that started this one has ended");
+            std::process::exit(1);
+        });
 }
 
 /// A reporter printing each task report as a JSON line on stdout.
@@ -125,18 +147,21 @@ pub async fn run_cluster(command: &ClusterCommand) -> Result<(), DeltaError> {
             std::future::pending::<()>().await;
             Ok(())
         }
-        ClusterCommand::Executor(args) => run_executor(ExecutorOptions {
-            scheduler: args.scheduler,
-            host: args.host.clone(),
-            flight_port: args.flight_port,
-            grpc_port: args.grpc_port,
-            concurrent_tasks: args.concurrent_tasks.unwrap_or_else(cores),
-            work_dir: args.work_dir.clone(),
-            storage_options: storage_options(&args.options)?,
-            reporter: args.report_tasks.then(print_reports),
-        })
-        .await
-        .map_err(failed),
+        ClusterCommand::Executor(args) => {
+            exit_with_parent(args.exit_with_parent);
+            run_executor(ExecutorOptions {
+                scheduler: args.scheduler,
+                host: args.host.clone(),
+                flight_port: args.flight_port,
+                grpc_port: args.grpc_port,
+                concurrent_tasks: args.concurrent_tasks.unwrap_or_else(cores),
+                work_dir: args.work_dir.clone(),
+                storage_options: storage_options(&args.options)?,
+                reporter: args.report_tasks.then(print_reports),
+            })
+            .await
+            .map_err(failed)
+        }
         ClusterCommand::Worker(args) => super::workers::run_worker(args).await,
         ClusterCommand::Bench(args) => super::cluster_bench::run_bench(args).await,
     }
@@ -178,9 +203,14 @@ impl LocalCluster {
             command
                 .args(["cluster", "executor", "--scheduler"])
                 .arg(cluster.scheduler.address().to_string())
-                .args(["--concurrent-tasks", &tasks.to_string()])
+                .args([
+                    "--concurrent-tasks",
+                    &tasks.to_string(),
+                    "--exit-with-parent",
+                ])
                 .env(STORAGE_OPTIONS_ENV, &options_json)
-                .stdin(Stdio::null())
+                // Held open by this process (in `Child`) until it ends: see exit_with_parent.
+                .stdin(Stdio::piped())
                 .stdout(if report {
                     Stdio::piped()
                 } else {

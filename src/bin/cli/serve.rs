@@ -72,7 +72,8 @@ pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
         .map_err(|e| cannot_serve(&args.dir, Some(args.port), &e))
 }
 
-/// Why serving `dir` on `port` failed: a port in use names the port, not the folder.
+/// Why serving `dir` on `port` failed: a port in use, or one this user may not listen on,
+/// names the port, not the folder.
 pub(super) fn cannot_serve(
     dir: &std::path::Path,
     port: Option<u16>,
@@ -84,6 +85,13 @@ pub(super) fn cannot_serve(
             "the port is in use by another program: choose another with --port (0 picks a \
              free one)"
                 .to_string(),
+        ),
+        Some(port) if e.kind() == std::io::ErrorKind::PermissionDenied => (
+            format!("127.0.0.1:{port}"),
+            format!(
+                "cannot listen on the port: {e} (ports below 1024 need privileges): choose \
+                 another with --port (0 picks a free one)"
+            ),
         ),
         _ => (dir.display().to_string(), format!("cannot serve: {e}")),
     };

@@ -36,7 +36,7 @@ pub struct SqlArgs {
     /// Run the query on a cluster of N executors started on loopback for it: Ballista's (the
     /// scheduler in this process, each executor a child process) or, with `--engine
     /// distributed`, N datafusion-distributed workers (each a child process; this process
-    /// coordinates).
+    /// coordinates). At most 64.
     #[cfg(feature = "distributed")]
     #[arg(long, value_name = "N")]
     pub executors: Option<usize>,
@@ -51,7 +51,8 @@ pub struct SqlArgs {
     #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["executors", "workers"])]
     pub scheduler: Option<std::net::SocketAddr>,
     /// Run the query on the datafusion-distributed worker at URL (`dar cluster worker`;
-    /// repeatable; implies `--engine distributed`).
+    /// repeatable, at least twice: with one worker the planner keeps every stage in this
+    /// process; implies `--engine distributed`).
     #[cfg(feature = "distributed")]
     #[arg(long = "worker", value_name = "URL", conflicts_with = "executors")]
     pub workers: Vec<url::Url>,
@@ -192,6 +193,7 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     use futures::TryStreamExt;
     let (cluster, url, partitions) = match (args.executors, args.scheduler) {
         (Some(0), _) => return Err(invalid("--executors must be at least 1".into())),
+        (Some(n), _) if n > MAX_EXECUTORS => return Err(too_many_executors()),
         (_, _) if args.tasks_per_executor == 0 => {
             return Err(invalid("--tasks-per-executor must be at least 1".into()))
         }
@@ -240,6 +242,17 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     Ok(batches)
 }
 
+/// The most executors (or workers) `--executors` starts on this machine: each is a process
+/// of its own, so a typo (`--executors 1000000`) must not start thousands.
+const MAX_EXECUTORS: usize = 64;
+
+fn too_many_executors() -> DeltaError {
+    invalid(format!(
+        "--executors starts at most {MAX_EXECUTORS} processes on this machine; for more, start \
+         them with dar cluster and give --scheduler or --worker"
+    ))
+}
+
 /// Runs the query on datafusion-distributed: workers started on loopback for it, or the
 /// given ones; this process plans and coordinates.
 #[cfg(feature = "distributed")]
@@ -256,6 +269,7 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     }
     let (local, urls) = match args.executors {
         Some(0) => return Err(invalid("--executors must be at least 1".into())),
+        Some(n) if n > MAX_EXECUTORS => return Err(too_many_executors()),
         Some(n) => {
             let workers = super::workers::LocalWorkers::start(
                 n,
@@ -264,6 +278,15 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
             )?;
             let urls = workers.urls().to_vec();
             (Some(workers), urls)
+        }
+        None if args.workers.len() == 1 => {
+            // datafusion-distributed puts a stage on workers only when it has two or more:
+            // with one, the whole query would run here, the worker never asked.
+            return Err(invalid(
+                "a query runs on datafusion-distributed workers only when there are two or more \
+                 (with one, every stage runs in this process): give at least two --worker URLs"
+                    .into(),
+            ));
         }
         None if !args.workers.is_empty() => (None, args.workers.clone()),
         None => {

@@ -100,7 +100,8 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
     }
     if !args.no_browser {
         match open_browser(&url) {
-            Ok(()) => text.push_str("Opened it in the browser.\n"),
+            // The browser command was started; whether it showed the page is not known.
+            Ok(()) => text.push_str("Asked the browser to open it.\n"),
             Err(why) => text.push_str(&format!(
                 "No browser opened ({why}); open the address above yourself.\n"
             )),

@@ -37,10 +37,14 @@ pub struct WorkerArgs {
     /// its stage, time and what its Delta scans read.
     #[arg(long)]
     pub report_tasks: bool,
+    /// Exit when standard input ends (set by the `dar sql --executors` that started it).
+    #[arg(long, hide = true)]
+    pub exit_with_parent: bool,
 }
 
 /// Runs `dar cluster worker` until the process is stopped.
 pub async fn run_worker(args: &WorkerArgs) -> Result<(), DeltaError> {
+    super::cluster::exit_with_parent(args.exit_with_parent);
     let options = storage_options(&args.options)?;
     let listener = tokio::net::TcpListener::bind(args.bind)
         .await
@@ -80,13 +84,20 @@ impl LocalWorkers {
         let (sender, urls) = std::sync::mpsc::channel();
         for index in 0..n {
             let mut command = Command::new(&program);
-            command.args(["cluster", "worker", "--bind", "127.0.0.1:0"]);
+            command.args([
+                "cluster",
+                "worker",
+                "--bind",
+                "127.0.0.1:0",
+                "--exit-with-parent",
+            ]);
             if report {
                 command.arg("--report-tasks");
             }
             let mut child = command
                 .env(STORAGE_OPTIONS_ENV, &options_json)
-                .stdin(Stdio::null())
+                // Held open by this process (in `Child`) until it ends: see exit_with_parent.
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
