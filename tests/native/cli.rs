@@ -788,6 +788,38 @@ fn table_strings_reach_the_terminal_escaped() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
+/// `dar sql` prints CSV and JSON lines as the rows come (every row, a header even for none)
+/// and a grid of at most 10,000 rows that counts the rest; `dar head -n` past that stops at
+/// 10,000 in a grid and says so.
+#[cfg(feature = "datafusion")]
+#[test]
+fn large_results_stream_and_grids_are_bounded() {
+    let table = format!("t={}", primitives());
+    let query = "select value from generate_series(1, 25000)";
+    let lines = |extra: &[&str]| {
+        let mut args = vec!["sql", "--table", &table];
+        args.extend_from_slice(extra);
+        let out = dar_ok(&args);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let csv = lines(&["--csv", query]);
+    assert_eq!(csv.lines().count(), 25_001);
+    assert_eq!(csv.lines().nth(1), Some("1"));
+    assert_eq!(lines(&["--json", query]).lines().count(), 25_000);
+    let grid = lines(&[query]);
+    assert!(
+        grid.trim_end()
+            .ends_with("25000 rows, the first 10000 shown (--csv or --json print them all)"),
+        "{grid}"
+    );
+    assert_eq!(
+        lines(&["--csv", "select value from generate_series(1, 0)"]).trim(),
+        "value"
+    );
+    let head = dar_ok(&["head", &primitives(), "-n", "20000"]);
+    assert!(!String::from_utf8_lossy(&head.stdout).contains("at most 10000"));
+}
+
 #[cfg(feature = "datafusion")]
 #[test]
 fn sql_over_two_named_tables() {

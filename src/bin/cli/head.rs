@@ -57,12 +57,19 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
     let selection = scan.file_selection();
     let stream = scan.into_stream();
     let schema = stream.schema();
-    let mut batches = stream.collect_batches().await?;
-    batches.retain(|b| b.num_rows() > 0);
     if args.table.json {
-        return super::terminal::print_data(&super::text_formats::json_lines(&batches)?);
+        // Printed as the rows arrive: `-n 10000000 --json` needs no more memory than `-n 10`.
+        return super::rows_out::print_rows(stream, super::rows_out::RowFormat::Json).await;
     }
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    // A grid shows at most GRID_MAX_ROWS rows, and the scan stops there.
+    let gathered = super::rows_out::gather_for_grid(stream, false).await?;
+    let batches = gathered.batches;
+    let rows = gathered.shown;
+    let cut = if args.rows > rows && rows == super::rows_out::GRID_MAX_ROWS {
+        " (a grid shows at most 10000: --json, or dar export, for all)"
+    } else {
+        ""
+    };
     // With no rows, the grid still names the columns.
     let grid = super::data_grid::format(&schema, &batches)?;
     let files = table.eager_files().unwrap_or_default();
@@ -87,7 +94,7 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         format!("{} files", selection.files_total)
     };
     let text = format!(
-        "{}\n{}\n{rows} row{} shown; version {}, {files}{}\n",
+        "{}\n{}\n{rows} row{} shown{cut}; version {}, {files}{}\n",
         table.location(),
         grid,
         if rows == 1 { "" } else { "s" },

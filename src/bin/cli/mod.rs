@@ -9,6 +9,7 @@ mod export;
 mod head;
 mod info;
 mod output;
+mod rows_out;
 #[cfg(feature = "serve")]
 mod serve;
 #[cfg(feature = "datafusion")]

@@ -118,15 +118,34 @@ async fn plan(
         .map_err(from_df)
 }
 
-/// Runs the query here, or on a cluster when asked to.
-async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
+/// The result's rows as they come, and its schema.
+type Rows = (
+    arrow_schema::SchemaRef,
+    futures::stream::BoxStream<'static, Result<RecordBatch, DeltaError>>,
+);
+
+/// Runs the query here (its rows streamed as they are computed), or on a cluster when asked
+/// to (its rows gathered there first).
+async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
+    use futures::StreamExt;
     #[cfg(feature = "distributed")]
     {
-        if !args.workers.is_empty() || args.engine == Engine::Distributed {
-            return on_workers(args).await;
-        }
-        if args.executors.is_some() || args.scheduler.is_some() {
-            return distributed(args).await;
+        let gathered = if !args.workers.is_empty() || args.engine == Engine::Distributed {
+            Some(on_workers(args).await?)
+        } else if args.executors.is_some() || args.scheduler.is_some() {
+            Some(distributed(args).await?)
+        } else {
+            None
+        };
+        if let Some(batches) = gathered {
+            let schema = batches.first().map_or_else(
+                || std::sync::Arc::new(arrow_schema::Schema::empty()),
+                RecordBatch::schema,
+            );
+            return Ok((
+                schema,
+                futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
+            ));
         }
     }
     let ctx = match args.memory_limit {
@@ -142,10 +161,9 @@ async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     let frame = plan(&ctx, args, &ScanOptions::default()).await?;
     // A result of no rows is still printed with its columns.
     let schema: arrow_schema::SchemaRef = std::sync::Arc::new(frame.schema().as_arrow().clone());
-    let batches = frame
-        .collect()
-        .await
-        .map_err(|e| match (e.find_root(), args.memory_limit) {
+    let memory_limit = args.memory_limit;
+    let query_error =
+        move |e: datafusion::error::DataFusionError| match (e.find_root(), memory_limit) {
             (datafusion::error::DataFusionError::ResourcesExhausted(_), Some(max)) => {
                 DeltaError::LimitExceeded {
                     limit: "query memory (--memory-limit, bytes)",
@@ -156,11 +174,9 @@ async fn result(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
                 }
             }
             _ => from_df(e),
-        })?;
-    if batches.is_empty() {
-        return Ok(vec![RecordBatch::new_empty(schema)]);
-    }
-    Ok(batches)
+        };
+    let stream = frame.execute_stream().await.map_err(query_error)?;
+    Ok((schema, stream.map(move |b| b.map_err(query_error)).boxed()))
 }
 
 /// A byte count: digits with an optional K, M, G or T (powers of 1024; `B`/`iB` allowed).
@@ -329,20 +345,30 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
 
 /// Registers the tables, runs the query and prints its result.
 pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
-    let batches = result(args).await?;
+    use super::rows_out::{gather_for_grid, print_rows, RowFormat};
+    let (schema, rows) = result(args).await?;
     if args.json {
-        super::terminal::print_data(&super::text_formats::json_lines(&batches)?)?;
-    } else if args.csv {
-        super::terminal::print_data(&super::text_formats::csv_lines(&batches)?)?;
-    } else {
-        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
-        let schema = batches.first().map_or_else(
-            || std::sync::Arc::new(arrow_schema::Schema::empty()),
-            RecordBatch::schema,
-        );
-        let grid = super::data_grid::format(&schema, &batches)?;
-        let text = format!("{grid}\n{rows} row{}\n", if rows == 1 { "" } else { "s" });
-        super::terminal::print_text(&text)?;
+        return print_rows(rows, RowFormat::Json).await;
     }
-    Ok(())
+    if args.csv {
+        // A result of no rows still has its header.
+        let rows = futures::StreamExt::boxed(futures::StreamExt::chain(
+            futures::stream::iter([Ok(RecordBatch::new_empty(schema.clone()))]),
+            rows,
+        ));
+        return print_rows(rows, RowFormat::Csv).await;
+    }
+    // The grid shows the first GRID_MAX_ROWS rows; the rest are counted, not kept.
+    let gathered = gather_for_grid(rows, true).await?;
+    let grid = super::data_grid::format(&schema, &gathered.batches)?;
+    let total = gathered.total;
+    let rows = if gathered.shown < total {
+        format!(
+            "{total} rows, the first {} shown (--csv or --json print them all)",
+            gathered.shown
+        )
+    } else {
+        format!("{total} row{}", if total == 1 { "" } else { "s" })
+    };
+    super::terminal::print_text(&format!("{grid}\n{rows}\n"))
 }

@@ -91,6 +91,27 @@ fn closed_at_launch(fd: u32) -> bool {
         .is_some_and(|flags| flags & 3 == 2)
 }
 
+/// Writes a piece of a streamed result (JSON lines, CSV); `false`
+/// when the reader has closed the pipe (`| head`), so that the rest is not computed.
+pub fn print_data_piece(text: &str) -> Result<bool, DeltaError> {
+    stdout_open()?;
+    // As they are into a file or a pipe, escaped on a terminal.
+    let text = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        safe(text, true)
+    } else {
+        Cow::Borrowed(text)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(super::output::io_error(
+            std::path::Path::new("standard output"),
+            e,
+        )),
+    }
+}
+
 /// Writes one line to standard error. A message nobody can read any more (stderr closed,
 /// `2>&1 | head`) is dropped: the command's outcome is its exit status, never a panic.
 pub fn message(line: &str) {
@@ -101,15 +122,6 @@ pub fn message(line: &str) {
 /// Prints human-readable text (lines kept, everything else escaped).
 pub fn print_text(text: &str) -> Result<(), DeltaError> {
     write_stdout(&safe(text, true))
-}
-
-/// Prints data lines: as they are into a file or a pipe, escaped on a terminal.
-pub fn print_data(text: &str) -> Result<(), DeltaError> {
-    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        write_stdout(&safe(text, true))
-    } else {
-        write_stdout(text)
-    }
 }
 
 #[cfg(test)]

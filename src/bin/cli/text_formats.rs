@@ -46,12 +46,21 @@ pub fn json_lines(batches: &[RecordBatch]) -> Result<String, DeltaError> {
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// `batches` as CSV with a header row (`dar sql --format csv`).
-#[cfg(any(test, feature = "datafusion"))]
+/// `batches` as CSV with a header row (`dar sql --csv`).
+#[cfg(test)]
 pub fn csv_lines(batches: &[RecordBatch]) -> Result<String, DeltaError> {
+    csv_piece(batches, true)
+}
+
+/// `batches` as CSV lines, after a header row when `header` is set (the first piece of a
+/// streamed result).
+#[cfg(any(test, feature = "datafusion"))]
+pub fn csv_piece(batches: &[RecordBatch], header: bool) -> Result<String, DeltaError> {
     let mut buf = Vec::new();
     {
-        let mut w = arrow_csv::Writer::new(&mut buf);
+        let mut w = arrow_csv::WriterBuilder::new()
+            .with_header(header)
+            .build(&mut buf);
         for b in batches {
             w.write(&csv_batch(b).map_err(arrow_error)?)
                 .map_err(arrow_error)?;
