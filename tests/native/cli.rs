@@ -440,6 +440,46 @@ fn export_to_descriptors_and_protected_files() {
     assert_no_partial_files(dir.path());
 }
 
+/// Arguments that mean nothing, or that a command would follow wrongly, are refused naming
+/// what is wrong (probe of 2026-12-06): `--max-commits 0` (was: taken as 1 and reported as
+/// "over the maximum of 1"), an export into a missing folder (was: named its temporary
+/// file), a SQL table name with a dot, `--partitions` without a cluster (was: ignored).
+#[test]
+fn refused_arguments_name_what_is_wrong() {
+    let table = primitives();
+    let refused = |args: &[&str], expected: &str| {
+        let out = dar(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("dar-partial"), "{args:?}: {stderr}");
+    };
+    refused(&["info", &table, "--max-commits", "0"], "at least 1");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let missing = dir.path().join("no").join("such").join("x.csv");
+    refused(
+        &["export", &table, "--out", &missing.to_string_lossy()],
+        "does not exist",
+    );
+    #[cfg(feature = "datafusion")]
+    refused(
+        &["sql", "--table", &format!("t.x={table}"), "select 1"],
+        "letters, digits and _",
+    );
+    #[cfg(feature = "distributed")]
+    refused(
+        &[
+            "sql",
+            "--partitions",
+            "3",
+            "--table",
+            &format!("t={table}"),
+            "select 1",
+        ],
+        "--partitions applies to a cluster",
+    );
+}
+
 /// `head` is the default command: `dar TABLE -n 1` and `dar -n 1 TABLE` print what
 /// `dar head TABLE -n 1` prints; a misspelt command is still an error naming the right one.
 #[test]

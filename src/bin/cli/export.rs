@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use clap::{Args, ValueEnum};
-use delta_arrow_reader::{DeltaError, DeltaTable, Phase};
+use delta_arrow_reader::{DeltaError, DeltaTable};
 use futures::StreamExt;
 
 use super::output::{io_error, Output, Sink as OutputSink};
@@ -43,7 +43,9 @@ pub struct ExportArgs {
     /// regular file is replaced only when the export succeeds.
     #[arg(long)]
     pub out: PathBuf,
-    /// Output format (default: from the file extension, else parquet).
+    /// Output format (default: from the file extension: .parquet/.pq, .arrow/.ipc/.feather,
+    /// .csv, .json/.jsonl/.ndjson; parquet for a name without one; another extension needs
+    /// --format).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Comma-separated columns (default: all).
@@ -137,6 +139,15 @@ enum Writer {
     Json(arrow_json::LineDelimitedWriter<Sink>),
 }
 
+/// A failure of the Parquet writer (a full disk, a closed pipe): an I/O error on the output,
+/// not a "cannot decode" error, which is about reading.
+fn parquet_write_error(source: parquet::errors::ParquetError) -> DeltaError {
+    io_error(
+        std::path::Path::new("the output"),
+        format!("cannot write Parquet: {source}"),
+    )
+}
+
 impl Writer {
     fn new(format: Format, file: Sink, schema: &SchemaRef) -> Result<Self, DeltaError> {
         Ok(match format {
@@ -146,11 +157,7 @@ impl Writer {
                     .build();
                 Writer::Parquet(
                     parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props))
-                        .map_err(|source| DeltaError::Parquet {
-                            path: "output".into(),
-                            phase: Phase::Read,
-                            source,
-                        })?,
+                        .map_err(parquet_write_error)?,
                 )
             }
             Format::Ipc => Writer::Ipc(
@@ -163,11 +170,7 @@ impl Writer {
 
     fn write(&mut self, batch: &RecordBatch) -> Result<(), DeltaError> {
         match self {
-            Writer::Parquet(w) => w.write(batch).map_err(|source| DeltaError::Parquet {
-                path: "output".into(),
-                phase: Phase::Read,
-                source,
-            }),
+            Writer::Parquet(w) => w.write(batch).map_err(parquet_write_error),
             Writer::Ipc(w) => w.write(batch).map_err(arrow_error),
             Writer::Csv(w, wrote) => {
                 *wrote = true;
@@ -180,11 +183,7 @@ impl Writer {
 
     fn finish(self, schema: &SchemaRef) -> Result<(), DeltaError> {
         match self {
-            Writer::Parquet(w) => w.close().map(|_| ()).map_err(|source| DeltaError::Parquet {
-                path: "output".into(),
-                phase: Phase::Read,
-                source,
-            }),
+            Writer::Parquet(w) => w.close().map(|_| ()).map_err(parquet_write_error),
             Writer::Ipc(mut w) => {
                 w.finish().map_err(arrow_error)?;
                 w.into_inner()

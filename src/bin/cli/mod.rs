@@ -249,6 +249,11 @@ pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
         builder = builder.with_timestamp_str(t)?;
     }
     if let Some(n) = args.max_commits {
+        if n == 0 {
+            return Err(DeltaError::InvalidArgument {
+                reason: "--max-commits must be at least 1".into(),
+            });
+        }
         builder = builder.with_max_commits(n);
     }
     builder.load_table_with_eager_scan_metadata().await

@@ -283,7 +283,14 @@ fn create_temp(target: &Path) -> Result<(PathBuf, File), DeltaError> {
         match OpenOptions::new().write(true).create_new(true).open(&temp) {
             Ok(file) => return Ok((temp, file)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io_error(&temp, e)),
+            // Named by the target, not by the temporary file the user never asked for.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(io_error(
+                    target,
+                    format!("its folder {} does not exist", dir.display()),
+                ))
+            }
+            Err(e) => return Err(io_error(target, format!("cannot create it beside: {e}"))),
         }
     }
     Err(io_error(

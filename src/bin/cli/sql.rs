@@ -60,7 +60,8 @@ pub struct SqlArgs {
     #[cfg(feature = "distributed")]
     #[arg(long, value_enum, default_value = "ballista")]
     pub engine: Engine,
-    /// Partitions to plan the query for (with --scheduler or --worker; default 2).
+    /// Partitions to plan the query for (with --executors, --scheduler or --worker; default
+    /// 2).
     #[cfg(feature = "distributed")]
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,
@@ -101,11 +102,22 @@ async fn plan(
             .split_once('=')
             .filter(|(n, l)| !n.trim().is_empty() && !l.trim().is_empty())
             .ok_or_else(|| invalid(format!("--table '{spec}' is not NAME=TABLE")))?;
+        let name = name.trim();
+        // A name SQL can spell unquoted (`t.x` would name table x of schema t): letters,
+        // digits and `_`, not starting with a digit.
+        let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !plain {
+            return Err(invalid(format!(
+                "--table '{spec}': the name must be letters, digits and _ (not starting with a \
+                 digit), as SQL spells a table unquoted"
+            )));
+        }
         let table = DeltaTableBuilder::new(location.trim())
             .with_storage_options(storage.clone())
             .load_table_with_eager_scan_metadata()
             .await?;
-        register_table(ctx, name.trim(), table, options.clone()).map_err(from_df)?;
+        register_table(ctx, name, table, options.clone()).map_err(from_df)?;
     }
     // A read tool: DDL (CREATE, DROP), DML (INSERT, COPY … TO, which writes files) and
     // other statements (SET, PREPARE) are refused before anything runs.
@@ -147,6 +159,12 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
                 futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
             ));
         }
+    }
+    #[cfg(feature = "distributed")]
+    if args.partitions.is_some() {
+        return Err(invalid(
+            "--partitions applies to a cluster: give --executors, --scheduler or --worker".into(),
+        ));
     }
     let ctx = match args.memory_limit {
         None => SessionContext::new(),
