@@ -29,7 +29,8 @@ pub fn io_error(path: &Path, e: impl std::fmt::Display) -> DeltaError {
     }
 }
 
-/// The temporary file being written, removed by the interrupt handler.
+/// The temporary file being written (or `dar sql`'s spill folder), removed by the interrupt
+/// handler.
 static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
 
 fn set_partial(path: Option<PathBuf>) {
@@ -58,7 +59,11 @@ fn remove_partial_on_interrupt() {
                     if let Some(signal) = signals.forever().next() {
                         if let Ok(mut p) = PARTIAL.lock() {
                             if let Some(path) = p.take() {
-                                let _ = std::fs::remove_file(path);
+                                if path.is_dir() {
+                                    let _ = std::fs::remove_dir_all(path);
+                                } else {
+                                    let _ = std::fs::remove_file(path);
+                                }
                             }
                         }
                         super::terminal::message("\ndar: interrupted");
@@ -69,6 +74,19 @@ fn remove_partial_on_interrupt() {
                 });
         }
     });
+}
+
+/// Removes `dir` (and all in it) if the process is interrupted (SIGINT, SIGTERM, SIGHUP)
+/// before [`forget_on_interrupt`]: `dar sql`'s spill folder, which an interrupted query
+/// would otherwise leave behind (hundreds of MB).
+pub fn remove_on_interrupt(dir: PathBuf) {
+    remove_partial_on_interrupt();
+    set_partial(Some(dir));
+}
+
+/// Undoes [`remove_on_interrupt`].
+pub fn forget_on_interrupt() {
+    set_partial(None);
 }
 
 /// What the bytes of an export go to.

@@ -169,8 +169,15 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
     let ctx = match args.memory_limit {
         None => SessionContext::new(),
         Some(bytes) => {
+            // A bounded query spills to disk: into a folder of this process, removed at the
+            // end and on an interrupt (DataFusion's own temporary folders outlive a Ctrl-C).
+            let spill = make_spill_folder()?;
+            use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+            let disk =
+                DiskManagerBuilder::default().with_mode(DiskManagerMode::Directories(vec![spill]));
             let runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
                 .with_memory_limit(usize::try_from(bytes).unwrap_or(usize::MAX), 1.0)
+                .with_disk_manager_builder(disk)
                 .build_arc()
                 .map_err(from_df)?;
             SessionContext::new_with_config_rt(datafusion::prelude::SessionConfig::new(), runtime)
@@ -195,6 +202,28 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
         };
     let stream = frame.execute_stream().await.map_err(query_error)?;
     Ok((schema, stream.map(move |b| b.map_err(query_error)).boxed()))
+}
+
+/// Makes the folder `dar sql --memory-limit` spills into: `dar-sql-spill-PID` in the
+/// temporary folder, removed on an interrupt, and at the end by [`remove_spill_folder`].
+fn make_spill_folder() -> Result<std::path::PathBuf, DeltaError> {
+    let dir = spill_folder_path();
+    std::fs::create_dir_all(&dir).map_err(|e| super::output::io_error(&dir, e))?;
+    super::output::remove_on_interrupt(dir.clone());
+    Ok(dir)
+}
+
+fn spill_folder_path() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("dar-sql-spill-{}", std::process::id()))
+}
+
+/// Removes this process's spill folder, if it made one (at the end of `dar sql`).
+pub fn remove_spill_folder() {
+    let dir = spill_folder_path();
+    if dir.is_dir() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    super::output::forget_on_interrupt();
 }
 
 /// A byte count: digits with an optional K, M, G or T (powers of 1024; `B`/`iB` allowed).
@@ -363,6 +392,12 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
 
 /// Registers the tables, runs the query and prints its result.
 pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
+    let result = print_result(args).await;
+    remove_spill_folder();
+    result
+}
+
+async fn print_result(args: &SqlArgs) -> Result<(), DeltaError> {
     use super::rows_out::{gather_for_grid, print_rows, RowFormat};
     let (schema, rows) = result(args).await?;
     if args.json {
