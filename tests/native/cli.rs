@@ -480,6 +480,25 @@ fn refused_arguments_name_what_is_wrong() {
     );
 }
 
+/// `dar schema` names each column's Delta type beside its Arrow type, as its help says.
+#[test]
+fn schema_shows_delta_and_arrow_types() {
+    let out = dar_ok(&[
+        "schema",
+        &common::table_dir("dat__basic_partitioned").to_string_lossy(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("delta type") && text.contains("arrow type"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains("number"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("long") && row.contains("Int64"), "{row}");
+}
+
 /// `head` is the default command: `dar TABLE -n 1` and `dar -n 1 TABLE` print what
 /// `dar head TABLE -n 1` prints; a misspelt command is still an error naming the right one.
 #[test]

@@ -130,11 +130,17 @@ pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
             &json!({ "version": table.version(), "fields": fields }),
         )?);
     }
-    let mut grid = grid(["name", "type", "nullable", "partition"]);
-    for f in schema.fields() {
-        let partition = table.partition_columns().contains(f.name());
+    let mut grid = grid(["name", "delta type", "arrow type", "nullable", "partition"]);
+    for (d, f) in table
+        .delta_schema()
+        .fields
+        .iter()
+        .zip(schema.fields().iter())
+    {
+        let partition = table.partition_columns().contains(&d.name);
         grid.add_row([
             f.name().to_string(),
+            d.data_type.to_string(),
             f.data_type().to_string(),
             f.is_nullable().to_string(),
             if partition { "yes" } else { "" }.to_string(),
