@@ -85,7 +85,11 @@ fn invalid(reason: String) -> DeltaError {
 fn from_df(e: datafusion::error::DataFusionError) -> DeltaError {
     match delta_arrow_reader::datafusion::into_delta_error(e) {
         Ok(reader) => reader,
-        Err(e) => invalid(format!("query failed: {e}")),
+        // DataFusion's messages run over lines ("…nope.\nValid fields are …"): one line here.
+        Err(e) => invalid(format!(
+            "query failed: {}",
+            e.to_string().replace('\n', " ")
+        )),
     }
 }
 
