@@ -182,6 +182,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
       await init();
       const found = byteSourceFor(target, localFolder);
       const normalized = normalizeOpenOptions(options, found === null);
+      await found?.check?.();
       const raw =
         found === null
           ? await openTable(String(target), normalized)

@@ -95,7 +95,26 @@ export function nodeFolder(target) {
       return out;
     },
   };
-  return { source, location: pathToFileURL(root.endsWith(sep) ? root : root + sep).href };
+  /** Before the open: a folder that does not exist, or a file given as the table, is named
+   * as such (not as "no _delta_log found" at a path that is not there). */
+  async function check() {
+    let info;
+    try {
+      info = await stat(root);
+    } catch (error) {
+      if (error?.code === 'ENOENT' || error?.code === 'ENOTDIR') {
+        throw Object.assign(new Error(`no such folder: ${root}`), { code: 'not_found', phase: 'load' });
+      }
+      throw error;
+    }
+    if (!info.isDirectory()) {
+      throw Object.assign(new Error(`not a Delta table: ${root} is a file, not a table's folder`), {
+        code: 'not_a_table',
+        phase: 'load',
+      });
+    }
+  }
+  return { source, check, location: pathToFileURL(root.endsWith(sep) ? root : root + sep).href };
 }
 
 /** The local path of a `file:` URL; one Node cannot read (another host, an encoded `/`) is

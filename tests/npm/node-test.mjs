@@ -458,6 +458,13 @@ await check('API misuse: unknown options, a second reader, malformed fetch answe
     process.off('uncaughtException', onUncaught);
   }
   assertEq(uncaught.length, 0, `uncaught exceptions: ${uncaught.map(String).join('; ')}`);
+  // A local path that is not there, or a file given as the table, is named as such.
+  await rejects(DeltaTable.open(join(tmpdir(), 'dar-no-such-folder', 'x')), (e) => assertEq(e.code, 'not_found', 'code'), 'a missing folder');
+  await rejects(
+    DeltaTable.open(join(CORPUS, DV, '_delta_log', '00000000000000000000.json')),
+    (e) => assertEq(e.code, 'not_a_table', 'code'),
+    'a file as the table',
+  );
   // A bound too long for a timer is no bound (was: every request timed out at once).
   const unbounded = await DeltaTable.open(url(DV), { answerTimeoutMs: Infinity });
   assertEq(await countRows(unbounded.scan()), EXPECT[DV].rows, 'rows with answerTimeoutMs: Infinity');

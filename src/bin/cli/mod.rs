@@ -105,7 +105,9 @@ fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsSt
         || command
             .get_subcommands()
             .any(|c| c.get_name() == text || c.get_all_aliases().any(|a| a == text));
-    let help = matches!(&*text, "-h" | "--help" | "-V" | "--version");
+    // `--version` alone is the tool's version; `dar --version 0 TABLE` is head's option.
+    let help = matches!(&*text, "-h" | "--help")
+        || (matches!(&*text, "-V" | "--version") && args.len() == 2);
     let location = std::path::Path::new(first).exists() || text.contains(['/', '.', ':']);
     if !is_command && !help && (text.starts_with('-') || location) {
         args.insert(1, "head".into());

@@ -114,8 +114,14 @@ impl Output {
     pub fn open(out: &Path) -> Result<(Sink, Self), DeltaError> {
         use std::io::IsTerminal;
         match descriptor(out) {
+            Some(0) => return Err(io_error(out, "standard input is not an output")),
+            Some(n) if !writable_descriptor(n) => {
+                return Err(io_error(
+                    out,
+                    format!("descriptor {n} is not open for writing (not open, or read-only)"),
+                ))
+            }
             Some(1) => {
-                super::terminal::stdout_open()?;
                 let stdout = std::io::stdout();
                 let is_terminal = stdout.is_terminal();
                 return Ok(Self::in_place(stdout, is_terminal));
@@ -125,12 +131,12 @@ impl Output {
                 let is_terminal = stderr.is_terminal();
                 return Ok(Self::in_place(stderr, is_terminal));
             }
-            Some(_) => {
+            Some(n) => {
                 // Another inherited descriptor (`3>>log`, `>(gzip > x.gz)`): opened again
                 // through its name and appended to, never truncated, created or renamed over.
                 let file = OpenOptions::new()
                     .append(true)
-                    .open(out)
+                    .open(format!("/dev/fd/{n}"))
                     .map_err(|e| io_error(out, e))?;
                 let is_terminal = file.is_terminal();
                 return Ok(Self::in_place(file, is_terminal));
@@ -257,20 +263,82 @@ impl Drop for Output {
     }
 }
 
-/// The inherited descriptor `out` names: `-` and `/dev/stdout` are 1, `/dev/stderr` 2,
-/// `/dev/fd/N` and `/proc/self/fd/N` N. Such a name is a link to whatever the descriptor is
-/// open on (often the file the shell redirected to, or a pipe), which must be written
-/// through the descriptor: replacing that file would lose what the shell wrote there
-/// before (`>>`), and following the link of a pipe leads nowhere.
+/// The inherited descriptor `out` leads to: `-` is 1; otherwise the path, made absolute and
+/// normalised (`.`, `..`, repeated `/`), with symbolic links followed one at a time, until
+/// it is `/dev/stdin` (0), `/dev/stdout` (1), `/dev/stderr` (2), `/dev/fd/N` or
+/// `/proc/self/fd/N` (N). Such a name is a link to whatever the descriptor is open on (often
+/// the file the shell redirected to, or a pipe), which must be written through the
+/// descriptor: replacing that file would lose what the shell wrote there before (`>>`), and
+/// following the link of a pipe leads nowhere.
 fn descriptor(out: &Path) -> Option<u32> {
-    let text = out.to_str()?;
+    if out.as_os_str() == "-" {
+        return Some(1);
+    }
+    let mut path = normalised(&std::path::absolute(out).ok()?);
+    for _ in 0..40 {
+        if let Some(n) = descriptor_name(&path) {
+            return Some(n);
+        }
+        let target = std::fs::read_link(&path).ok()?;
+        let base = path
+            .parent()
+            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+        path = normalised(&base.join(target));
+    }
+    None
+}
+
+/// The descriptor an absolute, normalised path names directly, if it names one.
+fn descriptor_name(path: &Path) -> Option<u32> {
+    let text = path.to_str()?;
     match text {
-        "-" | "/dev/stdout" => Some(1),
-        "/dev/stderr" => Some(2),
-        _ => text
-            .strip_prefix("/dev/fd/")
-            .or_else(|| text.strip_prefix("/proc/self/fd/"))
-            .and_then(|n| n.parse().ok()),
+        "/dev/stdin" => return Some(0),
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let own = format!("/proc/{}/fd/", std::process::id());
+    [
+        "/dev/fd/",
+        "/proc/self/fd/",
+        "/proc/thread-self/fd/",
+        own.as_str(),
+    ]
+    .iter()
+    .find_map(|prefix| text.strip_prefix(prefix))
+    .and_then(|n| n.parse().ok())
+}
+
+/// `path` with `.` and `..` resolved and repeated separators dropped, by its text alone.
+fn normalised(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether descriptor `n` is open for writing (on Linux, from `/proc/self/fdinfo`; where
+/// that cannot be read, it is taken to be).
+fn writable_descriptor(n: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/self/fdinfo/{n}")) {
+        Ok(info) => info
+            .lines()
+            .find_map(|line| line.strip_prefix("flags:"))
+            .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
+            // O_ACCMODE is 3: O_RDONLY 0, O_WRONLY 1, O_RDWR 2.
+            .is_none_or(|flags| flags & 3 != 0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // No such descriptor here, or no /proc at all.
+            !Path::new("/proc/self/fdinfo").is_dir()
+        }
+        Err(_) => true,
     }
 }
 

@@ -7,7 +7,7 @@ use clap::Args;
 use datafusion::execution::context::SQLOptions;
 use datafusion::prelude::{DataFrame, SessionContext};
 use delta_arrow_reader::datafusion::{register_table, ScanOptions};
-use delta_arrow_reader::{DeltaError, DeltaTableBuilder, Phase};
+use delta_arrow_reader::{DeltaError, DeltaTableBuilder};
 #[cfg(feature = "distributed")]
 use url::Url;
 
@@ -146,6 +146,7 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
     use futures::StreamExt;
     #[cfg(feature = "distributed")]
     {
+        check_cluster_args(args)?;
         let gathered = if !args.workers.is_empty() || args.engine == Engine::Distributed {
             Some(on_workers(args).await?)
         } else if args.executors.is_some() || args.scheduler.is_some() {
@@ -208,23 +209,40 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
     Ok((schema, stream.map(move |b| b.map_err(query_error)).boxed()))
 }
 
-/// Makes the folder `dar sql --memory-limit` spills into: `dar-sql-spill-PID` in the
-/// temporary folder, removed on an interrupt, and at the end by [`remove_spill_folder`].
+/// Makes the folder `dar sql --memory-limit` spills into: `dar-sql-spill-PID-RANDOM` in the
+/// temporary folder, new, removed on an interrupt and at the end by [`remove_spill_folder`].
 fn make_spill_folder() -> Result<std::path::PathBuf, DeltaError> {
-    let dir = spill_folder_path();
-    std::fs::create_dir_all(&dir).map_err(|e| super::output::io_error(&dir, e))?;
-    super::output::remove_on_interrupt(dir.clone());
-    Ok(dir)
+    use std::hash::{BuildHasher, RandomState};
+    let temp = std::env::temp_dir();
+    for _ in 0..100 {
+        // A name nobody can guess, made exclusively (a planted folder or link of that name
+        // is never used, so never removed either).
+        let salt = RandomState::new().hash_one(std::time::SystemTime::now());
+        let dir = temp.join(format!("dar-sql-spill-{}-{salt:016x}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                super::output::remove_on_interrupt(dir.clone());
+                if let Ok(mut made) = SPILL_FOLDER.lock() {
+                    *made = Some(dir.clone());
+                }
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(super::output::io_error(&dir, e)),
+        }
+    }
+    Err(super::output::io_error(
+        &temp,
+        "cannot make a spill folder (100 names taken)",
+    ))
 }
 
-fn spill_folder_path() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("dar-sql-spill-{}", std::process::id()))
-}
+/// The spill folder this process made, if any.
+static SPILL_FOLDER: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
 
 /// Removes this process's spill folder, if it made one (at the end of `dar sql`).
 pub fn remove_spill_folder() {
-    let dir = spill_folder_path();
-    if dir.is_dir() {
+    if let Some(dir) = SPILL_FOLDER.lock().ok().and_then(|mut made| made.take()) {
         let _ = std::fs::remove_dir_all(dir);
     }
     super::output::forget_on_interrupt();
@@ -309,10 +327,35 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     Ok(batches)
 }
 
+#[cfg(feature = "distributed")]
 /// The most executors (or workers) `--executors` starts on this machine: each is a process
 /// of its own, so a typo (`--executors 1000000`) must not start thousands.
 const MAX_EXECUTORS: usize = 64;
 
+#[cfg(feature = "distributed")]
+/// The most tasks one executor (or partitions one worker's task) may run at once: each is
+/// a thread or more (100,000 made the executors panic and the query hang).
+const MAX_TASKS_PER_EXECUTOR: usize = 256;
+
+/// Refuses cluster arguments that cannot work: too many tasks, a --worker given twice (one
+/// worker counted as two).
+#[cfg(feature = "distributed")]
+fn check_cluster_args(args: &SqlArgs) -> Result<(), DeltaError> {
+    if args.tasks_per_executor > MAX_TASKS_PER_EXECUTOR
+        || args.partitions.is_some_and(|p| p > MAX_TASKS_PER_EXECUTOR)
+    {
+        return Err(invalid(format!(
+            "--tasks-per-executor and --partitions are at most {MAX_TASKS_PER_EXECUTOR}"
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = args.workers.iter().find(|u| !seen.insert(u.as_str())) {
+        return Err(invalid(format!("--worker {twice} is given twice")));
+    }
+    Ok(())
+}
+
+#[cfg(feature = "distributed")]
 fn too_many_executors() -> DeltaError {
     invalid(format!(
         "--executors starts at most {MAX_EXECUTORS} processes on this machine; for more, start \
@@ -386,7 +429,7 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
             _ => DeltaError::Io {
                 path: listed.clone(),
                 message: format!("the query failed on the datafusion-distributed workers: {e}"),
-                phase: Phase::Read,
+                phase: delta_arrow_reader::Phase::Read,
                 transient: false,
             },
         })?;

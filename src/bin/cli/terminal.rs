@@ -47,7 +47,6 @@ pub fn safe(text: &str, keep_lines: bool) -> Cow<'_, str> {
 /// Any other failure (a full disk, a revoked terminal) is an error: output the user asked
 /// for was lost.
 fn write_stdout(text: &str) -> Result<(), DeltaError> {
-    stdout_open()?;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(super::output::io_error(
@@ -58,43 +57,9 @@ fn write_stdout(text: &str) -> Result<(), DeltaError> {
     }
 }
 
-/// An error when standard output was closed at launch (`>&-`), so that data is not lost
-/// with a success status. Rust's runtime opens `/dev/null` read-write on a standard
-/// descriptor it finds closed at start (and `stdout()` would drop writes to a closed one):
-/// on Linux that is told apart from a shell's `> /dev/null`, which opens it write-only.
-pub fn stdout_open() -> Result<(), DeltaError> {
-    if closed_at_launch(1) {
-        return Err(super::output::io_error(
-            std::path::Path::new("standard output"),
-            "it is closed (the command was started with >&-)",
-        ));
-    }
-    Ok(())
-}
-
-/// Whether descriptor `fd` is `/dev/null` opened read-write: what Rust's runtime puts in
-/// place of a standard descriptor that was closed at launch (Linux `/proc`; elsewhere
-/// never).
-fn closed_at_launch(fd: u32) -> bool {
-    let is_null = std::fs::read_link(format!("/proc/self/fd/{fd}"))
-        .is_ok_and(|target| target == std::path::Path::new("/dev/null"));
-    if !is_null {
-        return false;
-    }
-    let Ok(info) = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")) else {
-        return false;
-    };
-    info.lines()
-        .find_map(|line| line.strip_prefix("flags:"))
-        .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
-        // O_ACCMODE is 3; O_RDWR is 2.
-        .is_some_and(|flags| flags & 3 == 2)
-}
-
 /// Writes a piece of a streamed result (JSON lines, CSV); `false`
 /// when the reader has closed the pipe (`| head`), so that the rest is not computed.
 pub fn print_data_piece(text: &str) -> Result<bool, DeltaError> {
-    stdout_open()?;
     // As they are into a file or a pipe, escaped on a terminal.
     let text = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         safe(text, true)
