@@ -103,7 +103,8 @@ export function nodeFolder(target) {
       info = await stat(root);
     } catch (error) {
       if (error?.code === 'ENOENT' || error?.code === 'ENOTDIR') {
-        throw Object.assign(new Error(`no such folder: ${root}`), { code: 'not_found', phase: 'load' });
+        // `not_a_table`, as natively: what is there is not a table (nothing is).
+        throw Object.assign(new Error(`not a Delta table: no such folder: ${root}`), { code: 'not_a_table', phase: 'load' });
       }
       throw error;
     }
