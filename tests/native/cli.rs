@@ -509,6 +509,25 @@ fn schema_shows_delta_and_arrow_types() {
     assert!(row.contains("long") && row.contains("Int64"), "{row}");
 }
 
+/// A write that fails (a full disk) is an `io` error on the output in every format (was:
+/// `arrow` for CSV, IPC and JSON, "cannot decode parquet file" for Parquet).
+#[test]
+fn write_failures_are_io_errors_on_the_output() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let table = primitives();
+    for format in ["csv", "ipc", "json", "parquet"] {
+        let out = dar(&["export", &table, "--out", "/dev/full", "--format", format]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {stderr}");
+        assert!(
+            stderr.contains("[io]") && stderr.contains("No space left"),
+            "{format}: {stderr}"
+        );
+    }
+}
+
 /// `head` is the default command: `dar TABLE -n 1` and `dar -n 1 TABLE` print what
 /// `dar head TABLE -n 1` prints; a misspelt command is still an error naming the right one.
 #[test]

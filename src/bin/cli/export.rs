@@ -148,6 +148,17 @@ fn parquet_write_error(source: parquet::errors::ParquetError) -> DeltaError {
     )
 }
 
+/// A failure of the IPC, CSV or JSON writer: one of writing (a full disk, a closed pipe) is
+/// an I/O error on the output, as the Parquet writer's is; any other stays an Arrow error.
+fn write_error(e: arrow_schema::ArrowError) -> DeltaError {
+    match e {
+        arrow_schema::ArrowError::IoError(message, _) => {
+            io_error(std::path::Path::new("the output"), message)
+        }
+        other => arrow_error(other),
+    }
+}
+
 impl Writer {
     fn new(format: Format, file: Sink, schema: &SchemaRef) -> Result<Self, DeltaError> {
         Ok(match format {
@@ -161,7 +172,7 @@ impl Writer {
                 )
             }
             Format::Ipc => Writer::Ipc(
-                arrow_ipc::writer::FileWriter::try_new(file, schema).map_err(arrow_error)?,
+                arrow_ipc::writer::FileWriter::try_new(file, schema).map_err(write_error)?,
             ),
             Format::Csv => Writer::Csv(arrow_csv::Writer::new(file), false),
             Format::Json => Writer::Json(text_formats::json_writer(file)),
@@ -171,13 +182,13 @@ impl Writer {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), DeltaError> {
         match self {
             Writer::Parquet(w) => w.write(batch).map_err(parquet_write_error),
-            Writer::Ipc(w) => w.write(batch).map_err(arrow_error),
+            Writer::Ipc(w) => w.write(batch).map_err(write_error),
             Writer::Csv(w, wrote) => {
                 *wrote = true;
                 w.write(&text_formats::csv_batch(batch).map_err(arrow_error)?)
-                    .map_err(arrow_error)
+                    .map_err(write_error)
             }
-            Writer::Json(w) => w.write(batch).map_err(arrow_error),
+            Writer::Json(w) => w.write(batch).map_err(write_error),
         }
     }
 
@@ -185,27 +196,27 @@ impl Writer {
         match self {
             Writer::Parquet(w) => w.close().map(|_| ()).map_err(parquet_write_error),
             Writer::Ipc(mut w) => {
-                w.finish().map_err(arrow_error)?;
+                w.finish().map_err(write_error)?;
                 w.into_inner()
-                    .map_err(arrow_error)?
+                    .map_err(write_error)?
                     .flush()
-                    .map_err(|e| io_error(std::path::Path::new("output"), e))
+                    .map_err(|e| io_error(std::path::Path::new("the output"), e))
             }
             Writer::Csv(mut w, wrote) => {
                 if !wrote {
                     // No rows: the header alone, so the columns are still known.
                     w.write(&RecordBatch::new_empty(text_formats::csv_schema(schema)))
-                        .map_err(arrow_error)?;
+                        .map_err(write_error)?;
                 }
                 w.into_inner()
                     .flush()
-                    .map_err(|e| io_error(std::path::Path::new("output"), e))
+                    .map_err(|e| io_error(std::path::Path::new("the output"), e))
             }
             Writer::Json(mut w) => {
-                w.finish().map_err(arrow_error)?;
+                w.finish().map_err(write_error)?;
                 w.into_inner()
                     .flush()
-                    .map_err(|e| io_error(std::path::Path::new("output"), e))
+                    .map_err(|e| io_error(std::path::Path::new("the output"), e))
             }
         }
     }
