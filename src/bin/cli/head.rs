@@ -66,9 +66,9 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
     let batches = gathered.batches;
     let rows = gathered.shown;
     let cut = if args.rows > rows && rows == super::rows_out::GRID_MAX_ROWS {
-        " (a grid shows at most 10000: --json, or dar export, for all)"
+        format!(" (a grid shows at most {rows}: --json, or dar export, for all)")
     } else {
-        ""
+        String::new()
     };
     // With no rows, the grid still names the columns.
     let grid = super::data_grid::format(&schema, &batches)?;

@@ -57,15 +57,7 @@ fn remove_partial_on_interrupt() {
                 .name("dar-signals".into())
                 .spawn(move || {
                     if let Some(signal) = signals.forever().next() {
-                        if let Ok(mut p) = PARTIAL.lock() {
-                            if let Some(path) = p.take() {
-                                if path.is_dir() {
-                                    let _ = std::fs::remove_dir_all(path);
-                                } else {
-                                    let _ = std::fs::remove_file(path);
-                                }
-                            }
-                        }
+                        remove_registered();
                         super::terminal::message("\ndar: interrupted");
                         let _ = signal_hook::low_level::emulate_default_handler(signal);
                         // Not reached when the default action ends the process.
@@ -77,16 +69,25 @@ fn remove_partial_on_interrupt() {
 }
 
 /// Removes `dir` (and all in it) if the process is interrupted (SIGINT, SIGTERM, SIGHUP)
-/// before [`forget_on_interrupt`]: `dar sql`'s spill folder, which an interrupted query
+/// before [`remove_registered`] does: `dar sql`'s spill folder, which an interrupted query
 /// would otherwise leave behind (hundreds of MB).
+#[cfg(feature = "datafusion")]
 pub fn remove_on_interrupt(dir: PathBuf) {
     remove_partial_on_interrupt();
     set_partial(Some(dir));
 }
 
-/// Undoes [`remove_on_interrupt`].
-pub fn forget_on_interrupt() {
-    set_partial(None);
+/// Removes now what [`remove_on_interrupt`] registered (at the end of `dar sql`), if
+/// anything, and forgets it.
+pub fn remove_registered() {
+    let taken = PARTIAL.lock().ok().and_then(|mut p| p.take());
+    if let Some(path) = taken {
+        if path.is_dir() {
+            let _ = std::fs::remove_dir_all(path);
+        } else {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// What the bytes of an export go to.

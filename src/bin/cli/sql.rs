@@ -210,7 +210,7 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
 }
 
 /// Makes the folder `dar sql --memory-limit` spills into: `dar-sql-spill-PID-RANDOM` in the
-/// temporary folder, new, removed on an interrupt and at the end by [`remove_spill_folder`].
+/// temporary folder, new, removed on an interrupt and at the end of `run_sql`.
 fn make_spill_folder() -> Result<std::path::PathBuf, DeltaError> {
     use std::hash::{BuildHasher, RandomState};
     let temp = std::env::temp_dir();
@@ -222,9 +222,6 @@ fn make_spill_folder() -> Result<std::path::PathBuf, DeltaError> {
         match std::fs::create_dir(&dir) {
             Ok(()) => {
                 super::output::remove_on_interrupt(dir.clone());
-                if let Ok(mut made) = SPILL_FOLDER.lock() {
-                    *made = Some(dir.clone());
-                }
                 return Ok(dir);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -235,17 +232,6 @@ fn make_spill_folder() -> Result<std::path::PathBuf, DeltaError> {
         &temp,
         "cannot make a spill folder (100 names taken)",
     ))
-}
-
-/// The spill folder this process made, if any.
-static SPILL_FOLDER: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
-
-/// Removes this process's spill folder, if it made one (at the end of `dar sql`).
-pub fn remove_spill_folder() {
-    if let Some(dir) = SPILL_FOLDER.lock().ok().and_then(|mut made| made.take()) {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-    super::output::forget_on_interrupt();
 }
 
 /// A byte count: digits with an optional K, M, G or T (powers of 1024; `B`/`iB` allowed).
@@ -278,7 +264,6 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     use futures::TryStreamExt;
     let (cluster, url, partitions) = match (args.executors, args.scheduler) {
         (Some(0), _) => return Err(invalid("--executors must be at least 1".into())),
-        (Some(n), _) if n > MAX_EXECUTORS => return Err(too_many_executors()),
         (_, _) if args.tasks_per_executor == 0 => {
             return Err(invalid("--tasks-per-executor must be at least 1".into()))
         }
@@ -337,10 +322,16 @@ const MAX_EXECUTORS: usize = 64;
 /// a thread or more (100,000 made the executors panic and the query hang).
 const MAX_TASKS_PER_EXECUTOR: usize = 256;
 
-/// Refuses cluster arguments that cannot work: too many tasks, a --worker given twice (one
-/// worker counted as two).
+/// Refuses cluster arguments that cannot work: too many executors or tasks, a --worker given
+/// twice (one worker counted as two).
 #[cfg(feature = "distributed")]
 fn check_cluster_args(args: &SqlArgs) -> Result<(), DeltaError> {
+    if args.executors.is_some_and(|n| n > MAX_EXECUTORS) {
+        return Err(invalid(format!(
+            "--executors starts at most {MAX_EXECUTORS} processes on this machine; for more, \
+             start them with dar cluster and give --scheduler or --worker"
+        )));
+    }
     if args.tasks_per_executor > MAX_TASKS_PER_EXECUTOR
         || args.partitions.is_some_and(|p| p > MAX_TASKS_PER_EXECUTOR)
     {
@@ -353,14 +344,6 @@ fn check_cluster_args(args: &SqlArgs) -> Result<(), DeltaError> {
         return Err(invalid(format!("--worker {twice} is given twice")));
     }
     Ok(())
-}
-
-#[cfg(feature = "distributed")]
-fn too_many_executors() -> DeltaError {
-    invalid(format!(
-        "--executors starts at most {MAX_EXECUTORS} processes on this machine; for more, start \
-         them with dar cluster and give --scheduler or --worker"
-    ))
 }
 
 /// Runs the query on datafusion-distributed: workers started on loopback for it, or the
@@ -379,7 +362,6 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
     }
     let (local, urls) = match args.executors {
         Some(0) => return Err(invalid("--executors must be at least 1".into())),
-        Some(n) if n > MAX_EXECUTORS => return Err(too_many_executors()),
         Some(n) => {
             let workers = super::workers::LocalWorkers::start(
                 n,
@@ -440,7 +422,8 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
 /// Registers the tables, runs the query and prints its result.
 pub async fn run_sql(args: &SqlArgs) -> Result<(), DeltaError> {
     let result = print_result(args).await;
-    remove_spill_folder();
+    // The spill folder, if the query made one.
+    super::output::remove_registered();
     result
 }
 

@@ -42,30 +42,12 @@ pub fn safe(text: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Writes `text` to standard output. A reader that closed the pipe early (`dar files | head`)
-/// has all it wanted: that ends the command quietly, as a pipe's writer ends on SIGPIPE.
-/// Any other failure (a full disk, a revoked terminal) is an error: output the user asked
-/// for was lost.
-fn write_stdout(text: &str) -> Result<(), DeltaError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(super::output::io_error(
-            std::path::Path::new("standard output"),
-            e,
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Writes a piece of a streamed result (JSON lines, CSV); `false`
-/// when the reader has closed the pipe (`| head`), so that the rest is not computed.
-pub fn print_data_piece(text: &str) -> Result<bool, DeltaError> {
-    // As they are into a file or a pipe, escaped on a terminal.
-    let text = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        safe(text, true)
-    } else {
-        Cow::Borrowed(text)
-    };
+/// Writes `text` to standard output; `false` when the reader closed the pipe early (`dar
+/// files | head`, a streamed `dar sql --csv | head`): it has all it wanted, so the command
+/// ends quietly (without computing the rest), as a pipe's writer ends on SIGPIPE. Any other
+/// failure (a full disk, a revoked terminal) is an error: output the user asked for was
+/// lost.
+fn write_stdout(text: &str) -> Result<bool, DeltaError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(true),
@@ -74,6 +56,16 @@ pub fn print_data_piece(text: &str) -> Result<bool, DeltaError> {
             std::path::Path::new("standard output"),
             e,
         )),
+    }
+}
+
+/// Writes a piece of a streamed result (JSON lines, CSV): as it is into a file or a pipe,
+/// escaped on a terminal; `false` when the reader has closed the pipe.
+pub fn print_data_piece(text: &str) -> Result<bool, DeltaError> {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        write_stdout(&safe(text, true))
+    } else {
+        write_stdout(text)
     }
 }
 
@@ -86,7 +78,7 @@ pub fn message(line: &str) {
 
 /// Prints human-readable text (lines kept, everything else escaped).
 pub fn print_text(text: &str) -> Result<(), DeltaError> {
-    write_stdout(&safe(text, true))
+    write_stdout(&safe(text, true)).map(|_| ())
 }
 
 #[cfg(test)]
