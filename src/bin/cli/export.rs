@@ -134,8 +134,7 @@ fn refuse_output_inside(table: &DeltaTable, out: &Path) -> Result<(), DeltaError
 enum Writer {
     Parquet(parquet::arrow::ArrowWriter<Sink>),
     Ipc(arrow_ipc::writer::FileWriter<Sink>),
-    /// The writer and whether a batch (so the header) was written.
-    Csv(arrow_csv::Writer<Sink>, bool),
+    Csv(super::csv_rows::CsvWriter<Sink>),
     Json(arrow_json::LineDelimitedWriter<Sink>),
 }
 
@@ -174,7 +173,7 @@ impl Writer {
             Format::Ipc => Writer::Ipc(
                 arrow_ipc::writer::FileWriter::try_new(file, schema).map_err(write_error)?,
             ),
-            Format::Csv => Writer::Csv(arrow_csv::Writer::new(file), false),
+            Format::Csv => Writer::Csv(super::csv_rows::CsvWriter::new(file, true)),
             Format::Json => Writer::Json(text_formats::json_writer(file)),
         })
     }
@@ -183,11 +182,7 @@ impl Writer {
         match self {
             Writer::Parquet(w) => w.write(batch).map_err(parquet_write_error),
             Writer::Ipc(w) => w.write(batch).map_err(write_error),
-            Writer::Csv(w, wrote) => {
-                *wrote = true;
-                w.write(&text_formats::csv_batch(batch).map_err(arrow_error)?)
-                    .map_err(write_error)
-            }
+            Writer::Csv(w) => w.write(batch).map_err(write_error),
             Writer::Json(w) => w.write(batch).map_err(write_error),
         }
     }
@@ -202,12 +197,9 @@ impl Writer {
                     .flush()
                     .map_err(|e| io_error(std::path::Path::new("the output"), e))
             }
-            Writer::Csv(mut w, wrote) => {
-                if !wrote {
-                    // No rows: the header alone, so the columns are still known.
-                    w.write(&RecordBatch::new_empty(text_formats::csv_schema(schema)))
-                        .map_err(write_error)?;
-                }
+            Writer::Csv(mut w) => {
+                // No rows: the header alone, so the columns are still known.
+                w.write_header_of(schema).map_err(write_error)?;
                 w.into_inner()
                     .flush()
                     .map_err(|e| io_error(std::path::Path::new("the output"), e))

@@ -4,6 +4,7 @@
 mod cluster;
 #[cfg(feature = "distributed")]
 mod cluster_bench;
+mod csv_rows;
 mod data_grid;
 mod export;
 mod head;

@@ -8,7 +8,11 @@
 //!   `map<int,int>`), as Spark's `to_json` writes them, at any depth;
 //! - in JSON, a float that is not finite is the string `"NaN"`, `"Infinity"` or
 //!   `"-Infinity"` (as Spark and Jackson write them), not `null`, which arrow-json writes
-//!   and which reads back as a missing value.
+//!   and which reads back as a missing value;
+//! - in JSON, a null is written as `null`, in every object (a row, a struct, a map's
+//!   value): a column whose values are all null is still there for a reader that takes the
+//!   columns from the data;
+//! - CSV lines are written by `csv_rows`, which keeps a null apart from an empty value.
 
 use std::io::Write;
 use std::sync::{Arc, LazyLock};
@@ -31,6 +35,7 @@ use super::arrow_error;
 /// are strings (see the module doc).
 pub fn json_writer<W: Write>(out: W) -> arrow_json::Writer<W, LineDelimited> {
     WriterBuilder::new()
+        .with_explicit_nulls(true)
         .with_encoder_factory(Arc::new(TextEncoders))
         .build::<W, LineDelimited>(out)
 }
@@ -57,14 +62,9 @@ pub fn csv_lines(batches: &[RecordBatch]) -> Result<String, DeltaError> {
 #[cfg(any(test, feature = "datafusion"))]
 pub fn csv_piece(batches: &[RecordBatch], header: bool) -> Result<String, DeltaError> {
     let mut buf = Vec::new();
-    {
-        let mut w = arrow_csv::WriterBuilder::new()
-            .with_header(header)
-            .build(&mut buf);
-        for b in batches {
-            w.write(&csv_batch(b).map_err(arrow_error)?)
-                .map_err(arrow_error)?;
-        }
+    let mut w = super::csv_rows::CsvWriter::new(&mut buf, header);
+    for b in batches {
+        w.write(b).map_err(arrow_error)?;
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
@@ -325,13 +325,7 @@ mod tests {
     }
 
     fn csv_text(batch: &RecordBatch) -> String {
-        let mut out = Vec::new();
-        {
-            let mut w = arrow_csv::Writer::new(&mut out);
-            w.write(&csv_batch(batch).unwrap_or_else(|e| panic!("{e}")))
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
-        String::from_utf8(out).unwrap_or_else(|e| panic!("{e}"))
+        csv_lines(std::slice::from_ref(batch)).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -344,7 +338,8 @@ mod tests {
             r#"1,01ff,"{""1"":10,""-2"":null}","{""a\""b"":1,""z"":null}","[1,null]","{""x"":7,""m"":{""1"":10,""-2"":null}}""#
         );
         assert_eq!(lines[2], r#"2,,,{},,"{""x"":null,""m"":null}""#);
-        assert_eq!(lines[3], r#"3,,{},,[],"{""x"":9,""m"":{}}""#);
+        // An empty binary value is quoted; a null is an empty field.
+        assert_eq!(lines[3], r#"3,"",{},,[],"{""x"":9,""m"":{}}""#);
         assert_eq!(lines.len(), 4);
     }
 
@@ -403,10 +398,10 @@ mod tests {
             lines,
             [
                 r#"{"d":1.5,"f":0.25,"l":["NaN",2.0]}"#,
-                r#"{"d":"NaN","f":"NaN"}"#,
-                r#"{"d":"Infinity","l":[]}"#,
+                r#"{"d":"NaN","f":"NaN","l":null}"#,
+                r#"{"d":"Infinity","f":null,"l":[]}"#,
                 r#"{"d":"-Infinity","f":"-Infinity","l":["Infinity"]}"#,
-                r#"{"f":-2.0,"l":[null]}"#,
+                r#"{"d":null,"f":-2.0,"l":[null]}"#,
             ]
         );
         let csv = csv_lines(&[batch]).unwrap_or_else(|e| panic!("{e}"));
@@ -436,10 +431,18 @@ mod tests {
                 "l": [1, null], "s": {"x": 7, "m": {"1": 10, "-2": null}}
             })
         );
-        assert_eq!(rows[1], serde_json::json!({"id": 2, "sm": {}, "s": {}}));
+        // Nulls are written, in a row and in a struct.
+        assert_eq!(
+            rows[1],
+            serde_json::json!({
+                "id": 2, "bin": null, "im": null, "sm": {}, "l": null, "s": {"x": null, "m": null}
+            })
+        );
         assert_eq!(
             rows[2],
-            serde_json::json!({"id": 3, "bin": "", "im": {}, "l": [], "s": {"x": 9, "m": {}}})
+            serde_json::json!({
+                "id": 3, "bin": "", "im": {}, "sm": null, "l": [], "s": {"x": 9, "m": {}}
+            })
         );
     }
 }
