@@ -52,6 +52,7 @@ function showError(err, what) {
     el('button', { type: 'button', className: 'close', textContent: '×', title: 'Dismiss', ariaLabel: 'Dismiss the error', onclick: clearError }),
   );
   ui.error.dataset.code = code;
+  delete ui.error.dataset.source;
   ui.error.hidden = false;
 }
 
@@ -59,6 +60,7 @@ function clearError() {
   ui.error.hidden = true;
   ui.error.replaceChildren();
   delete ui.error.dataset.code;
+  delete ui.error.dataset.source;
 }
 
 function setStatus(text, kind = '') {
@@ -70,7 +72,17 @@ function setStatus(text, kind = '') {
 window.addEventListener('error', (e) => showError(e.error ?? e.message, 'Unexpected error'));
 window.addEventListener('unhandledrejection', (e) => showError(e.reason, 'Unexpected error'));
 
-const view = new ResultView({ status: setStatus, error: showError });
+// A copy or download that fails shows its error until one succeeds (or an action begins).
+const view = new ResultView({
+  status: (text, kind) => {
+    if (kind === 'good' && ui.error.dataset.source === 'view') clearError();
+    setStatus(text, kind);
+  },
+  error: (err, what) => {
+    showError(err, what);
+    ui.error.dataset.source = 'view';
+  },
+});
 
 // ---------------------------------------------------------------- actions
 
@@ -293,6 +305,7 @@ async function read() {
   if (!state.table) return;
   const action = beginAction('read');
   let scan;
+  let begun = false;
   const info = state.info;
   try {
     const options = readOptions(action);
@@ -311,6 +324,7 @@ async function read() {
       },
       sameTable,
     );
+    begun = true;
     // The scan is one Arrow IPC stream; each piece is decoded as it arrives (result.js).
     for await (const piece of scan) {
       if (!current(action)) return;
@@ -321,7 +335,9 @@ async function read() {
     // A cancelled scan may simply end: that is a Cancel, not the whole result.
     action.controller.signal.throwIfAborted();
     const total = view.rowCount;
-    const limited = options.limit !== undefined && total >= options.limit;
+    // At the limit, more rows may exist, unless the log's exact count says every row is here.
+    const known = options.filter === undefined ? info.profile?.numRecords : undefined;
+    const limited = options.limit !== undefined && total >= options.limit && !(typeof known === 'number' && known <= total);
     clearTimeout(countFrame);
     countFrame = 0;
     ui.rowCount.textContent = `${formatCount(total)}${limited ? ' (limit reached)' : ''}`;
@@ -336,10 +352,12 @@ async function read() {
     if (current(action)) {
       clearTimeout(countFrame);
       countFrame = 0;
-      ui.rowCount.textContent = view.rowCount ? `${formatCount(view.rowCount)} before ${isAbort(err) ? 'Cancel' : 'the error'}` : '';
+      // Options refused before any read leave the rows shown as they were.
+      if (begun) ui.rowCount.textContent = view.rowCount ? `${formatCount(view.rowCount)} before ${isAbort(err) ? 'Cancel' : 'the error'}` : '';
       await finishFailed(action, err, 'Could not read the rows');
       if (scan) showMetrics('read', scan.metrics, action.started);
-      await view.end(isAbort(err) ? 'Cancelled before any row arrived.' : 'No rows.');
+      if (begun) await view.end(isAbort(err) ? 'Cancelled before any row arrived.' : 'No rows.');
+      else if (view.rowCount) ui.rowCount.dataset.rows = String(view.rowCount);
     }
   } finally {
     endAction(action);
@@ -408,6 +426,13 @@ document.addEventListener('keydown', (e) => {
 $('cols-all').addEventListener('click', () => tickAll(true));
 $('cols-none').addEventListener('click', () => tickAll(false));
 
+/** Why the time travel in the page address cannot be opened as it is, or null. */
+function addressRefusal({ version, timestamp }) {
+  if (version && !/^\d+$/.test(version.trim())) return `the address's version is a whole number ≥ 0, not '${version}'`;
+  if (version && timestamp) return 'the address gives a version and a timestamp: keep one';
+  return null;
+}
+
 async function start() {
   const address = readAddress();
   const [reader, tables] = await Promise.allSettled([loadReader(), servedTables()]);
@@ -429,6 +454,14 @@ async function start() {
   if (address.filter) ui.filter.value = address.filter;
   if (address.version) ui.version.value = address.version;
   if (address.timestamp) ui.timestamp.value = address.timestamp;
+  // The version box takes digits only: a bad version in the address would open the latest.
+  const refused = addressRefusal(address);
+  if (refused) {
+    showError(coded('invalid_argument', refused), 'Not opened');
+    setStatus('The page address asks for something the viewer cannot open.', 'bad');
+    if (address.url) ui.url.value = address.url;
+    return;
+  }
   if (address.url) {
     ui.url.value = address.url;
     await open();

@@ -5,8 +5,8 @@
 // once a frame (requestAnimationFrame), whatever calls for them (scrolling, rows arriving).
 //
 // The grid knows nothing of Arrow: a source gives it the row count and each cell's text.
-// Keyboard: arrows, Page Up/Down, Home/End (Ctrl: first/last row) move the active cell,
-// Enter opens it, Space selects its row.
+// Keyboard: arrows, Page Up/Down, Home/End (Ctrl: the first cell, the last row's last cell)
+// move the active cell, Enter opens it, Space selects its row.
 
 /** The tallest scroller we make; beyond it scroll positions are scaled onto the rows. */
 const MAX_HEIGHT_PX = 8_000_000;
@@ -282,8 +282,8 @@ export class VirtualGrid {
       ArrowLeft: [row, col - 1],
       PageDown: [row + page, col],
       PageUp: [row - page, col],
-      Home: e.ctrlKey || e.metaKey ? [0, col] : [row, 0],
-      End: e.ctrlKey || e.metaKey ? [this.source.rowCount - 1, col] : [row, this.columns.length - 1],
+      Home: e.ctrlKey || e.metaKey ? [0, 0] : [row, 0],
+      End: e.ctrlKey || e.metaKey ? [this.source.rowCount - 1, this.columns.length - 1] : [row, this.columns.length - 1],
     };
     if (moves[e.key]) {
       e.preventDefault();

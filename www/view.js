@@ -211,7 +211,12 @@ export class ResultView {
 
   #buttons() {
     const none = this.store.rowCount === 0 && !this.store.schema;
-    for (const id of ['copy-csv', 'copy-tsv', 'download-csv', 'download-arrow', 'download-parquet']) $(id).disabled = none || this.reading;
+    // With every column hidden there is nothing to write (an Arrow stream needs a column).
+    const noColumns = !none && this.visible.length === 0;
+    for (const id of ['copy-csv', 'copy-tsv', 'download-csv', 'download-arrow', 'download-parquet']) {
+      $(id).disabled = none || noColumns || this.reading;
+      $(id).title = noColumns ? 'Show at least one column (Columns menu) to copy or download' : '';
+    }
     const n = this.selection.count;
     $('selection').textContent = n ? `${plural(n, 'row')} selected` : '';
     $('copy-csv').textContent = n ? `Copy ${formatCount(n)} as CSV` : 'Copy CSV';
@@ -307,7 +312,11 @@ export class ResultView {
     const types = this.visible.map((c) => fields[c].type);
     const texts = (i) => {
       const [batches, at] = this.store.locate(rows.at(i));
-      return this.visible.map((c, k) => fullText(batches[c].at(at), types[k]));
+      // A null stays null: CSV writes it as an empty field, an empty value as "".
+      return this.visible.map((c, k) => {
+        const value = batches[c].at(at);
+        return value === null || value === undefined ? null : fullText(value, types[k]);
+      });
     };
     return delimitedParts(header, rows.count, texts, format, {
       utf8,
@@ -324,6 +333,7 @@ export class ResultView {
       this.hooks.status(`Copied ${plural(rows.count, `${which}row`)} as ${format.ext.toUpperCase()}${how === 'execCommand' ? ' (fallback copy)' : ''}.`, 'good');
       document.body.dataset.copied = format.ext;
     } catch (err) {
+      this.hooks.status('');
       this.hooks.error(err, 'Could not copy');
     }
   }
@@ -335,6 +345,7 @@ export class ResultView {
       saveBlob(new Blob(parts, { type: FORMATS.csv.mime }), `${baseName(this.meta.table, this.meta.version)}.csv`);
       this.hooks.status(`Downloading ${plural(rows.count, 'row')} as CSV.`, 'good');
     } catch (err) {
+      this.hooks.status('');
       this.hooks.error(err, 'Could not write the CSV');
     }
   }
@@ -348,6 +359,7 @@ export class ResultView {
       saveBlob(blob, `${baseName(this.meta.table, this.meta.version)}.arrows`);
       this.hooks.status(`Downloading ${plural(this.store.rowCount, 'row')} as an Arrow stream (${asRead ? 'the bytes as read' : 're-encoded: columns hidden or rows sorted'}).`, 'good');
     } catch (err) {
+      this.hooks.status('');
       this.hooks.error(err, 'Could not write the Arrow stream');
     }
   }
@@ -365,6 +377,7 @@ export class ResultView {
       saveBlob(new Blob([file], { type: 'application/vnd.apache.parquet' }), `${baseName(this.meta.table, this.meta.version)}.parquet`);
       this.hooks.status(`Downloading ${plural(this.store.rowCount, 'row')} as Parquet (${formatBytes(file.byteLength)}).`, 'good');
     } catch (err) {
+      this.hooks.status('');
       this.hooks.error(err, 'Could not write the Parquet file');
     }
   }

@@ -513,6 +513,33 @@ await test('hide and show a column (the grid, not the read)', async () => {
   assert.deepEqual([...v.names].sort(), ['col1', 'col2', 'part']);
 });
 
+await test('with every column hidden, copy and downloads are off (nothing to write); shown again, on', async () => {
+  const buttons = ['#copy-csv', '#copy-tsv', '#download-csv', '#download-arrow', '#download-parquet'];
+  for (const b of buttons) assert.ok(!(await page.locator(b).isDisabled()), `${b} is on`);
+  for (const name of ['col1', 'col2', 'part']) await showColumn(name, false);
+  assert.match(await text('#colmenu-summary'), /0 of 3/);
+  for (const b of buttons) {
+    assert.ok(await page.locator(b).isDisabled(), `${b} is off with no column shown`);
+    assert.match(await page.getAttribute(b, 'title'), /Show at least one column/);
+  }
+  for (const name of ['col1', 'col2', 'part']) await showColumn(name, true);
+  for (const b of buttons) assert.ok(!(await page.locator(b).isDisabled()), `${b} is on again`);
+});
+
+await test('a limit of exactly the rows the log counts is not "limit reached"; one less is; a bad limit keeps the rows', async () => {
+  await readWith({ limit: DV.rows });
+  assert.equal(await rowCount(), DV.rows);
+  assert.doesNotMatch(await text('#row-count'), /limit reached/);
+  await readWith({ limit: DV.rows - 1 });
+  assert.match(await text('#row-count'), /limit reached/);
+  await readWith({ limit: 0 });
+  assert.match(await errorText(), /row limit/);
+  assert.equal(await text('#row-count'), `${DV.rows - 1} (limit reached)`, 'the rows shown before are still counted as they were');
+  assert.equal(await page.getAttribute('#row-count', 'data-rows'), String(DV.rows - 1));
+  await readWith({ limit: 1000000 });
+  assert.equal(await rowCount(), DV.rows);
+});
+
 await test('copy selected rows as CSV and all rows as TSV (clipboard), in display order', async () => {
   await sortBy('col1', 'descending');
   const g = await grid();
@@ -870,6 +897,22 @@ await test('the page URL reopens a table, filter and version included', async ()
   assert.equal(await page.inputValue('#filter'), 'part = 3');
   const g = await grid();
   assert.ok(g.rows.length > 0 && column(g, 'part').every((p) => p === '3'));
+});
+
+await test('CSV keeps an empty string apart from a null; a bad version in the address is refused', async () => {
+  await openUrl(`${BASE}kernel__timestamp-partitioned-table/`);
+  const g = await grid();
+  assert.deepEqual(column(g, 's'), ['']);
+  await page.click('#copy-csv');
+  await page.waitForFunction(() => /Copied 1 row as CSV/.test(document.getElementById('status').textContent));
+  const lines = (await clipboard()).split('\r\n');
+  assert.equal(lines[0], g.names.join(','));
+  assert.equal(lines[1].split(',')[g.names.indexOf('s')], '""', `the empty string is "": ${lines[1]}`);
+  // Not gotoPage: its check of a page that shows an error at load is the point here.
+  await page.goto(`${PAGE}?url=${encodeURIComponent(`${BASE}${DV_TABLE}/`)}&version=abc`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && !document.getElementById('error').hidden);
+  assert.match(await errorText(), /version is a whole number/);
+  assert.equal(await text('#info-version'), '', 'nothing was opened');
 });
 
 await test('screenshot for the README', async () => {

@@ -1,20 +1,23 @@
 // Rows as CSV (RFC 4180: fields with a comma, quote, CR or LF, or with leading or trailing
 // space, are quoted, quotes doubled, lines end in CRLF) or TSV (tab, newline, carriage
 // return and backslash written as \t, \n, \r and \\; lines end in LF). A null is an empty
-// field. Built in chunks that yield to the page between them, so a million rows never
+// field; in CSV an empty value is `""`, so the two stay apart (TSV, made for pasting into
+// spreadsheets, writes both as an empty field). Built in chunks that yield to the page between them, so a million rows never
 // freeze it.
 
 import { nextTask } from '../dom.js';
 
-/** One CSV field. */
+/** One CSV field: `null` for a null value. */
 export function csvField(text) {
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  if (text === null) return '';
+  return text === '' || /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 const TSV_ESCAPES = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-/** One TSV field. */
+/** One TSV field: `null` for a null value. */
 export function tsvField(text) {
+  if (text === null) return '';
   return text.replace(/[\\\t\n\r]/g, (c) => TSV_ESCAPES[c]);
 }
 
