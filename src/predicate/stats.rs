@@ -349,12 +349,14 @@ fn conform(value: Scalar, ty: &PrimitiveType, side: Side) -> Option<Scalar> {
     })
 }
 
-/// `v` as an `f32` that does not move the bound inwards.
+/// `v` as an `f32` that does not move the bound inwards. The largest finite `f32` written in
+/// its shortest form (`3.4028235E38`) reads as an `f64` just above it; no finite value lies
+/// beyond it, so it stays the bound rather than widening to infinity.
 fn outward_f32(v: f64, side: Side) -> f32 {
     let mut f = v as f32;
     match side {
-        Side::Min if f64::from(f) > v => f = f.next_down(),
-        Side::Max if f64::from(f) < v => f = f.next_up(),
+        Side::Min if f64::from(f) > v && f != f32::MIN => f = f.next_down(),
+        Side::Max if f64::from(f) < v && f != f32::MAX => f = f.next_up(),
         _ => {}
     }
     f
@@ -646,6 +648,19 @@ mod tests {
             return Err(bad_stats("no float"));
         };
         assert!(f64::from(min) <= 0.1);
+        // The largest f32 as Java and ryu write it stays finite, on both sides.
+        assert_eq!(
+            v("3.4028235E38", PrimitiveType::Float, Side::Max),
+            Some(Scalar::Float(f32::MAX))
+        );
+        assert_eq!(
+            v("-3.4028235E38", PrimitiveType::Float, Side::Min),
+            Some(Scalar::Float(f32::MIN))
+        );
+        assert_eq!(
+            v("3.4028234663852886e38", PrimitiveType::Float, Side::Max),
+            Some(Scalar::Float(f32::MAX))
+        );
         assert_eq!(
             v("123", PrimitiveType::decimal(5, 2)?, Side::Min),
             Some(Scalar::decimal(12300, 5, 2)?)
