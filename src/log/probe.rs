@@ -202,9 +202,14 @@ impl CommitProbe {
         }
         if let Some(t) = self.target {
             if let Some(missing) = b.oldest_missing.filter(|&m| m <= t) {
+                // Every commit from the start up to the missing one was found: the one
+                // before it is the latest (as a listing would have said).
+                let latest = (missing == b.contiguous_end && missing > self.start)
+                    .then(|| format!(": the latest version is {}", missing - 1))
+                    .unwrap_or_default();
                 return Err(DeltaError::VersionNotFound {
                     requested: t,
-                    reason: format!("commit file of version {missing} does not exist"),
+                    reason: format!("commit file of version {missing} does not exist{latest}"),
                 });
             }
             if b.contiguous_end > t {
@@ -395,6 +400,20 @@ mod tests {
             let r = probe_within(|v| v < start + 10, start, Some(start + 5000), 500);
             assert!(matches!(r.last, Err(DeltaError::VersionNotFound { .. })));
         }
+    }
+
+    #[test]
+    fn a_version_past_the_end_names_the_latest() {
+        let all: Vec<u64> = (0..16).collect();
+        let (last, _) = run(&all, 0, Some(99));
+        let e = last.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("version 99"), "{e}");
+        assert!(e.contains("the latest version is 15"), "{e}");
+        // A gap is not an end: no latest is claimed.
+        let gap: Vec<u64> = (0..16).filter(|&v| v != 3).collect();
+        let (last, _) = run(&gap, 0, Some(20));
+        let e = last.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(!e.contains("latest"), "{e}");
     }
 
     #[test]
