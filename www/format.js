@@ -1,6 +1,7 @@
 // Formatting for the viewer: Arrow values to text, byte sizes, counts and durations.
 //
-// Pure functions with no DOM and no imports, so Node can test them as they are. Values
+// Pure functions with no DOM (importing only the variant decoder, as pure), so Node can test
+// them as they are. Values
 // arrive as Flechette extracts them with the options in result.js (`DECODE_OPTIONS`):
 // 64-bit integers, timestamps and 64-bit-or-wider decimals as BigInt (timestamps in their
 // own unit, decimals unscaled), dates as epoch milliseconds, binary as Uint8Array, structs
@@ -8,7 +9,9 @@
 // data type objects (`typeId`, `unit`, `scale`, `children`, ...); the numbers below are the
 // Arrow type ids Flechette uses.
 
-/** Arrow type ids (Flechette's `Type`), written out so this file imports nothing. */
+import { decodeVariant } from './variant.js';
+
+/** Arrow type ids (Flechette's `Type`), written out so this file needs no Arrow library. */
 export const T = Object.freeze({
   Dictionary: -1, Null: 1, Int: 2, Float: 3, Binary: 4, Utf8: 5, Bool: 6, Decimal: 7, Date: 8,
   Time: 9, Timestamp: 10, Interval: 11, List: 12, Struct: 13, Union: 14, FixedSizeBinary: 15,
@@ -154,6 +157,41 @@ export class Entries {
   }
 }
 
+/** A number written as it is in JSON (a variant's: exact decimals and 64-bit integers). */
+export class JsonNumber {
+  /** @param {string} text */
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+const BINARY = new Set([T.Binary, T.LargeBinary, T.BinaryView]);
+
+/** Whether a struct type is how a Delta `variant` is read: `metadata` and `value`, both
+ * binary and not null (the value is still shown raw when its bytes do not decode). */
+export function isVariantType(type) {
+  const [m, v] = type?.children ?? [];
+  return (
+    type?.children?.length === 2 &&
+    m.name === 'metadata' && v.name === 'value' &&
+    BINARY.has(m.type?.typeId) && BINARY.has(v.type?.typeId) &&
+    m.nullable === false && v.nullable === false
+  );
+}
+
+/** What [`decodeVariant`] builds a variant's plain value from. */
+function variantMakers(binaryMax) {
+  return {
+    object: (pairs) => new Entries(pairs),
+    number: (text) => new JsonNumber(text),
+    float: (v, single) => (Number.isFinite(v) ? new JsonNumber(String(single ? shortFloat(v) : v)) : String(v)),
+    date: (ms) => formatDate(ms),
+    timestamp: (raw, unit, zoned) => formatTimestamp(raw, unit, zoned),
+    time: (micros) => formatTime(micros, 2),
+    bytes: (b) => hex(b, binaryMax),
+  };
+}
+
 /** A value of [`toPlain`] that is not nested as text (`-0` keeps its sign). */
 function scalarText(plain) {
   return Object.is(plain, -0) ? '-0' : String(plain);
@@ -171,6 +209,7 @@ export function plainJson(plain, pretty = false, indent = '') {
     return wrap('{', plain.pairs.map(([k, v]) => `${JSON.stringify(k)}:${pretty ? ' ' : ''}${plainJson(v, pretty, inner)}`), '}');
   }
   if (Array.isArray(plain)) return wrap('[', plain.map((v) => plainJson(v, pretty, inner)), ']');
+  if (plain instanceof JsonNumber) return plain.text;
   if (Object.is(plain, -0)) return '-0';
   return JSON.stringify(plain) ?? 'null';
 }
@@ -197,6 +236,13 @@ export function toPlain(value, type, binaryMax = 32) {
     case T.FixedSizeBinary:
       return hex(value, binaryMax);
     case T.Struct:
+      if (isVariantType(type)) {
+        try {
+          return decodeVariant(value.metadata, value.value, variantMakers(binaryMax));
+        } catch {
+          // Not a valid variant: its two binaries as they are.
+        }
+      }
       return new Entries(type.children.map((field) => [field.name, toPlain(value[field.name], field.type, binaryMax)]));
     case T.List:
     case T.LargeList:

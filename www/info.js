@@ -91,10 +91,10 @@ function renderSchema(fields, keepColumns) {
   const body = $('schema-body');
   const previous = new Map(keepColumns ? [...body.querySelectorAll('input[type=checkbox]')].map((b) => [b.value, b.checked]) : []);
   body.replaceChildren(
-    ...fields.map((f, i) => {
+    ...fields.flatMap((f, i) => {
       const id = `col-${i}`;
       const box = el('input', { type: 'checkbox', id, value: f.name, checked: previous.get(f.name) ?? true });
-      return el(
+      const row = el(
         'tr',
         {},
         el('td', {}, box),
@@ -109,6 +109,19 @@ function renderSchema(fields, keepColumns) {
         el('td', { className: 'type', textContent: f.arrowType, title: f.arrowType }),
         ...statCells(f.stats),
       );
+      // A struct's fields with statistics follow it, indented (read with their struct).
+      const nested = (f.nested ?? []).map((c) =>
+        el(
+          'tr',
+          { className: 'nested-field' },
+          el('td', {}),
+          el('td', { className: 'nested-name', textContent: c.name, title: `${c.name}: inside ${f.name}` }),
+          el('td', {}),
+          el('td', {}),
+          ...statCells(c),
+        ),
+      );
+      return [row, ...nested];
     }),
   );
 }

@@ -84,6 +84,8 @@ export async function describeTable(table) {
     nullable: f.nullable,
     partition: partitionColumns.includes(f.name),
     stats: stats.get(f.name) ?? null,
+    // The statistics of fields inside a struct (`s.a`, `s.t.x`), shown under it.
+    nested: (profile?.columns ?? []).filter((c) => c.path.length > 1 && c.path[0] === f.name),
   }));
   const p = table.protocol;
   const metadata = table.metadata;

@@ -791,6 +791,12 @@ await test('Cancel stops a slow read; the next read works', async () => {
 await test('values are formatted by their Arrow type (golden__parquet-all-types)', async () => {
   await openUrl(`${BASE}golden__parquet-all-types/`);
   assert.equal(await rowCount(), 200);
+  // A struct's fields with statistics in the log are listed under it, with their bounds.
+  const nested = await page.locator('#schema-body tr.nested-field').evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+  assert.deepEqual(nested.map((r) => [r[1], r[4], r[5], r[6]]), [
+    ['nested_struct.aa', "'1'", "'99'", '14'],
+    ['nested_struct.ac.aca', '1', '199', '22'],
+  ]);
   const g = await grid();
   const row = (i) => Object.fromEntries(g.names.map((n, j) => [n, g.rows[i][j]]));
   assert.equal(g.rows.length, 200);
@@ -897,6 +903,17 @@ await test('the page URL reopens a table, filter and version included', async ()
   assert.equal(await page.inputValue('#filter'), 'part = 3');
   const g = await grid();
   assert.ok(g.rows.length > 0 && column(g, 'part').every((p) => p === '3'));
+});
+
+await test('variant values are shown decoded, at any depth (deltars__spark-variant-checkpoint)', async () => {
+  await openUrl(`${BASE}deltars__spark-variant-checkpoint/`);
+  const g = await grid();
+  const ids = column(g, 'id');
+  const at = (name, id) => column(g, name)[ids.indexOf(String(id))];
+  assert.equal(at('v', 1), '{"key":1}');
+  assert.equal(at('v', 50), '{"key":50}');
+  assert.equal(at('struct_of_variants', 1), '{"v":{"key":1}}');
+  assert.match(at('array_of_variants', 1), /^\[\{"key":1\},null,\{"key":1\}/);
 });
 
 await test('CSV keeps an empty string apart from a null; a bad version in the address is refused', async () => {
