@@ -204,9 +204,11 @@ impl CommitProbe {
             if let Some(missing) = b.oldest_missing.filter(|&m| m <= t) {
                 // Every commit from the start up to the missing one was found: the one
                 // before it is the latest (as a listing would have said).
-                let latest = (missing == b.contiguous_end && missing > self.start)
-                    .then(|| format!(": the latest version is {}", missing - 1))
-                    .unwrap_or_default();
+                let latest = if missing == b.contiguous_end && missing > self.start {
+                    format!(": the latest version is {}", missing - 1)
+                } else {
+                    String::new()
+                };
                 return Err(DeltaError::VersionNotFound {
                     requested: t,
                     reason: format!("commit file of version {missing} does not exist{latest}"),

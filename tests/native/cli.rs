@@ -116,6 +116,49 @@ fn export_every_format_and_read_back() {
     }
 }
 
+/// Variants in text formats: the JSON they encode, at any depth (in a list, a struct, a map
+/// and a list in a struct), in JSON lines, CSV and the `head` grid; Parquet keeps the two
+/// binaries.
+#[test]
+fn variants_read_as_the_json_they_encode_in_text_outputs() {
+    let table = common::table_dir("deltars__spark-variant-checkpoint");
+    let table = table.to_string_lossy();
+    let out = dar(&["export", &table, "--out", "-", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let one = rows
+        .iter()
+        .find(|r| r["id"] == serde_json::json!(1))
+        .unwrap_or_else(|| panic!("no row 1"));
+    assert_eq!(one["v"], serde_json::json!({"key": 1}));
+    assert_eq!(
+        one["array_of_variants"],
+        serde_json::json!([{"key": 1}, null, {"key": 1}, null, {"key": 1}])
+    );
+    assert_eq!(
+        one["struct_of_variants"],
+        serde_json::json!({"v": {"key": 1}})
+    );
+    assert_eq!(one["map_of_variants"]["1"], serde_json::json!({"key": 1}));
+    assert_eq!(
+        one["struct_of_array_of_variants"],
+        serde_json::json!({"v": [null, {"key": 1}]})
+    );
+    let csv = dar(&["export", &table, "--out", "-", "--format", "csv"]);
+    assert!(String::from_utf8_lossy(&csv.stdout).contains(r#""{""key"":1}""#));
+    let head = dar(&["head", &table, "-n", "100"]);
+    let grid = String::from_utf8_lossy(&head.stdout);
+    assert!(grid.contains(r#"| {"key":1} "#), "{grid}");
+    assert!(!grid.contains("metadata"), "{grid}");
+}
+
 /// Nested columns in text formats: a table with lists of `map<int,int>` and deeper lists
 /// exports to CSV (each nested value one field of JSON text) and to JSON lines (maps keyed
 /// by the keys' text), and both say the same of every row.

@@ -101,7 +101,10 @@ fn push_header(line: &mut Vec<u8>, schema: &SchemaRef) {
 /// `text` as one CSV field of a value that is not null: quoted when empty or when it holds a
 /// comma, quote, CR or LF.
 fn push_field(line: &mut Vec<u8>, text: &str) {
-    let quote = text.is_empty() || text.bytes().any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'));
+    let quote = text.is_empty()
+        || text
+            .bytes()
+            .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'));
     if !quote {
         line.extend_from_slice(text.as_bytes());
         return;
@@ -121,7 +124,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, BinaryArray, Int32Array, StringArray, StringViewArray};
-    use arrow_schema::{DataType, Field, Schema};
+    use arrow_schema::{Field, Schema};
 
     use super::*;
 
@@ -136,7 +139,10 @@ mod tests {
 
     fn batch() -> RecordBatch {
         let columns: Vec<(&str, ArrayRef)> = vec![
-            ("id", Arc::new(Int32Array::from(vec![Some(1), None, Some(3)]))),
+            (
+                "id",
+                Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])),
+            ),
             (
                 "s",
                 Arc::new(StringArray::from(vec![Some(""), None, Some("a,\"b\"\nc")])),
@@ -147,7 +153,11 @@ mod tests {
             ),
             (
                 "b",
-                Arc::new(BinaryArray::from(vec![Some(&b""[..]), None, Some(&b"\x01\xff"[..])])),
+                Arc::new(BinaryArray::from(vec![
+                    Some(&b""[..]),
+                    None,
+                    Some(&b"\x01\xff"[..]),
+                ])),
             ),
         ];
         let fields: Vec<Field> = columns

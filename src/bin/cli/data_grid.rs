@@ -20,6 +20,7 @@ pub fn format(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String, Del
     let mut grid = super::info::grid(header);
     let options = FormatOptions::default().with_display_error(true);
     for batch in batches {
+        let batch = super::text_formats::variants_as_json(batch).map_err(arrow_error)?;
         let columns = batch
             .columns()
             .iter()

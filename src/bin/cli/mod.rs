@@ -18,6 +18,7 @@ mod sql;
 mod stats;
 mod terminal;
 mod text_formats;
+mod variant_json;
 #[cfg(feature = "serve")]
 mod view;
 #[cfg(feature = "distributed")]

@@ -12,6 +12,8 @@
 //! - in JSON, a null is written as `null`, in every object (a row, a struct, a map's
 //!   value): a column whose values are all null is still there for a reader that takes the
 //!   columns from the data;
+//! - a Delta `variant` (a struct of `metadata` and `value` binaries) is the JSON it encodes
+//!   (`variant_json`), at any depth;
 //! - CSV lines are written by `csv_rows`, which keeps a null apart from an empty value.
 
 use std::io::Write;
@@ -89,22 +91,61 @@ fn csv_field(field: &FieldRef) -> FieldRef {
 /// `batch` with each nested column replaced by the JSON text of its values (nulls stay
 /// null), ready for the CSV writer.
 pub fn csv_batch(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    nested_as_json(batch, |f| f.data_type().is_nested())
+}
+
+/// `batch` with each column that holds a variant at any depth replaced by its JSON text (the
+/// terminal grid, whose own display would show a variant's two binaries).
+pub fn variants_as_json(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    nested_as_json(batch, holds_variant)
+}
+
+fn holds_variant(field: &Field) -> bool {
+    if super::variant_json::is_variant(field) {
+        return true;
+    }
+    match field.data_type() {
+        DataType::Struct(children) => children.iter().any(|c| holds_variant(c)),
+        DataType::List(item)
+        | DataType::LargeList(item)
+        | DataType::ListView(item)
+        | DataType::LargeListView(item)
+        | DataType::FixedSizeList(item, _)
+        | DataType::Map(item, _) => holds_variant(item),
+        _ => false,
+    }
+}
+
+/// `batch` with the nested columns that `which` picks replaced by the JSON text of their
+/// values (nulls stay null).
+fn nested_as_json(
+    batch: &RecordBatch,
+    which: impl Fn(&Field) -> bool,
+) -> Result<RecordBatch, ArrowError> {
     let schema = batch.schema();
-    if !schema.fields().iter().any(|f| f.data_type().is_nested()) {
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| f.data_type().is_nested() && which(f))
+    {
         return Ok(batch.clone());
     }
     let options = EncoderOptions::default()
         .with_explicit_nulls(true)
         .with_encoder_factory(Arc::new(TextEncoders));
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+    let mut fields: Vec<FieldRef> = Vec::with_capacity(batch.num_columns());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        if field.data_type().is_nested() {
+        if field.data_type().is_nested() && which(field) {
             columns.push(Arc::new(json_texts(field, column.as_ref(), &options)?));
+            fields.push(csv_field(field));
         } else {
             columns.push(column.clone());
+            fields.push(field.clone());
         }
     }
-    RecordBatch::try_new(csv_schema(&schema), columns)
+    let schema = Schema::new_with_metadata(fields, schema.metadata().clone());
+    RecordBatch::try_new(Arc::new(schema), columns)
 }
 
 /// The JSON text of each value of `column`; null where the value is null.
@@ -131,7 +172,8 @@ fn json_texts(
     Ok(StringArray::from(texts))
 }
 
-/// The encoders that differ from arrow-json's: floats (non-finite ones as strings) and maps
+/// The encoders that differ from arrow-json's: variants (as the JSON they encode), floats
+/// (non-finite ones as strings) and maps
 /// (objects keyed by the keys' text: arrow-json refuses keys that are not strings, and
 /// leaves out an entry whose value is null unless every null is written); every other type
 /// is left to arrow-json's own encoders.
@@ -148,6 +190,18 @@ impl EncoderFactory for TextEncoders {
         if matches!(array.data_type(), DataType::Float32 | DataType::Float64) {
             let finite = make_encoder(field, array, &PLAIN)?;
             let encoder = FloatText { array, finite };
+            return Ok(Some(NullableEncoder::new(
+                Box::new(encoder),
+                array.nulls().cloned(),
+            )));
+        }
+        // By the array's type: arrow-json hands a list's values over with the list's field.
+        if super::variant_json::is_variant_type(array.data_type()) {
+            let raw = make_encoder(field, array, &PLAIN)?;
+            let encoder = VariantText {
+                array: array.as_struct(),
+                raw,
+            };
             return Ok(Some(NullableEncoder::new(
                 Box::new(encoder),
                 array.nulls().cloned(),
@@ -188,6 +242,21 @@ impl Encoder for FloatText<'_> {
             out.extend_from_slice(b"\"Infinity\"");
         } else {
             out.extend_from_slice(b"\"-Infinity\"");
+        }
+    }
+}
+
+/// A variant column: each value as the JSON it encodes (`variant_json`), or as its raw
+/// struct of two binaries when its bytes do not decode.
+struct VariantText<'a> {
+    array: &'a arrow_array::StructArray,
+    raw: NullableEncoder<'a>,
+}
+
+impl Encoder for VariantText<'_> {
+    fn encode(&mut self, idx: usize, out: &mut Vec<u8>) {
+        if super::variant_json::write_row(self.array, idx, out).is_err() {
+            self.raw.encode(idx, out);
         }
     }
 }
