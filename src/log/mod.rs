@@ -39,6 +39,8 @@ pub use loader::{
 };
 pub use path::{LogFileKind, LogPath, V2Format};
 pub use replay::Reconciled;
+#[cfg(all(feature = "serve", not(target_arch = "wasm32")))]
+pub(crate) use segment::segment_from_listing;
 pub use segment::LogSegment;
 pub use step::Step;
 

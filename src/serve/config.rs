@@ -68,6 +68,10 @@ pub struct ServeConfig {
     /// where the only page is served beside the tables (`dar view`), so no other site's
     /// page can read them.
     pub cross_origin: bool,
+    /// Answer a table's missing `_delta_log/_last_checkpoint` from its log folder (see
+    /// `checkpoint_hint`), so that readers that cannot list open logs whose early commits
+    /// are gone. Off by default (a missing file is a 404); on in `dar serve` and `dar view`.
+    pub checkpoint_hints: bool,
 }
 
 impl ServeConfig {
@@ -88,6 +92,7 @@ impl ServeConfig {
             max_connections_per_client: 1024,
             follow_symlinks: false,
             cross_origin: true,
+            checkpoint_hints: false,
         }
     }
 
@@ -148,6 +153,13 @@ impl ServeConfig {
     /// Follow symlinks out of the served directories (e.g. a folder of links to tables).
     pub fn with_follow_symlinks(mut self, on: bool) -> Self {
         self.follow_symlinks = on;
+        self
+    }
+
+    /// Answer missing `_last_checkpoint` files from the log folder (see
+    /// [`checkpoint_hints`](Self::checkpoint_hints)).
+    pub fn with_checkpoint_hints(mut self, on: bool) -> Self {
+        self.checkpoint_hints = on;
         self
     }
 

@@ -25,6 +25,7 @@
 //! bodies, `faults`, `stats`, `config`.
 
 mod body;
+mod checkpoint_hint;
 mod clients;
 mod config;
 mod faults;

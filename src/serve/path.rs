@@ -98,8 +98,13 @@ impl Resolver {
         })
     }
 
-    /// The file to serve for checked segments.
-    pub(crate) async fn lookup(&self, segments: &[String]) -> Lookup {
+    /// The real path of the served directory that `segments` name, if they name one.
+    pub(crate) async fn directory(&self, segments: &[String]) -> Option<PathBuf> {
+        self.check(&self.local_path(segments)).await.err()
+    }
+
+    /// Where `segments` lie on disk (not yet checked).
+    fn local_path(&self, segments: &[String]) -> PathBuf {
         let (base, rest) = self
             .mounts
             .iter()
@@ -107,8 +112,12 @@ impl Resolver {
             .map_or((&self.root, segments), |(prefix, dir)| {
                 (dir, &segments[prefix.len()..])
             });
-        let path: PathBuf = rest.iter().fold(base.clone(), |p, seg| p.join(seg));
-        match self.check(&path).await {
+        rest.iter().fold(base.clone(), |p, seg| p.join(seg))
+    }
+
+    /// The file to serve for checked segments.
+    pub(crate) async fn lookup(&self, segments: &[String]) -> Lookup {
+        match self.check(&self.local_path(segments)).await {
             Err(dir) => match &self.index {
                 Some(index) => match self.check(&dir.join(index)).await {
                     Ok(Lookup::File(file)) => Lookup::Index(file),

@@ -193,7 +193,19 @@ async fn answer(
         Lookup::File(file) => file,
         Lookup::Index(_) if !req.uri().path().ends_with('/') => return Ok(to_directory(req.uri())),
         Lookup::Index(file) => file,
-        Lookup::Missing => return Ok(text(StatusCode::NOT_FOUND, "not found\n")),
+        Lookup::Missing => {
+            if shared.config.checkpoint_hints && super::checkpoint_hint::names_hint(&segments) {
+                let log = &segments[..segments.len() - 1];
+                if let Some(dir) = shared.resolver.directory(log).await {
+                    let hint =
+                        tokio::task::spawn_blocking(move || super::checkpoint_hint::hint_for(&dir));
+                    if let Ok(Some(json)) = hint.await {
+                        return Ok(hint_answer(json, method == Method::HEAD));
+                    }
+                }
+            }
+            return Ok(text(StatusCode::NOT_FOUND, "not found\n"));
+        }
         Lookup::Refused => return Ok(text(StatusCode::FORBIDDEN, "forbidden\n")),
     };
     let (mut parts, body) = req.into_parts();
@@ -293,6 +305,15 @@ fn memory_file<'a>(
         (Some(index), false) => by_name().or_else(|| index_of(index)),
         (None, _) => by_name(),
     }
+}
+
+/// A `_last_checkpoint` made from the log folder (`checkpoint_hint`), whole (not cached).
+fn hint_answer(json: Vec<u8>, head: bool) -> Response<Inner> {
+    let file = MemoryFile {
+        bytes: json.into(),
+        content_type: "application/json".into(),
+    };
+    memory_answer(&file, head)
 }
 
 /// An in-memory file, whole: its type and length, no body for `HEAD`.

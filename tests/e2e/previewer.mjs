@@ -905,6 +905,13 @@ await test('the page URL reopens a table, filter and version included', async ()
   assert.ok(g.rows.length > 0 && column(g, 'part').every((p) => p === '3'));
 });
 
+await test('a log that starts at a checkpoint, with no _last_checkpoint, opens (dar view answers the hint)', async () => {
+  await openUrl(`${BASE}deltars__checkpoints_vacuumed/`);
+  assert.equal(await text('#info-version'), '12');
+  await openUrl(`${BASE}deltars__table-with-domain-metadata/`);
+  assert.equal(await text('#info-version'), '108');
+});
+
 await test('variant values are shown decoded, at any depth (deltars__spark-variant-checkpoint)', async () => {
   await openUrl(`${BASE}deltars__spark-variant-checkpoint/`);
   const g = await grid();

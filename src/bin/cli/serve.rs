@@ -53,7 +53,8 @@ pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
         .with_port(args.port)
         .with_latency(Duration::from_millis(args.latency_ms))
         .with_request_log(args.log)
-        .with_follow_symlinks(args.follow_symlinks);
+        .with_follow_symlinks(args.follow_symlinks)
+        .with_checkpoint_hints(true);
     config.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
     config.header_timeout = Duration::from_secs(args.header_timeout.max(1));
     config.max_connections = args.max_connections.max(1);

@@ -71,7 +71,8 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
         .with_index("index.html")
         .with_request_log(args.log)
         .with_follow_symlinks(args.follow_symlinks)
-        .with_cross_origin(false);
+        .with_cross_origin(false)
+        .with_checkpoint_hints(true);
     if let Some((name, dir)) = &plan.mount {
         config = config.with_mount(format!("/{name}"), dir);
     }

@@ -948,3 +948,30 @@ async fn cross_origin_answers_can_be_turned_off() {
     assert_eq!(r.header("access-control-allow-origin"), None);
     assert_eq!(r.header("access-control-allow-methods"), None);
 }
+
+/// A missing `_last_checkpoint` is answered from the log folder when asked for (`dar serve`,
+/// `dar view`), and stays a 404 otherwise, and for a log without a checkpoint.
+#[tokio::test]
+async fn a_missing_checkpoint_hint_is_answered_from_the_log_folder() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tables");
+    assert!(corpus.is_dir(), "the corpus (../shared/corpus)");
+    let hint = "/deltars__checkpoints_vacuumed/_delta_log/_last_checkpoint";
+    let plain = StaticServer::start(ServeConfig::new(&corpus)).await.unwrap();
+    assert_eq!(get(&plain, hint).await.status, 404);
+    plain.shutdown().await;
+    let s = StaticServer::start(ServeConfig::new(&corpus).with_checkpoint_hints(true))
+        .await
+        .unwrap();
+    let r = get(&s, hint).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let json: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(json["version"], 10);
+    assert_eq!(json["size"], 12);
+    let none = "/dat__basic_append/_delta_log/_last_checkpoint";
+    assert_eq!(get(&s, none).await.status, 404);
+    // A name that only looks like it, or a path out of the folder, is not answered.
+    assert_eq!(get(&s, "/_delta_log/_last_checkpoint").await.status, 404);
+    assert_eq!(get(&s, "/../secret/_delta_log/_last_checkpoint").await.status, 400);
+    s.shutdown().await;
+}
