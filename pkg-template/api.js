@@ -298,19 +298,19 @@ function normalizeOpenOptions(options, overHttp) {
   let { answerTimeoutMs = DEFAULT_ANSWER_MS } = options;
   delete out.answerTimeoutMs;
   if (!overHttp && options.answerTimeoutMs !== undefined) {
-    throw coded('invalid_argument', 'answerTimeoutMs applies to http(s) tables only');
+    throw coded('invalid_argument', 'answerTimeoutMs applies to http(s) tables only', 'load');
   }
   if (typeof answerTimeoutMs !== 'number' || !(answerTimeoutMs >= 0)) {
-    throw coded('invalid_argument', 'answerTimeoutMs must be a number of milliseconds, 0 or more (0 or Infinity: no bound)');
+    throw coded('invalid_argument', 'answerTimeoutMs must be a number of milliseconds, 0 or more (0 or Infinity: no bound)', 'load');
   }
   // Timers hold at most 2^31 - 1 ms (24.8 days); a longer bound is none (a timer set longer
   // fires at once).
   if (answerTimeoutMs > MAX_TIMER_MS) answerTimeoutMs = 0;
   const retries = typeof options.retries === 'bigint' ? Number(options.retries) : options.retries;
   if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0 && retries <= MAX_RETRIES)) {
-    throw coded('invalid_argument', `retries must be a whole number from 0 to ${MAX_RETRIES}`);
+    throw coded('invalid_argument', `retries must be a whole number from 0 to ${MAX_RETRIES}`, 'load');
   }
-  atLeastOne(options.maxCommits, 'maxCommits');
+  atLeastOne(options.maxCommits, 'maxCommits', 'load');
   if (typeof options.fetch === 'function') {
     const userFetch = options.fetch;
     out.fetch = answerWithin(async (...args) => asResponse(await userFetch(...args)), answerTimeoutMs);
@@ -322,9 +322,9 @@ function normalizeOpenOptions(options, overHttp) {
 
 /** Refuses (`invalid_argument`) a count option given as 0 (or less), which means nothing;
  * the other checks of its value are the reader's. */
-function atLeastOne(value, name) {
+function atLeastOne(value, name, phase = 'plan') {
   if ((typeof value === 'number' || typeof value === 'bigint') && value < 1) {
-    throw coded('invalid_argument', `options.${name} must be at least 1`);
+    throw coded('invalid_argument', `options.${name} must be at least 1`, phase);
   }
 }
 

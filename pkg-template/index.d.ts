@@ -195,7 +195,8 @@ export interface ScanMetrics {
   bytesRequested: number;
   /** Bytes received since the scan started. */
   bytesReceived: number;
-  /** Log files read to load the snapshot the scan reads. */
+  /** Log files the scan itself read: 0 for a scan of a table already open (the log was read
+   * by `open`: see `table.loadInfo.logFilesRead`). */
   logFilesRead: number;
   /** Time from the first poll to the first batch handed out, in microseconds; `null`
    * before the first batch. */

@@ -2,13 +2,15 @@
 // WebAssembly module (parquet_writer.wasm, built from parquet-writer/), which is fetched on
 // the first call only: the reader's .wasm carries no writer. The input may be the bytes of a
 // stream (a scan's toIPC(), an .arrows file), a Blob of them, or a scan itself (any async
-// iterable of stream pieces), which is read to its end first.
+// iterable of stream pieces), which is read to its end first. Several whole streams of one
+// schema laid end to end (the pieces of `scan.batches()`) are joined into one.
 //
 // The module has a plain ABI (no wasm-bindgen glue): it is compiled once and instantiated
 // afresh for every call, so a malformed stream that traps the module (arrow-ipc panics on
 // some) costs that call only, and each call's memory goes when it ends.
 
-import { concatBytes } from './scan-views.js';
+import { joinStreams } from './ipc-streams.js';
+import { checkOptionNames, concatBytes } from './scan-views.js';
 
 /** Builds toParquet around a loader of the writer's .wasm: `loadDefault()` returns its bytes,
  * a Response or a WebAssembly.Module, or `undefined` to fetch it from next to this module. */
@@ -31,11 +33,17 @@ export function createParquet(loadDefault) {
 
   /** The Parquet file (snappy, row groups of at most `rowGroupRows` rows, default 1,048,576)
    * of an Arrow IPC stream. Rejects with code `invalid_argument` when the input is not one. */
-  async function toParquet(input, { rowGroupRows } = {}) {
+  async function toParquet(input, options = {}) {
+    checkOptionNames(options, ['rowGroupRows'], 'toParquet()');
+    const { rowGroupRows } = options ?? {};
     if (rowGroupRows !== undefined && (!Number.isInteger(rowGroupRows) || rowGroupRows < 1 || rowGroupRows > 0xffffffff)) {
       throw coded('invalid_argument', 'rowGroupRows must be a whole number from 1 to 4294967295');
     }
-    const bytes = await streamBytes(input);
+    // Several whole streams (the pieces of scan.batches(), a Blob of them) become one: an
+    // IPC reader would stop at the first one's end.
+    const bytes = joinStreams(await streamBytes(input), (message) => {
+      throw coded('invalid_argument', `toParquet: ${message}`);
+    });
     await initParquet();
     const { exports } = await WebAssembly.instantiate(await compiled, {});
     let status;
@@ -68,8 +76,11 @@ async function compile(source) {
   return WebAssembly.compile(given);
 }
 
+/** An Error as the reader's own are (named `DeltaError`, a `code`; writing is no phase of a
+ * read, so `phase` is `write`). */
 function coded(code, message, cause) {
-  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
+  const error = new Error(message, cause === undefined ? undefined : { cause });
+  return Object.assign(error, { name: 'DeltaError', code, phase: 'write', transient: false });
 }
 
 /** The input's bytes as one Uint8Array. */

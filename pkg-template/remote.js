@@ -33,7 +33,10 @@ class Channel {
     this.#worker = worker;
     worker.addEventListener('message', (event) => this.#receive(event.data));
     worker.addEventListener('error', (event) => {
-      const error = coded('io', `the reader's worker failed: ${event.message ?? 'unknown error'}`);
+      // A worker whose script (or a module it imports) cannot be loaded fails with no
+      // message: say what to look at.
+      const why = event.message ?? "it could not start: its script (worker.js) or what it imports could not be loaded — with a bundler, see 'Bundlers and runtimes' in the package README";
+      const error = coded('io', `the reader's worker failed: ${why}`, 'read');
       for (const { reject } of this.#pending.values()) reject(error);
       this.#pending.clear();
     });

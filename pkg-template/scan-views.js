@@ -8,9 +8,10 @@
 // - a new read (iteration, `stream()`, `batches()`, `toIPC()`) of a scan that has ended is
 //   an error (`checkReadable`), never an empty result that reads as an empty table.
 
-/** An Error with a `code`, as the package's errors have. */
-export function coded(code, message) {
-  return Object.assign(new Error(message), { code });
+/** An Error as the reader's own are: named `DeltaError`, with a `code` and the `phase`
+ * (`load` for the options of an open, `plan` for those of a scan). */
+export function coded(code, message, phase = 'plan') {
+  return Object.assign(new Error(message), { name: 'DeltaError', code, phase, transient: false });
 }
 
 /** The options `DeltaTable.open` and `openInWorker` take. */
@@ -24,14 +25,15 @@ export const SCAN_OPTIONS = ['columns', 'filter', 'limit', 'batchSize', 'stringT
  * object is refused too. */
 export function checkOptionNames(options, known, where) {
   if (options == null) return;
+  const phase = /open/i.test(where) ? 'load' : 'plan';
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw coded('invalid_argument', `${where}'s options must be an object, not ${Array.isArray(options) ? 'an array' : typeof options}`);
+    throw coded('invalid_argument', `${where}'s options must be an object, not ${Array.isArray(options) ? 'an array' : typeof options}`, phase);
   }
   for (const name of Object.keys(options)) {
     if (known.includes(name)) continue;
     const near = known.find((k) => k.toLowerCase() === name.toLowerCase()) ?? known.find((k) => editDistance(k, name) <= 2);
     const hint = near ? `; did you mean '${near}'?` : '';
-    throw coded('invalid_argument', `unknown option '${name}' in ${where}${hint} (known: ${known.join(', ')})`);
+    throw coded('invalid_argument', `unknown option '${name}' in ${where}${hint} (known: ${known.join(', ')})`, phase);
   }
 }
 

@@ -942,6 +942,30 @@ await check('toParquet: a scan written as Parquet reads back the same rows, here
   }
 });
 
+await check('toParquet: the pieces of scan.batches() (whole streams end to end) are joined, not cut at the first', async () => {
+  const { toParquet } = await import('delta-arrow-reader/parquet');
+  const { parquetMetadata } = await import('hyparquet');
+  const rowsIn = (file) => Number(parquetMetadata(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength)).num_rows);
+  const table = await DeltaTable.open(join(CORPUS, DV));
+  const rows = EXPECT[DV].rows;
+  assertEq(rowsIn(await toParquet(table.scan({ batchSize: 4 }).batches())), rows, 'batches() as the input');
+  const pieces = [];
+  for await (const piece of table.scan({ batchSize: 4 }).batches()) pieces.push(piece);
+  assert(pieces.length > 2, `several pieces (${pieces.length})`);
+  assertEq(rowsIn(await toParquet(new Blob(pieces))), rows, 'a Blob of the pieces');
+  // Streams of different schemas cannot be one: refused, not cut.
+  const other = await (await DeltaTable.open(join(CORPUS, 'deltars__simple_table'))).scan().toIPC();
+  const mixed = new Uint8Array([...pieces[0], ...other]);
+  await rejects(toParquet(mixed), (e) => {
+    assertEq(e.code, 'invalid_argument', 'code');
+    assert(/schemas differ/.test(e.message), e.message);
+  }, 'two schemas');
+  await rejects(toParquet(pieces[0], { rowGroupRow: 2 }), (e) => {
+    assertEq(e.code, 'invalid_argument', 'code');
+    assert(/rowGroupRows/.test(e.message), e.message);
+  }, 'a misspelt option');
+});
+
 await check('toParquet: bad input is a typed error, and a stream that traps the writer costs that call only', async () => {
   const { toParquet } = await import('delta-arrow-reader/parquet');
   const refused = (e) => assertEq(e.code, 'invalid_argument', 'code');
