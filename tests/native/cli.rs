@@ -1315,3 +1315,35 @@ fn files_show_partition_values_by_logical_name() {
     assert!(grid.contains("Company Very Short=BME"), "{grid}");
     assert!(!grid.contains("col-"), "{grid}");
 }
+
+/// The README's `--timestamp` example works on the demo table read locally: its commit files
+/// carry the times its commits record, so a local read (file times) and a read over HTTP
+/// (`commitInfo.timestamp`) agree.
+#[test]
+fn the_demo_table_answers_the_readme_timestamp_example() {
+    let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_dar"))
+        .args(["info", "--timestamp", "2024-01-01T00:02:00Z"])
+        .env("XDG_CACHE_HOME", cache.path())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("version:           2"), "{text}");
+    assert!(text.contains("2024-01-01T00:02:00"), "{text}");
+}
+
+/// `dar view` serves local folders: a `file://` URL is one, an `https://` table is refused
+/// with what to do instead (before: "not found: https://…").
+#[test]
+fn view_refuses_remote_tables_with_what_to_do() {
+    let out = dar(&["view", "https://example.com/tables/t/", "--no-browser"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("dar: error [invalid_argument]"), "{err}");
+    assert!(err.contains("dar head https://example.com/tables/t/"), "{err}");
+    let out = dar(&["view", "file:///no/such/folder/anywhere", "--no-browser"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/no/such/folder/anywhere"), "{err}");
+    assert!(!err.contains("file://"), "the URL is taken as its path: {err}");
+}

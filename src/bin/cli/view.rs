@@ -53,6 +53,32 @@ struct Plan {
     open: String,
 }
 
+/// The folder `given` names: a path, or a `file://` URL of one. `dar view` serves local
+/// folders; a table at another URL is refused with what to do instead.
+fn local_path(given: &std::path::Path) -> Result<std::path::PathBuf, DeltaError> {
+    let Some(text) = given.to_str() else {
+        return Ok(given.to_path_buf());
+    };
+    let Some((scheme, _)) = text.split_once("://") else {
+        return Ok(given.to_path_buf());
+    };
+    if scheme.eq_ignore_ascii_case("file") {
+        return url::Url::parse(text)
+            .ok()
+            .and_then(|u| u.to_file_path().ok())
+            .ok_or_else(|| DeltaError::InvalidArgument {
+                reason: format!("'{text}' is not a file:// URL of a local folder"),
+            });
+    }
+    Err(DeltaError::InvalidArgument {
+        reason: format!(
+            "dar view serves local folders, not {scheme}:// tables: run `dar view` and enter \
+             {text} in the page (a table on another site is read when that site allows it), \
+             or read it with `dar head {text}`"
+        ),
+    })
+}
+
 /// Runs the server until the process is stopped.
 pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
     if VIEWER_FILES.is_empty() {
@@ -63,7 +89,7 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
         });
     }
     let path = match &args.path {
-        Some(p) => p.clone(),
+        Some(p) => local_path(p)?,
         None => delta_arrow_reader::fixture::demo_table_dir()?,
     };
     let plan = plan(&path, args.follow_symlinks)?;
