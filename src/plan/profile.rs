@@ -9,8 +9,9 @@
 //!   ([`ColumnProfile::complete`]); otherwise the true value may lie in a file without;
 //! - string bounds may be truncated prefixes, timestamp maxima have millisecond precision
 //!   (values may run up to 999 µs past them), and the bounds of a column whose type was
-//!   widened are those written for its old type (a `float` maximum of `3.4` read as a
-//!   `double` is `3.4000000953674316` in the data);
+//!   widened are those written for its old type: a `double` once a `float` has its bounds
+//!   widened by a float's rounding (a `float` maximum written `3.4` is `3.4000000953674316`
+//!   in the data, see `predicate::stats`);
 //! - `numRecords` counts the physical rows of each file, and the protocol requires it to be
 //!   accurate for a file with a deletion vector, so the table's row count subtracts each
 //!   vector's `cardinality` and is exact ([`TableProfile::num_records`]);

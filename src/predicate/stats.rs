@@ -40,6 +40,11 @@ struct StatsColumn {
     logical: Vec<String>,
     physical: Vec<String>,
     ty: PrimitiveType,
+    /// A `double` column that was a `float` (type widening, `delta.typeChanges`): files
+    /// written before the change hold `float` values and bounds written for them (`3.4` for
+    /// a value that reads as the double `3.4000000953674316`), so each bound is widened by the
+    /// rounding of a float ([`widen_float_written`]).
+    float_written: bool,
 }
 
 impl StatsColumns {
@@ -93,6 +98,7 @@ fn collect(
                 logical: logical.clone(),
                 physical: physical.clone(),
                 ty: *ty,
+                float_written: *ty == PrimitiveType::Double && widened_from_float(field),
             }),
             DataType::Struct(inner) => collect(inner, mode, logical, physical, out)?,
             _ => {}
@@ -101,6 +107,38 @@ fn collect(
         physical.pop();
     }
     Ok(())
+}
+
+/// Whether `field`'s type history (`delta.typeChanges`) has it widened from `float`.
+fn widened_from_float(field: &crate::schema::StructField) -> bool {
+    field
+        .metadata
+        .get("delta.typeChanges")
+        .and_then(Value::as_array)
+        .is_some_and(|changes| {
+            changes
+                .iter()
+                .any(|c| c.get("fromType").and_then(Value::as_str) == Some("float"))
+        })
+}
+
+/// A bound of a `double` column once a `float` (see [`StatsColumn::float_written`]): the
+/// `double` and the `float` the same text names may differ by a float's rounding, so the
+/// bound takes the wider of the two (and a bound written for a double is widened by at most
+/// one float step, which only reads a file more).
+fn widen_float_written(bound: Option<Scalar>, side: Side) -> Option<Scalar> {
+    match bound {
+        // Beyond f32's range a bound was written for a double: it stays.
+        Some(Scalar::Double(v)) if v.is_finite() && (v as f32).is_finite() => {
+            let f = f64::from(outward_f32(v, side));
+            let wider = match side {
+                Side::Min => v.min(f),
+                Side::Max => v.max(f),
+            };
+            Some(Scalar::Double(normal_f64(wider)))
+        }
+        other => other,
+    }
 }
 
 /// The statistics of one column of one file.
@@ -141,9 +179,14 @@ impl FileStats {
         let (mins, maxes, nulls) = sections(|key| root.get(key).filter(|v| v.is_object()));
         let bound = |section: Option<&Value>, column: &StatsColumn, side| {
             let value = find_path(section, &column.physical)?;
-            match exact_decimal_text(json, column, value) {
+            let bound = match exact_decimal_text(json, column, value) {
                 Some(text) => stat_value(&Value::String(text), &column.ty, side),
                 None => stat_value(value, &column.ty, side),
+            };
+            if column.float_written {
+                widen_float_written(bound, side)
+            } else {
+                bound
             }
         };
         let stats = column_stats(columns, |column| ColumnStats {
@@ -183,7 +226,12 @@ impl FileStats {
         let stats = column_stats(columns, |column| {
             let value = |section: Option<&StructArray>, side| {
                 let leaf = find_leaf(section, &column.physical)?;
-                parsed_value(leaf, row, &column.ty, side)
+                let bound = parsed_value(leaf, row, &column.ty, side);
+                if column.float_written {
+                    widen_float_written(bound, side)
+                } else {
+                    bound
+                }
             };
             let null_count = find_leaf(nulls, &column.physical).and_then(|leaf| {
                 match Scalar::from_array(leaf.as_ref(), row).ok()? {
@@ -595,6 +643,42 @@ mod tests {
         assert!(!loose.counts_are_exact());
         assert!(FileStats::parse("[1]", &all).is_err());
         assert!(FileStats::parse("{", &all).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn a_double_once_a_float_has_its_bounds_widened_by_a_floats_rounding() -> Result<()> {
+        let changes = serde_json::json!([{"fromType": "float", "toType": "double"}]);
+        let mut widened = StructField::new("x", PrimitiveType::Double, true);
+        widened.metadata.insert("delta.typeChanges".into(), changes);
+        let schema = StructType::new([widened, StructField::new("y", PrimitiveType::Double, true)]);
+        let columns = StatsColumns::new(&schema, ColumnMappingMode::None)?;
+        // Written for the float 3.4f32, which reads as the double 3.4000000953674316.
+        let text = r#"{"numRecords":1,"minValues":{"x":3.4,"y":3.4,"big":0},
+            "maxValues":{"x":3.4,"y":3.4}}"#;
+        let stats = FileStats::parse(text, &columns)?;
+        let x = stats.column(&path(&["x"])).cloned().unwrap_or_default();
+        let (Some(Scalar::Double(min)), Some(Scalar::Double(max))) = (x.min, x.max) else {
+            return Err(bad_stats("no bounds"));
+        };
+        let data = f64::from(3.4f32);
+        assert!(min <= data && data <= max, "{min} <= {data} <= {max}");
+        assert!(
+            max - 3.4 < 1e-6 && 3.4 - min < 1e-6,
+            "widened by a float step only"
+        );
+        // A column that never was a float keeps the bounds as written.
+        let y = stats.column(&path(&["y"])).cloned().unwrap_or_default();
+        assert_eq!(
+            (y.min, y.max),
+            (Some(Scalar::Double(3.4)), Some(Scalar::Double(3.4)))
+        );
+        // A bound past f32's range was written for a double: it stays.
+        let far = FileStats::parse(r#"{"maxValues":{"x":1e300}}"#, &columns)?;
+        assert_eq!(
+            far.column(&path(&["x"])).and_then(|c| c.max.clone()),
+            Some(Scalar::Double(1e300))
+        );
         Ok(())
     }
 

@@ -1328,7 +1328,11 @@ fn the_demo_table_answers_the_readme_timestamp_example() {
         .output()
         .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
     let text = stdout(&out);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("version:           2"), "{text}");
     assert!(text.contains("2024-01-01T00:02:00"), "{text}");
 }
@@ -1341,9 +1345,15 @@ fn view_refuses_remote_tables_with_what_to_do() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("dar: error [invalid_argument]"), "{err}");
-    assert!(err.contains("dar head https://example.com/tables/t/"), "{err}");
+    assert!(
+        err.contains("dar head https://example.com/tables/t/"),
+        "{err}"
+    );
     let out = dar(&["view", "file:///no/such/folder/anywhere", "--no-browser"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/no/such/folder/anywhere"), "{err}");
-    assert!(!err.contains("file://"), "the URL is taken as its path: {err}");
+    assert!(
+        !err.contains("file://"),
+        "the URL is taken as its path: {err}"
+    );
 }

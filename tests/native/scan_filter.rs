@@ -180,7 +180,10 @@ async fn skipping_never_drops_a_matching_row() {
                 .collect()
         })
         .unwrap_or_default();
+    // Tables whose statistics were written for other types than the schema's today.
+    names.extend(TYPE_CHANGED.iter().map(|n| n.to_string()));
     names.sort();
+    names.dedup();
     let (mut checked, mut failures, mut skipped_files) = (0usize, Vec::new(), 0usize);
     for name in names {
         let Ok(table) = DeltaTableBuilder::new(common::table_dir(&name).to_string_lossy())
@@ -193,20 +196,32 @@ async fn skipping_never_drops_a_matching_row() {
             Ok(s) => s.into_stream().collect_batches().await.unwrap_or_default(),
             Err(_) => continue,
         };
-        let Some(first) = full.iter().find(|b| b.num_rows() > 0) else {
+        // Values from two batches (so from two files, where there are): the first, middle and
+        // last rows of the first and last batch.
+        let filled: Vec<&RecordBatch> = full.iter().filter(|b| b.num_rows() > 0).collect();
+        if filled.is_empty() {
             continue;
-        };
+        }
+        let n = filled.len().min(2);
+        let picks: Vec<(&RecordBatch, usize)> = (0..n)
+            .map(|k| filled[if n > 1 { k * (filled.len() - 1) / (n - 1) } else { 0 }])
+            .flat_map(|b| [(b, 0), (b, b.num_rows() / 2), (b, b.num_rows() - 1)])
+            .collect();
         let schema = table.schema();
         for (i, field) in schema.fields().iter().enumerate() {
             if !primitive(field.data_type()) {
                 continue;
             }
-            let column = first.column(i);
             let mut predicates = vec![col(field.name()).is_null(), col(field.name()).is_not_null()];
-            for row in [0, first.num_rows() / 2, first.num_rows() - 1] {
-                let Ok(value) = Scalar::from_array(column.as_ref(), row) else {
+            let mut seen = Vec::new();
+            for &(batch, row) in &picks {
+                let Ok(value) = Scalar::from_array(batch.column(i).as_ref(), row) else {
                     continue;
                 };
+                if seen.contains(&value) {
+                    continue;
+                }
+                seen.push(value.clone());
                 if value.is_null() {
                     continue;
                 }
@@ -265,6 +280,10 @@ const STRING_FILTER_TABLES: &[&str] = &[
 /// Rows, file selection and row groups pruned of a scan with `predicate` and output `types`.
 /// `skipped_files` names, file by file, what `file_selection` counts: each reason's count,
 /// no file twice, and with the files read every active file once.
+/// Tables of the corpus whose columns changed type (type widening): their older files'
+/// statistics were written for the old types.
+const TYPE_CHANGED: &[&str] = &["kernel__type-widening"];
+
 fn skipped_files_agree(scan: &delta_arrow_reader::DeltaScan) -> Result<(), String> {
     use delta_arrow_reader::SkipReason;
     let sel = scan.file_selection();

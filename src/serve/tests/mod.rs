@@ -956,7 +956,9 @@ async fn a_missing_checkpoint_hint_is_answered_from_the_log_folder() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tables");
     assert!(corpus.is_dir(), "the corpus (../shared/corpus)");
     let hint = "/deltars__checkpoints_vacuumed/_delta_log/_last_checkpoint";
-    let plain = StaticServer::start(ServeConfig::new(&corpus)).await.unwrap();
+    let plain = StaticServer::start(ServeConfig::new(&corpus))
+        .await
+        .unwrap();
     assert_eq!(get(&plain, hint).await.status, 404);
     plain.shutdown().await;
     let s = StaticServer::start(ServeConfig::new(&corpus).with_checkpoint_hints(true))
@@ -972,6 +974,11 @@ async fn a_missing_checkpoint_hint_is_answered_from_the_log_folder() {
     assert_eq!(get(&s, none).await.status, 404);
     // A name that only looks like it, or a path out of the folder, is not answered.
     assert_eq!(get(&s, "/_delta_log/_last_checkpoint").await.status, 404);
-    assert_eq!(get(&s, "/../secret/_delta_log/_last_checkpoint").await.status, 400);
+    assert_eq!(
+        get(&s, "/../secret/_delta_log/_last_checkpoint")
+            .await
+            .status,
+        400
+    );
     s.shutdown().await;
 }
