@@ -1357,3 +1357,28 @@ fn view_refuses_remote_tables_with_what_to_do() {
         "the URL is taken as its path: {err}"
     );
 }
+
+/// A filter may start with `-` (a negative number first): it is the filter, not a flag.
+#[test]
+fn a_filter_may_start_with_a_minus() {
+    let table = common::table_dir("dat__basic_append");
+    let table = table.to_string_lossy();
+    let out = dar_ok(&["head", &table, "--filter", "-5 < number", "--json"]);
+    assert_eq!(stdout(&out).lines().count(), 5, "{}", stdout(&out));
+    let out = dar_ok(&[
+        "export",
+        &table,
+        "--out",
+        "-",
+        "--format",
+        "csv",
+        "--filter",
+        "-1 >= number",
+    ]);
+    assert_eq!(
+        stdout(&out).lines().count(),
+        1,
+        "the header alone: {}",
+        stdout(&out)
+    );
+}

@@ -204,7 +204,13 @@ async fn skipping_never_drops_a_matching_row() {
         }
         let n = filled.len().min(2);
         let picks: Vec<(&RecordBatch, usize)> = (0..n)
-            .map(|k| filled[if n > 1 { k * (filled.len() - 1) / (n - 1) } else { 0 }])
+            .map(|k| {
+                filled[if n > 1 {
+                    k * (filled.len() - 1) / (n - 1)
+                } else {
+                    0
+                }]
+            })
             .flat_map(|b| [(b, 0), (b, b.num_rows() / 2), (b, b.num_rows() - 1)])
             .collect();
         let schema = table.schema();

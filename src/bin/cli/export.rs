@@ -51,8 +51,9 @@ pub struct ExportArgs {
     /// Comma-separated columns (default: all).
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
-    /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000".
-    #[arg(long)]
+    /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000" (a
+    /// filter may start with `-`: `--filter "-5 < x"`).
+    #[arg(long, allow_hyphen_values = true)]
     pub filter: Option<String>,
     /// Write at most this many rows.
     #[arg(long)]

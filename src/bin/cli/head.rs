@@ -19,8 +19,9 @@ pub struct HeadArgs {
     /// Comma-separated columns to show (default: all).
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
-    /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000".
-    #[arg(long)]
+    /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000" (a
+    /// filter may start with `-`: `--filter "-5 < x"`).
+    #[arg(long, allow_hyphen_values = true)]
     pub filter: Option<String>,
     /// The largest uncompressed Parquet page a data file may declare, in bytes (default 256
     /// MiB); a larger one is refused (limit_exceeded) before anything is allocated.
