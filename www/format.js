@@ -243,18 +243,18 @@ export function toPlain(value, type, binaryMax = 32) {
           // Not a valid variant: its two binaries as they are.
         }
       }
-      return new Entries(type.children.map((field) => [field.name, toPlain(value[field.name], field.type, binaryMax)]));
+      return new Entries(type.children.map((field) => [field.name, inner(value[field.name], field.type, binaryMax)]));
     case T.List:
     case T.LargeList:
     case T.ListView:
     case T.LargeListView:
     case T.FixedSizeList: {
       const item = type.children[0]?.type;
-      return Array.from(value, (x) => toPlain(x, item, binaryMax));
+      return Array.from(value, (x) => inner(x, item, binaryMax));
     }
     case T.Map: {
       const [keyField, valueField] = type.children[0]?.type?.children ?? [];
-      return new Entries(Array.from(value, ([k, v]) => [String(toPlain(k, keyField?.type, binaryMax)), toPlain(v, valueField?.type, binaryMax)]));
+      return new Entries(Array.from(value, ([k, v]) => [String(toPlain(k, keyField?.type, binaryMax)), inner(v, valueField?.type, binaryMax)]));
     }
     case T.Dictionary:
       return toPlain(value, type.dictionary, binaryMax);
@@ -268,6 +268,15 @@ export function toPlain(value, type, binaryMax = 32) {
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   if (value instanceof Uint8Array) return hex(value, binaryMax);
   return value;
+}
+
+/** A value inside a struct, list or map: as [`toPlain`], but 64-bit integers and decimals
+ * (exact text at the top level) stay numbers in the JSON, every digit kept, as `dar`'s JSON
+ * writes them. */
+function inner(value, type, binaryMax) {
+  const plain = toPlain(value, type, binaryMax);
+  const exact = type?.typeId === T.Decimal || (type?.typeId === T.Int && type.bitWidth === 64);
+  return exact && typeof plain === 'string' ? new JsonNumber(plain) : plain;
 }
 
 const NUMERIC = new Set([T.Int, T.Float, T.Decimal, T.Duration]);
