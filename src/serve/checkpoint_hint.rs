@@ -73,15 +73,29 @@ pub(crate) fn hint_for(log_dir: &Path) -> Option<Vec<u8>> {
     serde_json::to_vec(&hint).ok()
 }
 
-/// The actions in one checkpoint file: its rows (Parquet) or non-empty lines (JSON).
+/// The actions in one checkpoint file: its rows (Parquet) or non-empty lines (JSON, read in
+/// pieces: a checkpoint of gigabytes is counted in constant memory).
 fn actions_in(file: &Path, json: bool) -> Option<u64> {
     if json {
-        let text = std::fs::read(file).ok()?;
-        let lines = text
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .count();
-        return u64::try_from(lines).ok();
+        use std::io::BufRead;
+        let mut reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
+        let (mut lines, mut at_line_start) = (0u64, true);
+        loop {
+            let piece = reader.fill_buf().ok()?;
+            if piece.is_empty() {
+                return Some(lines);
+            }
+            for &b in piece {
+                if b == b'\n' {
+                    at_line_start = true;
+                } else if at_line_start {
+                    lines += 1;
+                    at_line_start = false;
+                }
+            }
+            let n = piece.len();
+            reader.consume(n);
+        }
     }
     let reader = std::fs::File::open(file).ok()?;
     let meta = parquet::file::metadata::ParquetMetaDataReader::new()
@@ -119,6 +133,17 @@ mod tests {
         assert_eq!(h["version"], 108, "{h}");
         // No checkpoint: no hint.
         assert_eq!(hint("dat__basic_append"), None);
+    }
+
+    #[test]
+    fn a_json_checkpoint_counts_its_non_empty_lines() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("c.json");
+        std::fs::write(&file, "{\"a\":1}\n\n{\"b\":2}\n{\"c\":3}")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(actions_in(&file, true), Some(3));
+        std::fs::write(&file, "").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(actions_in(&file, true), Some(0));
     }
 
     #[test]
