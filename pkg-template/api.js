@@ -283,7 +283,7 @@ function normalizeOpenOptions(options, overHttp) {
   if (options == null) {
     return overHttp ? { fetch: answerWithin(globalFetch, DEFAULT_ANSWER_MS) } : {};
   }
-  checkOptionNames(options, OPEN_OPTIONS, 'DeltaTable.open()');
+  checkOptionNames(options, OPEN_OPTIONS, 'DeltaTable.open()', 'load');
   const headers = headerPairs(options.headers);
   const out = { ...options, headers };
   if (options.requestInit != null && typeof options.requestInit === 'object') {

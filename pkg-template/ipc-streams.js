@@ -8,8 +8,13 @@
 // the body length); a message of metadata length 0 is the end marker. The walk reads only
 // those two fields; bytes it cannot walk are left as they are, for the writer to judge.
 
+import { concatBytes } from './scan-views.js';
+
 const SCHEMA = 1;
 const DICTIONARY = 2;
+
+/** The end-of-stream marker: a message of metadata length 0. */
+export const END_MARKER = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
 /** One message at `at`: `{ end, header, eos }`, or null when the bytes are not one. */
 function message(bytes, view, at) {
@@ -88,12 +93,5 @@ export function joinStreams(bytes, fail) {
   if (streams.filter((s) => s.dictionaries).length > 1) {
     fail(`the input holds ${streams.length} Arrow IPC streams with dictionaries of their own: give one stream (a scan, or its toIPC())`);
   }
-  const parts = [first.schema, ...streams.flatMap((s) => s.rest), new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return concatBytes([first.schema, ...streams.flatMap((s) => s.rest), END_MARKER]);
 }

@@ -10,7 +10,7 @@
 // some) costs that call only, and each call's memory goes when it ends.
 
 import { joinStreams } from './ipc-streams.js';
-import { checkOptionNames, concatBytes } from './scan-views.js';
+import { checkOptionNames, coded, concatBytes } from './scan-views.js';
 
 /** Builds toParquet around a loader of the writer's .wasm: `loadDefault()` returns its bytes,
  * a Response or a WebAssembly.Module, or `undefined` to fetch it from next to this module. */
@@ -34,15 +34,15 @@ export function createParquet(loadDefault) {
   /** The Parquet file (snappy, row groups of at most `rowGroupRows` rows, default 1,048,576)
    * of an Arrow IPC stream. Rejects with code `invalid_argument` when the input is not one. */
   async function toParquet(input, options = {}) {
-    checkOptionNames(options, ['rowGroupRows'], 'toParquet()');
+    checkOptionNames(options, ['rowGroupRows'], 'toParquet()', 'write');
     const { rowGroupRows } = options ?? {};
     if (rowGroupRows !== undefined && (!Number.isInteger(rowGroupRows) || rowGroupRows < 1 || rowGroupRows > 0xffffffff)) {
-      throw coded('invalid_argument', 'rowGroupRows must be a whole number from 1 to 4294967295');
+      throw failed('invalid_argument', 'rowGroupRows must be a whole number from 1 to 4294967295');
     }
     // Several whole streams (the pieces of scan.batches(), a Blob of them) become one: an
     // IPC reader would stop at the first one's end.
     const bytes = joinStreams(await streamBytes(input), (message) => {
-      throw coded('invalid_argument', `toParquet: ${message}`);
+      throw failed('invalid_argument', `toParquet: ${message}`);
     });
     await initParquet();
     const { exports } = await WebAssembly.instantiate(await compiled, {});
@@ -53,11 +53,11 @@ export function createParquet(loadDefault) {
       status = exports.dar_ipc_to_parquet(at, bytes.byteLength, rowGroupRows ?? 0);
     } catch (error) {
       // A trap: the instance is dropped with this call.
-      throw coded('invalid_argument', `toParquet: the writer could not read this Arrow IPC stream (${error?.message ?? error})`, error);
+      throw failed('invalid_argument', `toParquet: the writer could not read this Arrow IPC stream (${error?.message ?? error})`, error);
     }
     const result = new Uint8Array(exports.memory.buffer, exports.dar_result_ptr(), exports.dar_result_len()).slice();
     if (status !== 0) {
-      throw coded('invalid_argument', `toParquet: ${new TextDecoder().decode(result)}`);
+      throw failed('invalid_argument', `toParquet: ${new TextDecoder().decode(result)}`);
     }
     return result;
   }
@@ -70,18 +70,14 @@ async function compile(source) {
   const given = await source;
   if (given instanceof WebAssembly.Module) return given;
   if (typeof Response !== 'undefined' && given instanceof Response) {
-    if (!given.ok) throw coded('io', `cannot fetch parquet_writer.wasm: HTTP ${given.status}`);
+    if (!given.ok) throw failed('io', `cannot fetch parquet_writer.wasm: HTTP ${given.status}`);
     return WebAssembly.compile(await given.arrayBuffer());
   }
   return WebAssembly.compile(given);
 }
 
-/** An Error as the reader's own are (named `DeltaError`, a `code`; writing is no phase of a
- * read, so `phase` is `write`). */
-function coded(code, message, cause) {
-  const error = new Error(message, cause === undefined ? undefined : { cause });
-  return Object.assign(error, { name: 'DeltaError', code, phase: 'write', transient: false });
-}
+/** An Error as the reader's own are; writing is no phase of a read, so its phase is `write`. */
+const failed = (code, message, cause) => coded(code, message, 'write', cause);
 
 /** The input's bytes as one Uint8Array. */
 async function streamBytes(input) {
@@ -92,12 +88,12 @@ async function streamBytes(input) {
   if (input != null && typeof input[Symbol.asyncIterator] === 'function') {
     const pieces = [];
     for await (const piece of input) {
-      if (!(piece instanceof Uint8Array)) throw coded('invalid_argument', 'toParquet: the iterable gave something other than a Uint8Array');
+      if (!(piece instanceof Uint8Array)) throw failed('invalid_argument', 'toParquet: the iterable gave something other than a Uint8Array');
       pieces.push(piece);
     }
     return concatBytes(pieces);
   }
-  throw coded('invalid_argument', 'toParquet takes the bytes of an Arrow IPC stream (Uint8Array, ArrayBuffer, Blob) or a scan');
+  throw failed('invalid_argument', 'toParquet takes the bytes of an Arrow IPC stream (Uint8Array, ArrayBuffer, Blob) or a scan');
 }
 
 const browser = createParquet(() => undefined);

@@ -12,13 +12,13 @@
 // - Metrics and progress are the parts' summed, with the counts that describe the whole
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
+import { END_MARKER } from './ipc-streams.js';
 import { batchIterable, checkReadable, claim, coded, endOnAbort, inTurn, markCancelled, restOfStream, ScanViews } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
 
 /** The IPC end-of-stream marker: a continuation marker and a zero length. */
-const END_MARKER = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
 /** Metrics that describe the whole scan (the same in every part): the plan's value. */
 const FROM_PLAN = new Set(['filesInSnapshot', 'filesPlanned', 'filesSkippedByPartition', 'filesSkippedByStats', 'logFilesRead', 'filesToRead', 'bytesTotal']);

@@ -389,7 +389,7 @@ export async function openInWorker(source, options = {}, { worker, workers } = {
   if (source !== null && typeof source === 'object' && typeof source.read === 'function') {
     throw coded('invalid_argument', 'a custom byte source cannot be sent to a worker: open it in the worker yourself');
   }
-  checkOptionNames(options, OPEN_OPTIONS, 'openInWorker()');
+  checkOptionNames(options, OPEN_OPTIONS, 'openInWorker()', 'load');
   const { first, helpers } = workerPool(worker, workers);
   const channel = channelFor(first);
   const { signal } = options ?? {};

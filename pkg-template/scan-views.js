@@ -9,9 +9,10 @@
 //   an error (`checkReadable`), never an empty result that reads as an empty table.
 
 /** An Error as the reader's own are: named `DeltaError`, with a `code` and the `phase`
- * (`load` for the options of an open, `plan` for those of a scan). */
-export function coded(code, message, phase = 'plan') {
-  return Object.assign(new Error(message), { name: 'DeltaError', code, phase, transient: false });
+ * (`load` for the options of an open, `plan` for those of a scan, `write` for toParquet). */
+export function coded(code, message, phase = 'plan', cause = undefined) {
+  const error = new Error(message, cause === undefined ? undefined : { cause });
+  return Object.assign(error, { name: 'DeltaError', code, phase, transient: false });
 }
 
 /** The options `DeltaTable.open` and `openInWorker` take. */
@@ -23,9 +24,8 @@ export const SCAN_OPTIONS = ['columns', 'filter', 'limit', 'batchSize', 'stringT
  * `versio` or `filtr` would otherwise be ignored, and the read give other rows than asked
  * for without a word. `null` and `undefined` are no options; anything else but a plain
  * object is refused too. */
-export function checkOptionNames(options, known, where) {
+export function checkOptionNames(options, known, where, phase = 'plan') {
   if (options == null) return;
-  const phase = /open/i.test(where) ? 'load' : 'plan';
   if (typeof options !== 'object' || Array.isArray(options)) {
     throw coded('invalid_argument', `${where}'s options must be an object, not ${Array.isArray(options) ? 'an array' : typeof options}`, phase);
   }

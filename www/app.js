@@ -198,15 +198,21 @@ function tableUrl(raw) {
   return url.href;
 }
 
-function timeTravel() {
-  const v = ui.version.value.trim();
-  const t = ui.timestamp.value.trim();
+/** The time travel a version and a timestamp (as typed, or from the page address) ask for;
+ * throws `invalid_argument` for both at once or a version that is not a whole number. */
+function travelOf(version, timestamp) {
+  const v = (version ?? '').trim();
+  const t = (timestamp ?? '').trim();
   if (v && t) throw coded('invalid_argument', 'give a version or a timestamp, not both');
   if (v) {
     if (!/^\d+$/.test(v)) throw coded('invalid_argument', `a version is a whole number ≥ 0, not '${v}'`);
     return { version: Number(v) };
   }
   return t ? { timestamp: t } : {};
+}
+
+function timeTravel() {
+  return travelOf(ui.version.value, ui.timestamp.value);
 }
 
 const slider = new VersionSlider({
@@ -426,13 +432,6 @@ document.addEventListener('keydown', (e) => {
 $('cols-all').addEventListener('click', () => tickAll(true));
 $('cols-none').addEventListener('click', () => tickAll(false));
 
-/** Why the time travel in the page address cannot be opened as it is, or null. */
-function addressRefusal({ version, timestamp }) {
-  if (version && !/^\d+$/.test(version.trim())) return `the address's version is a whole number ≥ 0, not '${version}'`;
-  if (version && timestamp) return 'the address gives a version and a timestamp: keep one';
-  return null;
-}
-
 async function start() {
   const address = readAddress();
   const [reader, tables] = await Promise.allSettled([loadReader(), servedTables()]);
@@ -454,10 +453,12 @@ async function start() {
   if (address.filter) ui.filter.value = address.filter;
   if (address.version) ui.version.value = address.version;
   if (address.timestamp) ui.timestamp.value = address.timestamp;
-  // The version box takes digits only: a bad version in the address would open the latest.
-  const refused = addressRefusal(address);
-  if (refused) {
-    showError(coded('invalid_argument', refused), 'Not opened');
+  // The version box takes digits only: a bad version in the address would open the latest,
+  // so the address's own text is checked as the form's is.
+  try {
+    travelOf(address.version, address.timestamp);
+  } catch (refused) {
+    showError(refused, 'Not opened: the page address');
     setStatus('The page address asks for something the viewer cannot open.', 'bad');
     if (address.url) ui.url.value = address.url;
     return;

@@ -109,6 +109,19 @@ fn collect(
     Ok(())
 }
 
+impl StatsColumn {
+    /// A bound read in the column's type, as the column takes it: widened when its older
+    /// files wrote it for a `float` (see [`widen_float_written`]). JSON and `stats_parsed`
+    /// bounds both pass through here.
+    fn taken(&self, bound: Option<Scalar>, side: Side) -> Option<Scalar> {
+        if self.float_written {
+            widen_float_written(bound, side)
+        } else {
+            bound
+        }
+    }
+}
+
 /// Whether `field`'s type history (`delta.typeChanges`) has it widened from `float`.
 fn widened_from_float(field: &crate::schema::StructField) -> bool {
     field
@@ -179,15 +192,13 @@ impl FileStats {
         let (mins, maxes, nulls) = sections(|key| root.get(key).filter(|v| v.is_object()));
         let bound = |section: Option<&Value>, column: &StatsColumn, side| {
             let value = find_path(section, &column.physical)?;
-            let bound = match exact_decimal_text(json, column, value) {
-                Some(text) => stat_value(&Value::String(text), &column.ty, side),
-                None => stat_value(value, &column.ty, side),
-            };
-            if column.float_written {
-                widen_float_written(bound, side)
-            } else {
-                bound
-            }
+            column.taken(
+                match exact_decimal_text(json, column, value) {
+                    Some(text) => stat_value(&Value::String(text), &column.ty, side),
+                    None => stat_value(value, &column.ty, side),
+                },
+                side,
+            )
         };
         let stats = column_stats(columns, |column| ColumnStats {
             min: bound(mins, column, Side::Min),
@@ -226,12 +237,7 @@ impl FileStats {
         let stats = column_stats(columns, |column| {
             let value = |section: Option<&StructArray>, side| {
                 let leaf = find_leaf(section, &column.physical)?;
-                let bound = parsed_value(leaf, row, &column.ty, side);
-                if column.float_written {
-                    widen_float_written(bound, side)
-                } else {
-                    bound
-                }
+                column.taken(parsed_value(leaf, row, &column.ty, side), side)
             };
             let null_count = find_leaf(nulls, &column.physical).and_then(|leaf| {
                 match Scalar::from_array(leaf.as_ref(), row).ok()? {

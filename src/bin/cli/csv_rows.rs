@@ -124,7 +124,6 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, BinaryArray, Int32Array, StringArray, StringViewArray};
-    use arrow_schema::{Field, Schema};
 
     use super::*;
 
@@ -160,15 +159,7 @@ mod tests {
                 ])),
             ),
         ];
-        let fields: Vec<Field> = columns
-            .iter()
-            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
-            .collect();
-        RecordBatch::try_new(
-            Arc::new(Schema::new(fields)),
-            columns.into_iter().map(|(_, a)| a).collect(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
+        super::super::text_formats::batch_of(columns)
     }
 
     #[test]

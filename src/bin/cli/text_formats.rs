@@ -314,6 +314,20 @@ impl Encoder for TextKeyedMap<'_> {
     }
 }
 
+/// A batch of nullable `(name, column)` pairs (the text formats' tests).
+#[cfg(test)]
+pub fn batch_of(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+        .collect();
+    RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,15 +396,7 @@ mod tests {
             ("l", list()),
             ("s", nested()),
         ];
-        let fields: Vec<Field> = columns
-            .iter()
-            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
-            .collect();
-        RecordBatch::try_new(
-            Arc::new(Schema::new(fields)),
-            columns.into_iter().map(|(_, a)| a).collect(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
+        batch_of(columns.to_vec())
     }
 
     fn csv_text(batch: &RecordBatch) -> String {

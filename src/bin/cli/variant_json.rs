@@ -267,11 +267,7 @@ impl Value<'_> {
             14 => float(f64::from(f32::from_le_bytes(self.int::<4>(at)?)), out),
             15 => {
                 let len = uint(self.bytes, at, 4)?;
-                let hex: String = slice(self.bytes, at + 4, len)?
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect();
-                json_string(&hex, out);
+                json_string(&hex(slice(self.bytes, at + 4, len)?), out);
             }
             16 => {
                 let len = uint(self.bytes, at, 4)?;
@@ -289,8 +285,7 @@ impl Value<'_> {
                 json_string(&time.format("%H:%M:%S%.f").to_string(), out);
             }
             20 => {
-                let b = slice(self.bytes, at, 16)?;
-                let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                let h = hex(slice(self.bytes, at, 16)?);
                 let uuid = format!(
                     "{}-{}-{}-{}-{}",
                     &h[0..8],
@@ -334,6 +329,11 @@ fn float(v: f64, out: &mut Vec<u8>) {
     }
 }
 
+/// Bytes as lowercase hex (binaries, as the other JSON columns write them; UUIDs).
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn json_string(s: &str, out: &mut Vec<u8>) {
     // Writing a str to a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
@@ -348,10 +348,6 @@ mod tests {
             .step_by(2)
             .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or_else(|e| panic!("{e}")))
             .collect()
-    }
-
-    fn hex_of(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 
     fn json(metadata: &str, value: &str) -> Result<String, NotAVariant> {
@@ -374,7 +370,7 @@ mod tests {
         );
         // decimal4 1.50, decimal16 -0.05, int64 2^63-1, a date, a UTC instant, a string.
         assert_eq!(json("010000", "200296000000").as_deref(), Ok("1.50"));
-        let decimal16 = format!("2802{}", hex_of(&(-5i128).to_le_bytes()));
+        let decimal16 = format!("2802{}", super::hex(&(-5i128).to_le_bytes()));
         assert_eq!(json("010000", &decimal16).as_deref(), Ok("-0.05"));
         assert_eq!(
             json("010000", "18ffffffffffffff7f").as_deref(),
