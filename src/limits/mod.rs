@@ -35,6 +35,7 @@ pub(crate) mod page_contents;
 mod page_header;
 pub(crate) mod pages;
 pub(crate) mod parquet_tail;
+mod snappy_prefix;
 pub(crate) mod thrift;
 
 pub use decoder_panics::{behave_as_aborting, quiet_contained_panics};

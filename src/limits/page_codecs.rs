@@ -38,6 +38,25 @@ pub(crate) fn decompress(codec: Compression, compressed: &[u8], size: usize) -> 
     (out.len() == size).then_some(out)
 }
 
+/// The first `want` bytes of `compressed` decompressed with `codec` (a whole decompression
+/// of `size` bytes cut, for codecs other than snappy); fewer when the contents are shorter,
+/// `None` when they do not decompress that far.
+pub(crate) fn decompress_prefix(
+    codec: Compression,
+    compressed: &[u8],
+    size: usize,
+    want: usize,
+) -> Option<Vec<u8>> {
+    match codec {
+        Compression::SNAPPY => super::snappy_prefix::prefix(compressed, want.min(size)),
+        _ => {
+            let mut out = decompress(codec, compressed, size)?;
+            out.truncate(want);
+            Some(out)
+        }
+    }
+}
+
 /// Everything `reader` gives, up to one byte more than `size` (enough to tell contents that
 /// decompress to more than declared).
 fn read_at_most(reader: impl Read, size: usize) -> Option<Vec<u8>> {

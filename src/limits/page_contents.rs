@@ -21,7 +21,7 @@
 /// `Encoding` values of the Parquet format this check reads.
 pub(crate) mod encoding {
     pub(crate) const PLAIN_DICTIONARY: i32 = 2;
-    pub(super) const RLE: i32 = 3;
+    pub(crate) const RLE: i32 = 3;
     pub(super) const BIT_PACKED: i32 = 4;
     pub(super) const DELTA_BINARY_PACKED: i32 = 5;
     pub(super) const DELTA_LENGTH_BYTE_ARRAY: i32 = 6;
@@ -167,6 +167,66 @@ pub(crate) fn check_data_page(
             check_values(page, values, present, value_bytes)
         }
     }
+}
+
+/// Whether [`check_data_page`] reads a page's values (not only its levels): dictionary
+/// indexes, `DELTA_*` streams and byte-stream-split values of one width are checked; plain
+/// values are not.
+pub(crate) fn values_checked(page: &DataPage, value_bytes: u64) -> bool {
+    match page.encoding {
+        encoding::BYTE_STREAM_SPLIT => value_bytes > 0,
+        encoding::PLAIN_DICTIONARY
+        | encoding::RLE_DICTIONARY
+        | encoding::DELTA_BINARY_PACKED
+        | encoding::DELTA_LENGTH_BYTE_ARRAY
+        | encoding::DELTA_BYTE_ARRAY => true,
+        _ => false,
+    }
+}
+
+/// How many first bytes of a V1 page's body [`check_data_page`] reads when its values are
+/// not checked: its level sections (repetition, then definition, each an RLE section
+/// prefixed with its length, or bit-packed levels). `first(n)` gives the body's first `n`
+/// bytes (fewer when the body is shorter, `None` when they cannot be had). `None`: no level
+/// section to read.
+pub(crate) fn v1_levels_len(
+    page: &DataPage,
+    max: MaxLevels,
+    first: impl Fn(usize) -> Option<Vec<u8>>,
+) -> Option<usize> {
+    let LevelLayout::V1 {
+        repetition,
+        definition,
+    } = page.levels
+    else {
+        return None;
+    };
+    let mut len = 0usize;
+    for (level, enc) in [(max.repetition, repetition), (max.definition, definition)] {
+        if level <= 0 {
+            continue;
+        }
+        match enc {
+            encoding::RLE => {
+                let head = first(len.checked_add(4)?)?;
+                let Some(prefix) = head.get(len..).and_then(|b| b.first_chunk::<4>()) else {
+                    // Shorter than its length prefix: the check refuses it from these bytes.
+                    return Some(head.len());
+                };
+                let section = usize::try_from(u32::from_le_bytes(*prefix)).ok()?;
+                len = len.checked_add(4)?.checked_add(section)?;
+            }
+            encoding::BIT_PACKED => {
+                let bits = u64::from(bit_width(level));
+                let values = u64::try_from(page.num_values).unwrap_or(0);
+                let bytes = usize::try_from(values.saturating_mul(bits).div_ceil(8)).ok()?;
+                len = len.checked_add(bytes)?;
+            }
+            // An encoding levels cannot have: the check stops there.
+            _ => break,
+        }
+    }
+    (len > 0).then_some(len)
 }
 
 /// A level section prefixed with its length (4 bytes, little-endian), and the bytes after it.

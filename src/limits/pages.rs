@@ -20,7 +20,9 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::basic::{Compression, Type as PhysicalType};
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
-use super::page_contents::{check_data_page, encoding, DataPage, LevelLayout, MaxLevels};
+use super::page_contents::{
+    check_data_page, encoding, v1_levels_len, values_checked, DataPage, LevelLayout, MaxLevels,
+};
 use super::page_header::{read_header, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE};
 use super::thrift::ThriftError;
 use crate::error::{DeltaError, Phase, Result};
@@ -261,7 +263,7 @@ impl<'a> PageWalk<'a> {
         let body_end = len.saturating_add(compressed);
         if let (Some(page), Some(body)) = (data, bytes.get(len..body_end)) {
             let decompressed = if facts.decompress && !facts.uncompressed_codec() {
-                decompressed_body(page, body, uncompressed, facts.codec)
+                checked_body(page, body, uncompressed, facts)
             } else {
                 None
             };
@@ -353,6 +355,25 @@ fn check_page_rows(page: &DataPage, facts: ChunkFacts, path: &str, phase: Phase)
         }
     }
     Ok(values)
+}
+
+/// What the content checks read of a data page whose contents are compressed, decompressed:
+/// the whole body when its values are checked, else only the level sections of a V1 page
+/// (its first bytes; a V2 page's are never compressed). `None`: nothing compressed is read
+/// (or it does not decompress), and the check reads the stored bytes as they are.
+fn checked_body(
+    page: &DataPage,
+    body: &[u8],
+    uncompressed: u64,
+    facts: ChunkFacts,
+) -> Option<Vec<u8>> {
+    if values_checked(page, facts.value_width) {
+        return decompressed_body(page, body, uncompressed, facts.codec);
+    }
+    let size = usize::try_from(uncompressed).ok()?;
+    let first = |n: usize| super::page_codecs::decompress_prefix(facts.codec, body, size, n);
+    let levels = v1_levels_len(page, facts.levels, first)?;
+    first(levels)
 }
 
 /// A data page's body with its compressed contents decompressed (a V2 page's level sections

@@ -633,3 +633,66 @@ fn a_dictionary_encoded_page_needs_a_dictionary_page_before_it() {
     plain_page.extend([0u8; 8]);
     assert!(check_pages(&plain_page, plain, MIB, "f", Phase::Read).is_ok());
 }
+
+#[test]
+fn plain_pages_have_only_their_level_sections_decompressed_for_the_checks() {
+    for codec in codecs() {
+        let levels = [0x10, 0x01];
+        let values = [7u8; 64];
+        let plain_page = |facts: ChunkFacts, encoding: i32| {
+            let mut plain = 2u32.to_le_bytes().to_vec();
+            plain.extend(levels);
+            plain.extend(values);
+            let body = compress(codec, &plain);
+            let data = DataPage {
+                num_values: 8,
+                encoding,
+                levels: LevelLayout::V1 {
+                    repetition: encoding::RLE,
+                    definition: encoding::RLE,
+                },
+            };
+            checked_body(&data, &body, plain.len() as u64, facts).map(|b| (b, plain))
+        };
+        let nullable = ChunkFacts {
+            codec,
+            ..nullable(8, true)
+        };
+        // Plain values: the length prefix and the definition levels only.
+        let (got, plain) = plain_page(nullable, 0).unwrap_or_default();
+        assert_eq!(got, plain[..6], "{codec:?}");
+        // Dictionary indexes are checked: the whole body.
+        let (got, plain) = plain_page(nullable, encoding::RLE_DICTIONARY).unwrap_or_default();
+        assert_eq!(got, plain, "{codec:?}");
+        // A column without levels whose values are plain: nothing to read.
+        let required = ChunkFacts {
+            levels: MaxLevels::default(),
+            ..nullable
+        };
+        assert!(plain_page(required, 0).is_none(), "{codec:?}");
+    }
+    // Repetition and definition levels, each with its length, then the values.
+    let mut plain = 3u32.to_le_bytes().to_vec();
+    plain.extend([0x02, 0x00, 0x0e]);
+    plain.extend(2u32.to_le_bytes());
+    plain.extend([0x10, 0x01]);
+    plain.extend([1u8; 40]);
+    let page = DataPage {
+        num_values: 8,
+        encoding: 0,
+        levels: LevelLayout::V1 {
+            repetition: encoding::RLE,
+            definition: encoding::RLE,
+        },
+    };
+    let max = MaxLevels {
+        repetition: 1,
+        definition: 1,
+    };
+    let first = |n: usize| Some(plain[..n.min(plain.len())].to_vec());
+    assert_eq!(v1_levels_len(&page, max, first), Some(13));
+    // A length past the page: as much as there is, for the check to refuse.
+    plain[0] = 0xff;
+    let first = |n: usize| Some(plain[..n.min(plain.len())].to_vec());
+    assert_eq!(v1_levels_len(&page, max, first), Some(plain.len()));
+}
