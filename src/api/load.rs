@@ -64,7 +64,7 @@ async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
 /// Loads the log of the table in `store` at `target`, keeping what `scope` says, with at
 /// most `concurrency` requests in flight (0 is taken as 1) and at most `max_commits` commits
 /// replayed. A store that cannot list (`RangeRead::can_list`) is probed from the first round
-/// on.
+/// on; local files are listed whole (see `SnapshotLoader::listing_whole_log`).
 pub async fn load_log(
     store: &dyn RangeRead,
     location: &str,
@@ -78,6 +78,8 @@ pub async fn load_log(
         .with_max_commits(max_commits);
     if !store.can_list() {
         loader = loader.without_listing();
+    } else if store.reads_local_files() {
+        loader = loader.listing_whole_log();
     }
     drive(store, loader, concurrency).await
 }

@@ -57,3 +57,53 @@ async fn file_times_that_go_back_still_give_each_version_at_its_time() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(latest.timestamp_ms(), Some(t0 + 4));
 }
+
+/// A local table with a checkpoint (and `_last_checkpoint` naming it) whose commit files all
+/// have the same time, as a copy made within one millisecond has: each version's reported
+/// time is the one a search by timestamp gives it (rising by 1 ms a version over the whole
+/// log, not only from the checkpoint on), so it finds that version again.
+#[tokio::test]
+async fn each_versions_time_finds_it_again_across_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let source = common::table_dir("dat__with_checkpoint");
+    let copy = |from: &std::path::Path, to: &std::path::Path| {
+        std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+        for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+            let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+            if entry.path().is_file() {
+                std::fs::copy(entry.path(), to.join(entry.file_name()))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    };
+    copy(&source, dir.path());
+    copy(&source.join("_delta_log"), &dir.path().join("_delta_log"));
+    let same = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    for entry in std::fs::read_dir(dir.path().join("_delta_log")).unwrap_or_else(|e| panic!("{e}"))
+    {
+        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        file.set_modified(same).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let location = dir.path().to_string_lossy().to_string();
+    let t0 = 1_700_000_000_000i64;
+    for v in 0..4u64 {
+        let table = DeltaTableBuilder::new(&location)
+            .with_version(v)
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("version {v}: {e}"));
+        let time = table.timestamp_ms();
+        assert_eq!(time, Some(t0 + v as i64), "version {v}");
+        let when = chrono::DateTime::from_timestamp_millis(t0 + v as i64).unwrap_or_default();
+        let found = DeltaTableBuilder::new(&location)
+            .with_timestamp(when)
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("version {v}'s time: {e}"));
+        assert_eq!(found.version(), v, "the time of version {v}");
+    }
+}

@@ -42,6 +42,7 @@ impl Context {
             return self.start_probing(hint);
         }
         let usable = match self.target {
+            _ if self.list_whole => None,
             VersionTarget::Latest => hint.as_ref(),
             VersionTarget::Version(v) => hint.as_ref().filter(|h| h.version <= v),
             VersionTarget::Timestamp(_) => None,

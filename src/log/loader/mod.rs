@@ -261,6 +261,9 @@ struct Context {
     stale_hint: Option<u64>,
     /// Whether the store may list (see [`SnapshotLoader::without_listing`]).
     lists: bool,
+    /// Whether the listing starts at the log's first file whatever `_last_checkpoint` says
+    /// (see [`SnapshotLoader::listing_whole_log`]).
+    list_whole: bool,
     /// The most commits the load replays (see [`SnapshotLoader::with_max_commits`]).
     max_commits: u64,
 }
@@ -299,6 +302,7 @@ impl SnapshotLoader {
                 round_trips: 0,
                 stale_hint: None,
                 lists: true,
+                list_whole: false,
                 max_commits: crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD,
             },
         }
@@ -316,6 +320,16 @@ impl SnapshotLoader {
     /// commits are used when the probe starts at or below them and dropped otherwise.
     pub fn without_listing(mut self) -> Self {
         self.cx.lists = false;
+        self
+    }
+
+    /// Lists the whole log, not only from the checkpoint `_last_checkpoint` names: for a
+    /// store whose listing reads the whole folder anyway (local files), so that the loaded
+    /// version's time is its commit file's time made to rise with every commit before it, the
+    /// time a search by timestamp gives that version (from the checkpoint on only, times that
+    /// tie or go back across the checkpoint would give another).
+    pub fn listing_whole_log(mut self) -> Self {
+        self.cx.list_whole = true;
         self
     }
 
