@@ -442,7 +442,10 @@ fn exact_decimal_text(json: &str, column: &StatsColumn, value: &Value) -> Option
             .find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E')))
             .unwrap_or(rest.len());
         let text = &rest[..end];
-        if text.parse::<f64>().ok() != Some(parsed) {
+        // Read as serde_json read the bound: its parsing of a long number may differ from
+        // Rust's correctly rounded one in the last bit.
+        let same = serde_json::from_str::<Value>(text).ok().and_then(|v| v.as_f64());
+        if same != Some(parsed) {
             continue;
         }
         match found {
@@ -613,6 +616,25 @@ mod tests {
         assert_eq!(
             d.and_then(|c| c.max.clone()),
             Some(Scalar::decimal(33333333333333333333, 20, 10)?)
+        );
+        // 20 significant digits, which serde_json's own parsing reads to another f64 than
+        // Rust's correctly rounded one (a golden table's statistics).
+        let schema = StructType::new([StructField::new(
+            "col3",
+            PrimitiveType::Decimal(crate::schema::DecimalType::try_new(20, 5)?),
+            true,
+        )]);
+        let text = r#"{"numRecords":99998,"minValues":{"col3":-999929997299970.99990},
+            "maxValues":{"col3":999999999399991.99997},"nullCount":{"col3":0}}"#;
+        let wide = FileStats::parse(text, &StatsColumns::new(&schema, ColumnMappingMode::None)?)?;
+        let col3 = wide.column(&path(&["col3"]));
+        assert_eq!(
+            col3.and_then(|c| c.min.clone()),
+            Some(Scalar::decimal(-99992999729997099990, 20, 5)?)
+        );
+        assert_eq!(
+            col3.and_then(|c| c.max.clone()),
+            Some(Scalar::decimal(99999999939999199997, 20, 5)?)
         );
         let ts = stats.column(&path(&["s", "ts"]));
         assert_eq!(
