@@ -1101,6 +1101,25 @@ fn stats_come_from_the_log_and_bound_the_data() {
 }
 
 #[test]
+fn stats_show_wide_decimals_and_say_timestamps_are_to_the_millisecond() {
+    // decimal(20,5) bounds of 20 digits, exactly as the log writes them.
+    let decimals = common::table_dir("golden__parquet-decimal-type");
+    let text = stdout(&dar_ok(&["stats", &decimals.to_string_lossy()]));
+    assert!(
+        text.contains("-999929997299970.99990") && text.contains("999999999399991.99997"),
+        "{text}"
+    );
+    assert!(!text.contains("999 µs"), "no timestamp column: {text}");
+    // A timestamp maximum cut to the millisecond (the data holds 00:00:04.000500 at version 1).
+    let cut = common::table_dir("kernel__timestamp-truncation-stats");
+    let text = stdout(&dar_ok(&["stats", &cut.to_string_lossy(), "--version", "1"]));
+    assert!(
+        text.contains("'1970-01-01 00:00:04Z'") && text.contains("up to 999 µs past it"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_storage_option_without_equals_is_refused_without_echoing_it() {
     let table = common::table_dir("dat__basic_append");
     let table = table.to_string_lossy();

@@ -1,6 +1,7 @@
 //! `dar stats`: what the log's file statistics say about each column (min, max, null count)
 //! and the row count, without reading a data file.
 
+use delta_arrow_reader::predicate::Scalar;
 use delta_arrow_reader::{DeltaError, DeltaTable};
 use serde_json::json;
 
@@ -18,7 +19,7 @@ pub async fn print_stats(table: &DeltaTable, json: bool) -> Result<(), DeltaErro
     for c in &profile.columns {
         // Without bounds in every file, the table's extremes may lie beyond those shown.
         let (lo, hi) = if c.complete { ("", "") } else { ("<= ", ">= ") };
-        let bound = |v: &Option<delta_arrow_reader::predicate::Scalar>, sign: &str| {
+        let bound = |v: &Option<Scalar>, sign: &str| {
             v.as_ref().map(|v| format!("{sign}{v}")).unwrap_or_default()
         };
         out.add_row([
@@ -40,9 +41,23 @@ pub async fn print_stats(table: &DeltaTable, json: bool) -> Result<(), DeltaErro
     } else {
         "; null counts may include deleted rows (deletion vectors or loose bounds)"
     };
+    // Writers cut timestamp statistics to the millisecond (Delta Spark does): say so where a
+    // maximum shown may lie below the data's.
+    let timestamps = profile.columns.iter().any(|c| {
+        matches!(
+            c.max,
+            Some(Scalar::Timestamp(m) | Scalar::TimestampNtz(m)) if m % 1000 == 0
+        )
+    });
+    let precision = if timestamps {
+        "; a timestamp maximum has the statistics' precision, often the millisecond: values \
+         may run up to 999 µs past it"
+    } else {
+        ""
+    };
     let text = format!(
         "{out}\n{rows}; statistics of {} of {} files, from the log (no data file read); \
-         <= and >=: not every file has bounds for the column{nulls}\n",
+         <= and >=: not every file has bounds for the column{nulls}{precision}\n",
         profile.files_with_stats, profile.files
     );
     emit(&text)
