@@ -77,8 +77,9 @@ pub enum DeltaError {
         /// Why they were refused (never the secret values).
         reason: String,
     },
-    /// There is no `_delta_log` at the location.
-    #[error("not a Delta table: no _delta_log found at {location}")]
+    /// The location has no `_delta_log` holding a commit or checkpoint (none at all, or only
+    /// other files).
+    #[error("not a Delta table: {location} has no _delta_log with a commit or checkpoint")]
     NotATable {
         /// The table location (redacted).
         location: String,
