@@ -444,7 +444,9 @@ fn exact_decimal_text(json: &str, column: &StatsColumn, value: &Value) -> Option
         let text = &rest[..end];
         // Read as serde_json read the bound: its parsing of a long number may differ from
         // Rust's correctly rounded one in the last bit.
-        let same = serde_json::from_str::<Value>(text).ok().and_then(|v| v.as_f64());
+        let same = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.as_f64());
         if same != Some(parsed) {
             continue;
         }

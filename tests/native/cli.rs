@@ -1112,7 +1112,12 @@ fn stats_show_wide_decimals_and_say_timestamps_are_to_the_millisecond() {
     assert!(!text.contains("999 µs"), "no timestamp column: {text}");
     // A timestamp maximum cut to the millisecond (the data holds 00:00:04.000500 at version 1).
     let cut = common::table_dir("kernel__timestamp-truncation-stats");
-    let text = stdout(&dar_ok(&["stats", &cut.to_string_lossy(), "--version", "1"]));
+    let text = stdout(&dar_ok(&[
+        "stats",
+        &cut.to_string_lossy(),
+        "--version",
+        "1",
+    ]));
     assert!(
         text.contains("'1970-01-01 00:00:04Z'") && text.contains("up to 999 µs past it"),
         "{text}"
