@@ -81,6 +81,12 @@ fn local_path(given: &std::path::Path) -> Result<std::path::PathBuf, DeltaError>
 
 /// Runs the server until the process is stopped.
 pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
+    // What the command line names is checked first: its errors do not depend on the build.
+    let path = match &args.path {
+        Some(p) => local_path(p)?,
+        None => delta_arrow_reader::fixture::demo_table_dir()?,
+    };
+    let plan = plan(&path, args.follow_symlinks)?;
     if VIEWER_FILES.is_empty() {
         return Err(DeltaError::Unsupported {
             what: "`dar view` in this build of dar, which has no previewer page: run \
@@ -88,11 +94,6 @@ pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
                 .into(),
         });
     }
-    let path = match &args.path {
-        Some(p) => local_path(p)?,
-        None => delta_arrow_reader::fixture::demo_table_dir()?,
-    };
-    let plan = plan(&path, args.follow_symlinks)?;
     let mut config = ServeConfig::new(&plan.root)
         .with_index("index.html")
         .with_request_log(args.log)
