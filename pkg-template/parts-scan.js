@@ -13,7 +13,7 @@
 //   scan (files planned, skipped, in the snapshot) taken from its plan.
 
 import { END_MARKER } from './ipc-streams.js';
-import { batchIterable, checkReadable, claim, coded, endOnAbort, inTurn, markCancelled, restOfStream, ScanViews } from './scan-views.js';
+import { batchIterable, checkReadable, claim, coded, endOnAbort, inTurn, markCancelled, restOfStream, ScanViews, whenDropped } from './scan-views.js';
 
 /** Pieces a part may have waiting on the page before its worker is asked for more. */
 const AHEAD = 2;
@@ -94,15 +94,23 @@ export class PartsScan extends ScanViews {
       started: false,
       finished: false,
     }));
+    // The workers' progress reaches the scan through a weak reference, so that a scan let go
+    // unfinished can be reclaimed (and its parts cancelled in the workers, below).
+    const self = new WeakRef(this);
     for (const part of this.#parts) {
-      if (onProgress) {
-        part.channel.onProgress(part.id, (value) => {
-          part.progress = value;
-          this.#report();
-        });
-      }
+      if (onProgress) part.channel.onProgress(part.id, PartsScan.#progressOf(part, self));
     }
+    whenDropped.register(this, releaseParts(this.#parts), this);
     this.#unwatch = endOnAbort(this, signal, () => this.cancel());
+  }
+
+  /** A part's progress handler. Static, so that it does not share the constructor's scope,
+   * which holds the scan (see `releaseParts`). */
+  static #progressOf(part, scan) {
+    return (value) => {
+      part.progress = value;
+      scan.deref()?.#report();
+    };
   }
 
   get outputSchema() {
@@ -160,6 +168,7 @@ export class PartsScan extends ScanViews {
 
   #end() {
     this.#ended = true;
+    whenDropped.unregister(this);
     // Unset while the constructor runs: a signal aborted already ends the scan at once.
     this.#unwatch?.();
     for (const part of this.#parts) part.channel.onProgress(part.id, null);
@@ -284,4 +293,16 @@ export class PartsScan extends ScanViews {
     // Wrapped by progressCallback: what it throws does not break the read.
     this.#onProgress(event);
   }
+}
+
+/** What stops a dropped scan's unfinished parts in their workers. Made here, not in the
+ * constructor: a closure made there would share the constructor's scope, which holds the scan
+ * (its other closures use `this`), and the registry would keep the scan alive for ever. */
+function releaseParts(parts) {
+  return () => {
+    for (const part of parts) {
+      part.channel.onProgress(part.id, null);
+      if (!part.finished) part.channel.send({ op: 'cancel', target: part.id });
+    }
+  };
 }

@@ -9,7 +9,7 @@
 // tables in the worker yourself, with the package's DeltaTable).
 
 import { PartsScan } from './parts-scan.js';
-import { abortError, batchIterable, checkOptionNames, checkReadable, claim, deepFreeze, OPEN_OPTIONS, SCAN_OPTIONS, coded, endOnAbort, inTurn, markCancelled, progressCallback, restOfStream, ScanViews, watch } from './scan-views.js';
+import { abortError, whenDropped, batchIterable, checkOptionNames, checkReadable, claim, deepFreeze, OPEN_OPTIONS, SCAN_OPTIONS, coded, endOnAbort, inTurn, markCancelled, progressCallback, restOfStream, ScanViews, watch } from './scan-views.js';
 
 /** The package's own workers, started when first needed: the first opens tables, the others
  * join it to read big scans. */
@@ -114,6 +114,7 @@ class RemoteScan extends ScanViews {
     this.#schema = opened.schema;
     this.#metrics = opened.metrics;
     this.#skippedFiles = opened.skippedFiles ?? [];
+    whenDropped.register(this, releaseScan(channel, id), this);
     this.#unwatch = endOnAbort(this, signal, () => this.cancel());
   }
 
@@ -195,6 +196,7 @@ class RemoteScan extends ScanViews {
 
   #end() {
     this.#done = true;
+    whenDropped.unregister(this);
     // Unset while the constructor runs: a signal aborted already ends the scan at once.
     this.#unwatch?.();
     this.#channel.onProgress(this.#id, null);
@@ -223,6 +225,7 @@ class RemoteTable {
     this.#info = deepFreeze(info);
     this.#opening = opening;
     this.#helpers = helpers;
+    whenDropped.register(this, releaseTable(channel, id, this.#helperTables), this);
   }
 
   get version() { return this.#info.version; }
@@ -370,12 +373,30 @@ class RemoteTable {
   }
 
   free() {
-    this.#channel.send({ op: 'free', table: this.#id });
-    for (const [channel, table] of this.#helperTables) {
-      table.then((id) => channel.send({ op: 'free', table: id }), () => {});
-    }
-    this.#helperTables.clear();
+    whenDropped.unregister(this);
+    releaseTable(this.#channel, this.#id, this.#helperTables)();
   }
+}
+
+/** What stops a scan in its worker. Made here, not in the constructor: a closure made there
+ * would share the constructor's scope, which holds the scan (its other closures use `this`),
+ * and the registry would then keep the scan alive for ever. */
+function releaseScan(channel, id) {
+  return () => {
+    channel.onProgress(id, null);
+    channel.send({ op: 'cancel', target: id });
+  };
+}
+
+/** What frees a table in its workers: the first's and each helper's (see `free()`). */
+function releaseTable(channel, id, helperTables) {
+  return () => {
+    channel.send({ op: 'free', table: id });
+    for (const [helper, table] of helperTables) {
+      table.then((tableId) => helper.send({ op: 'free', table: tableId }), () => {});
+    }
+    helperTables.clear();
+  };
 }
 
 /**

@@ -70,7 +70,8 @@ export function abortError(reason, message = 'the read was aborted') {
  * either: it goes to `reportError` (as an event listener's error does in a page), or to
  * `console.error` where there is none. Anything but a function is left as it is. */
 export function progressCallback(onProgress) {
-  if (typeof onProgress !== 'function') return onProgress;
+  if (onProgress == null) return undefined;
+  if (typeof onProgress !== 'function') throw coded('invalid_argument', 'options.onProgress must be a function');
   return (event) => {
     try {
       onProgress(event);
@@ -80,6 +81,14 @@ export function progressCallback(onProgress) {
     }
   };
 }
+
+/** Scans and tables of the worker path dropped unfinished (a scan read part way and let go,
+ * a table never freed): `whenDropped.register(owner, release, owner)` runs `release` (which
+ * must not hold `owner`) once the garbage collector reclaims `owner`, so the worker frees
+ * what it kept for it; `unregister(owner)` when it ends the normal way. */
+export const whenDropped = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((release) => release())
+  : { register() {}, unregister() {} };
 
 /** The abort error of each aborted scan; the tail of each scan's queue of steps; how each
  * scan is being consumed, once `stream()` or iteration has begun. */

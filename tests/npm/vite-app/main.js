@@ -87,6 +87,9 @@ async function inWorker(name, table, rows) {
     early.abort();
     const never = await remote.scan({ batchSize: 1, signal: early.signal });
     if ((await failure(never.next())) !== 'aborted') throw new Error(`${name}: a worker scan with an aborted signal`);
+    // A progress callback that is not a function is refused as on the page (was: accepted,
+    // then an error on the page's thread at every progress event).
+    if ((await failure(remote.scan({ onProgress: 5 }))) !== 'invalid_argument') throw new Error(`${name}: a worker scan took onProgress: 5`);
     // cancel() is never a normal end either, pending read or not.
     const stopped = await remote.scan({ batchSize: 1 });
     await stopped.next();
