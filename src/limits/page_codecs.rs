@@ -7,6 +7,7 @@
 //! checked against the limits before; contents that do not decompress to exactly that size
 //! give `None`, and the decoder then fails on them with its own error.
 
+use std::cell::OnceCell;
 use std::io::Read;
 
 use parquet::basic::Compression;
@@ -38,22 +39,38 @@ pub(crate) fn decompress(codec: Compression, compressed: &[u8], size: usize) -> 
     (out.len() == size).then_some(out)
 }
 
-/// The first `want` bytes of `compressed` decompressed with `codec` (a whole decompression
-/// of `size` bytes cut, for codecs other than snappy); fewer when the contents are shorter,
-/// `None` when they do not decompress that far.
-pub(crate) fn decompress_prefix(
+/// A page's compressed contents, whose first bytes are asked for (the page checks read a
+/// page's level sections, which come first): snappy's by a decoder that stops at them, other
+/// codecs' cut from one whole decompression, made at the first ask and kept for the next.
+pub(crate) struct Prefixes<'a> {
     codec: Compression,
-    compressed: &[u8],
+    compressed: &'a [u8],
+    /// The declared decompressed size.
     size: usize,
-    want: usize,
-) -> Option<Vec<u8>> {
-    match codec {
-        Compression::SNAPPY => super::snappy_prefix::prefix(compressed, want.min(size)),
-        _ => {
-            let mut out = decompress(codec, compressed, size)?;
-            out.truncate(want);
-            Some(out)
+    whole: OnceCell<Option<Vec<u8>>>,
+}
+
+impl<'a> Prefixes<'a> {
+    pub(crate) fn new(codec: Compression, compressed: &'a [u8], size: usize) -> Self {
+        Prefixes {
+            codec,
+            compressed,
+            size,
+            whole: OnceCell::new(),
         }
+    }
+
+    /// The first `want` bytes decompressed; fewer when the contents are shorter, `None` when
+    /// they do not decompress that far (another codec: do not decompress to their size).
+    pub(crate) fn first(&self, want: usize) -> Option<Vec<u8>> {
+        if self.codec == Compression::SNAPPY {
+            return super::snappy_prefix::prefix(self.compressed, want.min(self.size));
+        }
+        let whole = self
+            .whole
+            .get_or_init(|| decompress(self.codec, self.compressed, self.size))
+            .as_ref()?;
+        whole.get(..want.min(whole.len())).map(<[u8]>::to_vec)
     }
 }
 

@@ -371,9 +371,9 @@ fn checked_body(
         return decompressed_body(page, body, uncompressed, facts.codec);
     }
     let size = usize::try_from(uncompressed).ok()?;
-    let first = |n: usize| super::page_codecs::decompress_prefix(facts.codec, body, size, n);
-    let levels = v1_levels_len(page, facts.levels, first)?;
-    first(levels)
+    let contents = super::page_codecs::Prefixes::new(facts.codec, body, size);
+    let levels = v1_levels_len(page, facts.levels, |n| contents.first(n))?;
+    contents.first(levels)
 }
 
 /// A data page's body with its compressed contents decompressed (a V2 page's level sections

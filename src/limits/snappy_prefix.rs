@@ -118,13 +118,18 @@ mod tests {
         out
     }
 
+    /// `plain` as one raw snappy block, as `snap` writes it.
+    fn compressed(plain: &[u8]) -> Vec<u8> {
+        snap::raw::Encoder::new()
+            .compress_vec(plain)
+            .unwrap_or_default()
+    }
+
     #[test]
     fn every_prefix_is_what_a_whole_decompression_starts_with() {
         for n in [0, 1, 7, 64, 1000, 70_000, 200_000] {
             let plain = sample(n);
-            let block = snap::raw::Encoder::new()
-                .compress_vec(&plain)
-                .unwrap_or_default();
+            let block = compressed(&plain);
             for want in [
                 0, 1, 4, 5, 8, 63, 64, 65, 999, 65_536, 70_000, 200_000, 300_000,
             ] {
@@ -152,9 +157,7 @@ mod tests {
             .collect();
         let mut plain = noise.clone();
         plain.extend_from_slice(&noise[..5000]);
-        let block = snap::raw::Encoder::new()
-            .compress_vec(&plain)
-            .unwrap_or_default();
+        let block = compressed(&plain);
         assert_eq!(prefix(&block, plain.len()).as_deref(), Some(&plain[..]));
         assert_eq!(prefix(&block, 100_100).as_deref(), Some(&plain[..100_100]));
     }
@@ -162,9 +165,7 @@ mod tests {
     #[test]
     fn malformed_blocks_are_none_not_a_panic() {
         let plain = sample(5000);
-        let block = snap::raw::Encoder::new()
-            .compress_vec(&plain)
-            .unwrap_or_default();
+        let block = compressed(&plain);
         // Cut anywhere: the bytes before the cut decode, a prefix past it does not.
         for cut in 0..block.len().min(300) {
             let _ = prefix(&block[..cut], 5000);

@@ -9,6 +9,15 @@ use delta_arrow_reader::DeltaTableBuilder;
 
 use crate::common;
 
+/// Sets the modification time of the file at `path`.
+fn set_time(path: &std::path::Path, time: std::time::SystemTime) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{e}"));
+    file.set_modified(time).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[tokio::test]
 async fn file_times_that_go_back_still_give_each_version_at_its_time() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -21,12 +30,10 @@ async fn file_times_that_go_back_still_give_each_version_at_its_time() {
         let name = format!("{v:020}.json");
         let to = log.join(&name);
         std::fs::copy(source.join(&name), &to).unwrap_or_else(|e| panic!("{e}"));
-        let time = UNIX_EPOCH + Duration::from_secs((newest - v as i64 * 10) as u64);
-        let file = std::fs::File::options()
-            .write(true)
-            .open(&to)
-            .unwrap_or_else(|e| panic!("{e}"));
-        file.set_modified(time).unwrap_or_else(|e| panic!("{e}"));
+        set_time(
+            &to,
+            UNIX_EPOCH + Duration::from_secs((newest - v as i64 * 10) as u64),
+        );
     }
     let location = dir.path().to_string_lossy().to_string();
     let at = |ms: i64| {
@@ -81,12 +88,7 @@ async fn each_versions_time_finds_it_again_across_a_checkpoint() {
     let same = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     for entry in std::fs::read_dir(dir.path().join("_delta_log")).unwrap_or_else(|e| panic!("{e}"))
     {
-        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-        let file = std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .unwrap_or_else(|e| panic!("{e}"));
-        file.set_modified(same).unwrap_or_else(|e| panic!("{e}"));
+        set_time(&entry.unwrap_or_else(|e| panic!("{e}")).path(), same);
     }
     let location = dir.path().to_string_lossy().to_string();
     let t0 = 1_700_000_000_000i64;
