@@ -190,9 +190,9 @@ export function createApi(loadDefault, { localFolder } = {}) {
       return new DeltaTable(raw);
     }
 
-    #get(key) {
+    #get(key, phase = 'load') {
       if (!this.#raw) {
-        throw Object.assign(new Error('the table has been freed'), { code: 'invalid_argument' });
+        throw coded('invalid_argument', 'the table has been freed: open it again', phase);
       }
       if (!this.#cache.has(key)) {
         // Frozen: one caller's edit of the schema (or metadata, ...) is not another's.
@@ -251,7 +251,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
 
     /** Plans a scan; throws (code invalid_argument, ...) for unknown columns or a bad filter. */
     scan(options = {}) {
-      this.#get('version');
+      this.#get('version', 'plan');
       checkOptionNames(options, SCAN_OPTIONS, 'table.scan()');
       atLeastOne(options?.maxPageBytes, 'maxPageBytes');
       atLeastOne(options?.batchSize, 'batchSize');

@@ -8,6 +8,7 @@ import { DeltaTable, wasmMemoryBytes } from './index.js';
 // A static import: bundlers build workers as one chunk (Vite's default worker format cannot
 // split). The writer's .wasm is still fetched only by the first toParquet.
 import { toParquet } from './parquet.js';
+import { coded } from './scan-views.js';
 
 // Room for the requests of a failed open (see `open`, which clears the timeline first); the
 // browser keeps 250 by default.
@@ -118,13 +119,13 @@ const ops = {
     }
   },
   files({ table }) {
-    return need(tables, table, 'table').files();
+    return need(tables, table, 'table', 'load').files();
   },
   columnProfile({ table }) {
-    return need(tables, table, 'table').columnProfile();
+    return need(tables, table, 'table', 'load').columnProfile();
   },
   tableMetrics({ table }) {
-    return need(tables, table, 'table').metrics;
+    return need(tables, table, 'table', 'load').metrics;
   },
   scan({ id, table, options, progress }) {
     const controller = new AbortController();
@@ -187,10 +188,10 @@ const ops = {
   },
 };
 
-function need(map, key, what) {
+function need(map, key, what, phase = 'plan') {
   const value = map.get(key);
   if (value === undefined) {
-    throw Object.assign(new Error(`this ${what} has ended or was freed in the worker`), { code: 'invalid_argument' });
+    throw coded('invalid_argument', `this ${what} has ended or was freed in the worker`, phase);
   }
   return value;
 }

@@ -52,7 +52,6 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::future::{select, Either};
 use js_sys::Promise;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -64,7 +63,7 @@ use web_sys::{
 };
 
 use super::fetch_body::{read_body, BodyError};
-use super::fetch_wait::{AbortOnDrop, SignalFired, Sleep};
+use super::fetch_wait::{AbortOnDrop, Sleep, StoreSignal};
 use super::js_text::js_message;
 use super::link_estimate::LinkEstimate;
 use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, RangeRead};
@@ -182,7 +181,7 @@ pub struct FetchStore {
     query: String,
     options: FetchOptions,
     signer: Option<UrlSigner>,
-    signal: Option<AbortSignal>,
+    signal: Option<StoreSignal>,
     /// The caller's `fetch`, used instead of the global one.
     fetch_fn: Option<js_sys::Function>,
     /// The caller's `RequestInit` properties, set on every request before the store's own.
@@ -300,7 +299,7 @@ impl FetchStore {
     /// The same store, whose requests stop as soon as `signal` fires (or fail at once if it
     /// already has) with [`DeltaError::Aborted`]. `None` removes the signal.
     pub fn with_abort_signal(mut self, signal: Option<AbortSignal>) -> Self {
-        self.signal = signal;
+        self.signal = signal.map(StoreSignal::new);
         self
     }
 
@@ -385,21 +384,11 @@ impl FetchStore {
     }
 
     /// `work`'s output, or [`DeltaError::Aborted`] as soon as the store's signal fires (then
-    /// `work` is dropped, which aborts its request).
+    /// `work` is dropped, which aborts a request in it).
     async fn unless_aborted<T>(&self, path: &str, work: impl Future<Output = T>) -> Result<T> {
-        let Some(signal) = &self.signal else {
-            return Ok(work.await);
-        };
-        let aborted = || DeltaError::Aborted {
-            path: redact(path),
-            phase: phase_for(path),
-        };
-        if signal.aborted() {
-            return Err(aborted());
-        }
-        match select(std::pin::pin!(work), SignalFired::new(signal)).await {
-            Either::Left((output, _)) => Ok(output),
-            Either::Right(((), _)) => Err(aborted()),
+        match &self.signal {
+            Some(signal) => signal.unless_aborted(path, work).await,
+            None => Ok(work.await),
         }
     }
 

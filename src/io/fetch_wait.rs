@@ -1,20 +1,30 @@
-//! What the fetch store waits on besides `fetch` itself (wasm32 only): the backoff timer
-//! ([`Sleep`]), the caller's `AbortSignal` ([`SignalFired`]), and the per-attempt
-//! `AbortController` that cancels a request whose future is dropped ([`AbortOnDrop`]).
+//! What the JS stores wait on besides `fetch` or the byte source itself (wasm32 only): the
+//! backoff timer ([`Sleep`]), the caller's `AbortSignal` ([`StoreSignal`]), and the
+//! per-attempt `AbortController` that cancels a request whose future is dropped
+//! ([`AbortOnDrop`]).
 //!
 //! Each of them cleans up after itself when dropped: the timer is cleared, the `abort`
-//! listener removed, the request aborted.
+//! listener removed once no request waits, the request aborted.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::task::Waker;
+
+use futures::future::{select, Either};
 use js_sys::{Function, Promise};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
+
+use super::phase_for;
+use crate::error::{redact, DeltaError, Result};
 
 #[wasm_bindgen]
 extern "C" {
@@ -86,64 +96,138 @@ impl Drop for Sleep {
     }
 }
 
-/// Ready once `signal` has fired (at once if it already had). Its `abort` listener is removed
-/// when the future is dropped, so a long-lived signal does not gather one per request.
-pub(super) struct SignalFired {
+/// The caller's `AbortSignal` as a store holds it: every request of the store and of its
+/// clones waits on it through one `abort` listener, added while some request waits and
+/// removed when none does. A listener per request would gather more than ten on one signal
+/// when a log's commits are fetched side by side, which Node.js reports as a possible leak
+/// (`MaxListenersExceededWarning`).
+#[derive(Clone)]
+pub(super) struct StoreSignal(Rc<Watched>);
+
+struct Watched {
     signal: AbortSignal,
-    promise: Option<JsFuture>,
-    listener: Option<Function>,
+    waiting: RefCell<Waiting>,
 }
 
-impl SignalFired {
-    pub(super) fn new(signal: &AbortSignal) -> SignalFired {
-        let mut fired = SignalFired {
-            signal: signal.clone(),
-            promise: None,
-            listener: None,
+/// The tasks waiting on the signal, and the listener that wakes them while there are any.
+#[derive(Default)]
+struct Waiting {
+    next_id: u64,
+    wakers: Vec<(u64, Waker)>,
+    listener: Option<Closure<dyn FnMut()>>,
+}
+
+impl StoreSignal {
+    pub(super) fn new(signal: AbortSignal) -> StoreSignal {
+        StoreSignal(Rc::new(Watched {
+            signal,
+            waiting: RefCell::default(),
+        }))
+    }
+
+    /// `work`'s output, or [`DeltaError::Aborted`] for `path` as soon as the signal fires
+    /// (`work` is then dropped: a request in it is aborted).
+    pub(super) async fn unless_aborted<T>(
+        &self,
+        path: &str,
+        work: impl Future<Output = T>,
+    ) -> Result<T> {
+        let aborted = || DeltaError::Aborted {
+            path: redact(path),
+            phase: phase_for(path),
         };
-        if signal.aborted() {
-            return fired;
+        if self.0.signal.aborted() {
+            return Err(aborted());
         }
-        let mut listener = None;
-        let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
-            if signal
-                .add_event_listener_with_callback("abort", &resolve)
+        let fired = SignalFired {
+            watched: Rc::clone(&self.0),
+            id: None,
+        };
+        match select(std::pin::pin!(work), fired).await {
+            Either::Left((output, _)) => Ok(output),
+            Either::Right(((), _)) => Err(aborted()),
+        }
+    }
+}
+
+impl Watched {
+    /// Notes `waker` under `id` (a new id when `None`), and listens to the signal if no one
+    /// did.
+    fn wait(self: &Rc<Self>, id: Option<u64>, waker: &Waker) -> u64 {
+        let mut waiting = self.waiting.borrow_mut();
+        let id = match id {
+            Some(id) => id,
+            None => {
+                waiting.next_id += 1;
+                waiting.next_id
+            }
+        };
+        match waiting.wakers.iter_mut().find(|(each, _)| *each == id) {
+            Some((_, known)) => known.clone_from(waker),
+            None => waiting.wakers.push((id, waker.clone())),
+        }
+        if waiting.listener.is_none() {
+            let watched = Rc::downgrade(self);
+            let on_abort = Closure::<dyn FnMut()>::new(move || {
+                if let Some(watched) = watched.upgrade() {
+                    // Taken out before waking: a woken task is polled later, never here.
+                    let wakers = std::mem::take(&mut watched.waiting.borrow_mut().wakers);
+                    for (_, waker) in wakers {
+                        waker.wake();
+                    }
+                }
+            });
+            if self
+                .signal
+                .add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref())
                 .is_ok()
             {
-                listener = Some(resolve);
+                waiting.listener = Some(on_abort);
             }
-        });
-        // Without a listener the promise never settles: the signal is then checked on each
-        // poll only, which is still correct at every await point of the store.
-        fired.promise = Some(JsFuture::from(promise));
-        fired.listener = listener;
-        fired
+            // Without a listener the signal is still checked on each poll, which is correct
+            // at every await point of the store.
+        }
+        id
     }
+
+    /// Forgets the waiter `id`; the last one removes the listener.
+    fn forget(&self, id: u64) {
+        let mut waiting = self.waiting.borrow_mut();
+        waiting.wakers.retain(|(each, _)| *each != id);
+        if waiting.wakers.is_empty() {
+            if let Some(listener) = waiting.listener.take() {
+                let _ = self.signal.remove_event_listener_with_callback(
+                    "abort",
+                    listener.as_ref().unchecked_ref(),
+                );
+            }
+        }
+    }
+}
+
+/// Ready once the store's signal has fired (at once if it already had).
+struct SignalFired {
+    watched: Rc<Watched>,
+    id: Option<u64>,
 }
 
 impl Future for SignalFired {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.signal.aborted() {
+        if self.watched.signal.aborted() {
             return Poll::Ready(());
         }
-        match self.promise.as_mut() {
-            Some(promise) => match Pin::new(promise).poll(cx) {
-                Poll::Ready(_) => Poll::Ready(()),
-                Poll::Pending => Poll::Pending,
-            },
-            None => Poll::Pending,
-        }
+        let id = self.watched.wait(self.id, cx.waker());
+        self.id = Some(id);
+        Poll::Pending
     }
 }
 
 impl Drop for SignalFired {
     fn drop(&mut self) {
-        if let Some(listener) = self.listener.take() {
-            let _ = self
-                .signal
-                .remove_event_listener_with_callback("abort", &listener);
+        if let Some(id) = self.id.take() {
+            self.watched.forget(id);
         }
     }
 }

@@ -27,13 +27,12 @@ use std::future::Future;
 use std::ops::Range;
 
 use bytes::Bytes;
-use futures::future::{select, Either};
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use super::fetch_wait::SignalFired;
+use super::fetch_wait::StoreSignal;
 use super::js_text::js_message;
 use super::RangeRead;
 use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry};
@@ -48,7 +47,7 @@ pub struct JsSourceStore {
     list: Option<Function>,
     /// What the source is, for `Debug` (`node-fs`, `directory-handle`, ...).
     kind: String,
-    signal: Option<AbortSignal>,
+    signal: Option<StoreSignal>,
 }
 
 impl fmt::Debug for JsSourceStore {
@@ -98,7 +97,7 @@ impl JsSourceStore {
     /// The same store, whose calls stop as soon as `signal` fires (or fail at once if it
     /// already has) with [`DeltaError::Aborted`]. `None` removes the signal.
     pub fn with_abort_signal(mut self, signal: Option<AbortSignal>) -> Self {
-        self.signal = signal;
+        self.signal = signal.map(StoreSignal::new);
         self
     }
 
@@ -113,21 +112,12 @@ impl JsSourceStore {
             .map_err(|e| source_error(path, &e))
     }
 
-    /// `work`'s output, or [`DeltaError::Aborted`] as soon as the store's signal fires.
+    /// `work`'s output, or [`DeltaError::Aborted`] as soon as the store's signal fires (then
+    /// `work` is dropped, which aborts a request in it).
     async fn unless_aborted<T>(&self, path: &str, work: impl Future<Output = T>) -> Result<T> {
-        let Some(signal) = &self.signal else {
-            return Ok(work.await);
-        };
-        let aborted = || DeltaError::Aborted {
-            path: redact(path),
-            phase: phase_for(path),
-        };
-        if signal.aborted() {
-            return Err(aborted());
-        }
-        match select(std::pin::pin!(work), SignalFired::new(signal)).await {
-            Either::Left((output, _)) => Ok(output),
-            Either::Right(((), _)) => Err(aborted()),
+        match &self.signal {
+            Some(signal) => signal.unless_aborted(path, work).await,
+            None => Ok(work.await),
         }
     }
 

@@ -4,7 +4,7 @@
 use js_sys::Reflect;
 use wasm_bindgen::JsValue;
 
-use crate::error::DeltaError;
+use crate::error::{DeltaError, Phase};
 
 /// The `code` of the error a scan or an open rejects with when it is aborted.
 pub(crate) const ABORTED: &str = "aborted";
@@ -20,6 +20,23 @@ pub(crate) fn js_error(e: &DeltaError) -> JsValue {
     set(&error, "phase", &JsValue::from_str(e.phase().as_str()));
     set(&error, "transient", &JsValue::from_bool(e.is_transient()));
     error
+}
+
+/// `DeltaError` → JS error, for what opening a table met: its phase is `load`, an invalid
+/// argument too (an option of `open`, not of a scan).
+pub(crate) fn load_error(e: &DeltaError) -> JsValue {
+    let error = js_error(e);
+    if matches!(e, DeltaError::InvalidArgument { .. }) {
+        set(&error, "phase", &JsValue::from_str(Phase::Load.as_str()));
+    }
+    error
+}
+
+/// A `DeltaError::InvalidArgument` of `open`'s options as a JS error (phase `load`).
+pub(crate) fn invalid_open_argument(reason: impl Into<String>) -> JsValue {
+    load_error(&DeltaError::InvalidArgument {
+        reason: reason.into(),
+    })
 }
 
 /// `Error { name: "AbortError", code: "aborted", cause: reason }`, as `fetch` rejects with a

@@ -17,7 +17,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use super::abort::AbortWatch;
 use super::describe::{self, to_js};
-use super::error::{invalid_argument, js_error};
+use super::error::{invalid_open_argument, js_error, load_error};
 use super::options::{OpenOptions, ScanOptions, TimeTravel};
 use super::scan::WasmScan;
 use super::sign::js_signer;
@@ -69,14 +69,14 @@ impl Source {
 }
 
 async fn open_url(url: String, options: JsValue) -> Result<WasmTable, JsValue> {
-    let options = OpenOptions::from_js(&options).map_err(|e| js_error(&e))?;
+    let options = OpenOptions::from_js(&options).map_err(|e| load_error(&e))?;
     let defaults = FetchOptions::default();
     let fetch_options = FetchOptions {
         headers: options.headers.clone(),
         retries: options.retries.unwrap_or(defaults.retries),
         ..defaults
     };
-    let mut fetch = FetchStore::with_options(&url, fetch_options).map_err(|e| js_error(&e))?;
+    let mut fetch = FetchStore::with_options(&url, fetch_options).map_err(|e| load_error(&e))?;
     if let Some(sign) = options.sign_url.clone() {
         fetch = fetch.with_url_signer(js_signer(sign));
     }
@@ -98,13 +98,13 @@ async fn open_js(
     location: String,
     options: JsValue,
 ) -> Result<WasmTable, JsValue> {
-    let options = OpenOptions::from_js(&options).map_err(|e| js_error(&e))?;
+    let options = OpenOptions::from_js(&options).map_err(|e| load_error(&e))?;
     if let Some(name) = options.http_only_given() {
-        return Err(invalid_argument(format!(
+        return Err(invalid_open_argument(format!(
             "options.{name} applies to http(s) tables only, not to a {kind} source"
         )));
     }
-    let store = JsSourceStore::new(&source, &kind).map_err(|e| js_error(&e))?;
+    let store = JsSourceStore::new(&source, &kind).map_err(|e| load_error(&e))?;
     load(Source::Js(store), location, options).await
 }
 
@@ -125,17 +125,17 @@ async fn load(
         TimeTravel::Version(v) => builder.with_version(v),
         TimeTravel::TimestampText(text) => builder
             .with_timestamp_str(&text)
-            .map_err(|e| js_error(&e))?,
+            .map_err(|e| load_error(&e))?,
         TimeTravel::TimestampMs(ms) => {
             let at = chrono::DateTime::from_timestamp_millis(ms)
-                .ok_or_else(|| invalid_argument("options.timestamp is out of range"))?;
+                .ok_or_else(|| invalid_open_argument("options.timestamp is out of range"))?;
             builder.with_timestamp(at)
         }
     };
     let table = abort
         .run(builder.load_table_with_eager_scan_metadata())
         .await?
-        .map_err(|e| js_error(&e))?;
+        .map_err(|e| load_error(&e))?;
     // Later reads do not stop on the open's signal.
     let table = table.with_store(source.store(None));
     Ok(WasmTable { table, source })

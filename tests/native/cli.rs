@@ -1201,6 +1201,84 @@ fn an_interrupted_export_leaves_nothing_behind_and_dies_of_the_signal() {
     }
 }
 
+#[cfg(all(unix, feature = "serve"))]
+#[test]
+fn a_temporary_file_left_by_a_killed_export_is_removed_by_the_next_one() {
+    use delta_arrow_reader::serve::{ServeConfig, StaticServer};
+    let server = StaticServer::start_background(
+        ServeConfig::new(common::table_dir("golden__data-reader-primitives"))
+            .with_latency(std::time::Duration::from_millis(1000)),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let target = dir.path().join("out.csv");
+    let target_text = target.to_string_lossy().into_owned();
+    std::fs::write(&target, "precious\n").unwrap_or_else(|e| panic!("{e}"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+        .args(["export", &server.url(), "--out", &target_text])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+    let partial = dir.path().join(".out.csv.dar-partial");
+    for _ in 0..600 {
+        if partial.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(
+        partial.exists(),
+        "the export writes its temporary file first"
+    );
+    // While that export runs, another to the same target leaves its file alone (it is
+    // locked) and writes beside it.
+    dar_ok(&["export", &primitives(), "--out", &target_text]);
+    assert!(
+        partial.exists(),
+        "a running export's temporary file is kept"
+    );
+    // SIGKILL: no handler runs, the temporary file stays.
+    child.kill().unwrap_or_else(|e| panic!("{e}"));
+    child.wait().unwrap_or_else(|e| panic!("{e}"));
+    assert!(partial.exists(), "SIGKILL leaves the temporary file");
+    std::fs::write(&target, "precious\n").unwrap_or_else(|e| panic!("{e}"));
+    // A failed export leaves the target as it was.
+    let missing = dir.path().join("no-such-table");
+    let failed = dar(&["export", &missing.to_string_lossy(), "--out", &target_text]);
+    assert!(!failed.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&target).ok().as_deref(),
+        Some("precious\n")
+    );
+    // The next export removes it, writes the target, and leaves nothing behind.
+    dar_ok(&["export", &primitives(), "--out", &target_text]);
+    assert_eq!(
+        std::fs::read_to_string(&target)
+            .map(|t| t.lines().count())
+            .ok(),
+        Some(12)
+    );
+    assert_no_partial_files(dir.path());
+    // A file of that name locked by another process (an export still writing) is kept.
+    let held = std::fs::File::create(&partial).unwrap_or_else(|e| panic!("{e}"));
+    let mut locker = Command::new("flock")
+        .args(["-x", &partial.to_string_lossy(), "sleep", "30"])
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run flock: {e}"));
+    drop(held);
+    for _ in 0..200 {
+        if std::fs::File::open(&partial).is_ok_and(|f| f.try_lock().is_err()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    dar_ok(&["export", &primitives(), "--out", &target_text]);
+    assert!(partial.exists(), "a locked temporary file is kept");
+    let _ = locker.kill();
+    let _ = locker.wait();
+}
+
 /// A table whose one data file is a snappy-compressed file whose page, once decompressed,
 /// holds definition levels shorter than a bit-packed run claims (a fuzzing finding: arrow-rs
 /// panics on it; the page checks cannot see inside compressed pages).

@@ -421,8 +421,28 @@ await check('API misuse: unknown options, a second reader, malformed fetch answe
   }
   await rejects(async () => table.scan(['value']), invalid, 'an array as the options');
   await rejects(async () => table.scan({ maxPageBytes: 0 }), invalid, 'maxPageBytes 0');
-  await rejects(DeltaTable.open(url(DV), { retries: 1e9 }), invalid, 'retries 1e9');
-  await rejects(DeltaTable.open(url(DV), { maxCommits: 0 }), invalid, 'maxCommits 0');
+  // An option of open() with a bad value is refused in phase 'load', whichever side checks it.
+  const invalidLoad = (e) => {
+    invalid(e);
+    assertEq(e.name, 'DeltaError', 'name');
+    assertEq(e.phase, 'load', 'phase');
+  };
+  for (const bad of [{ retries: 1e9 }, { maxCommits: 0 }, { version: -1 }, { version: 'x' }, { timestamp: 'nope' },
+    { headers: 5 }, { signal: 5 }, { fetch: 5 }, { signUrl: 5 }, { requestInit: 5 }, { answerTimeoutMs: 'x' },
+    { version: 1, timestamp: '2024-01-01' }]) {
+    await rejects(DeltaTable.open(url(DV), bad), invalidLoad, `open(${JSON.stringify(bad)})`);
+  }
+  await rejects(DeltaTable.open(url(DV), { timestamp: new Date(8.64e15) }), invalidLoad, 'a timestamp out of range');
+  // A freed table refuses every use with a typed error.
+  const freed = await DeltaTable.open(url(DV));
+  freed.free();
+  freed.free();
+  for (const [what, use, phase] of [['version', () => freed.version, 'load'], ['files()', () => freed.files(), 'load'],
+    ['metrics', () => freed.metrics, 'load'], ['scan()', () => freed.scan(), 'plan']]) {
+    err = await rejects(async () => use(), invalid, `${what} of a freed table`);
+    assertEq(`${err.name} ${err.phase}`, `DeltaError ${phase}`, `the error of ${what} of a freed table`);
+    assert(/freed/.test(err.message), err.message);
+  }
   // One reader per scan: a second stream() (or iteration, or toIPC()) beside the first is
   // refused; the first reads every row.
   const scan = table.scan({ batchSize: 2 });
@@ -482,6 +502,46 @@ await check('API misuse: unknown options, a second reader, malformed fetch answe
   const rows = await countRows(table.scan({ filter: `${column} in (${values})` }));
   assert(performance.now() - t1 < 5000, `a 50,000-value in-list took ${Math.round(performance.now() - t1)} ms`);
   assert(rows >= 0, 'rows');
+});
+
+await check('abort: a signal on an open of 26 commits holds one listener, not one per request', async () => {
+  // Node.js warns (MaxListenersExceededWarning) past 10 listeners on one signal; the log's
+  // commits are fetched side by side, each request waiting on the signal.
+  const { getEventListeners } = await import('node:events');
+  const controller = new AbortController();
+  let most = 0;
+  let requests = 0;
+  const counting = (request) => {
+    requests++;
+    most = Math.max(most, getEventListeners(controller.signal, 'abort').length);
+    return fetch(request);
+  };
+  const warnings = [];
+  const onWarning = (w) => warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  try {
+    const table = await DeltaTable.open(url('kernel__cdf-table-with-cdc-and-dvs'), { signal: controller.signal, fetch: counting });
+    assert(table.version >= 25, `version ${table.version}`);
+    const rows = await countRows(table.scan({ signal: controller.signal }));
+    assert(rows > 0, 'rows');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assert(requests > 20, `requests: ${requests}`);
+  assert(most >= 1 && most <= 2, `listeners on the signal while requests ran: ${most}`);
+  assertEq(getEventListeners(controller.signal, 'abort').length, 0, 'listeners left after the open and the scan');
+  assertEq(warnings.join('; '), '', 'warnings');
+  // Aborted while its requests run, the open still rejects with the abort.
+  const late = new AbortController();
+  const slow = (request) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fetch(request).then(resolve, reject), 30);
+    request.signal.addEventListener('abort', () => { clearTimeout(timer); reject(request.signal.reason); });
+  });
+  const opening = DeltaTable.open(url('kernel__cdf-table-with-cdc-and-dvs'), { signal: late.signal, fetch: slow });
+  setTimeout(() => late.abort(new Error('stop')), 45);
+  await rejects(opening, (e) => assertEq(e.name, 'AbortError', 'name'), 'an open aborted part way');
+  assertEq(getEventListeners(late.signal, 'abort').length, 0, 'listeners left after the aborted open');
 });
 
 await check('abort: an open and a scan reject with AbortError; a second scan works', async () => {

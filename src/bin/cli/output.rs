@@ -9,7 +9,9 @@
 //! file it points to is replaced and the link stays. A rename never replaces anything but a
 //! regular file; a special file keeps its kind because it is opened and written, never
 //! created or renamed over; a directory is refused. An interrupt (Ctrl-C, SIGTERM) removes
-//! the temporary file before the process ends by that signal.
+//! the temporary file before the process ends by that signal. The temporary file is locked
+//! while it is written; one left unlocked by an export that could not clean up (killed by
+//! `SIGKILL`) is removed by the next export to the same target.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -352,6 +354,49 @@ fn resolve(out: &Path) -> Result<PathBuf, DeltaError> {
     }
 }
 
+/// Creates `temp`, new (`O_EXCL`), and holds an exclusive lock on it while it is open: the
+/// mark of a temporary file still being written (see [`remove_if_stale`]).
+fn create_locked(temp: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new().write(true).create_new(true).open(temp)?;
+    // Where the file system has no locks, the file is used unlocked: it is then never taken
+    // for stale, as before there were locks.
+    let _ = file.try_lock();
+    Ok(file)
+}
+
+/// Removes the temporary file `temp` when it is left from an export that ended without
+/// cleaning up (killed by `SIGKILL`, the machine stopped): a regular file that no process
+/// holds locked. Locks go with their process, so an export still running keeps its file
+/// (locked since [`create_locked`]). Anything else at that name (a link, a folder, a file
+/// that cannot be opened or locked, one swapped in meanwhile) is left alone.
+#[cfg(unix)]
+fn remove_if_stale(temp: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(seen) = std::fs::symlink_metadata(temp) else {
+        return false;
+    };
+    if !seen.file_type().is_file() {
+        return false;
+    }
+    let Ok(file) = OpenOptions::new().write(true).open(temp) else {
+        return false;
+    };
+    // The file opened is the one looked at (not a link put there in between).
+    let same = file
+        .metadata()
+        .is_ok_and(|opened| opened.dev() == seen.dev() && opened.ino() == seen.ino());
+    if !same || file.try_lock().is_err() {
+        return false;
+    }
+    std::fs::remove_file(temp).is_ok()
+}
+
+/// Elsewhere a file's identity is not checked here: a temporary file found is left alone.
+#[cfg(not(unix))]
+fn remove_if_stale(_temp: &Path) -> bool {
+    false
+}
+
 /// Creates a new, exclusively owned temporary file in the folder of `target`.
 fn create_temp(target: &Path) -> Result<(PathBuf, File), DeltaError> {
     let dir = match target.parent() {
@@ -367,9 +412,16 @@ fn create_temp(target: &Path) -> Result<(PathBuf, File), DeltaError> {
             0 => dir.join(format!(".{name}.dar-partial")),
             n => dir.join(format!(".{name}.dar-partial-{n}")),
         };
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+        match create_locked(&temp) {
             Ok(file) => return Ok((temp, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if remove_if_stale(&temp) {
+                    if let Ok(file) = create_locked(&temp) {
+                        return Ok((temp, file));
+                    }
+                }
+                continue;
+            }
             // Named by the target, not by the temporary file the user never asked for.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(io_error(
