@@ -529,7 +529,9 @@ await check('abort: a signal on an open of 26 commits holds one listener, not on
     process.off('warning', onWarning);
   }
   assert(requests > 20, `requests: ${requests}`);
-  assert(most >= 1 && most <= 2, `listeners on the signal while requests ran: ${most}`);
+  // A fixed few, however many requests run: the scan's own watch on the page, the reader's,
+  // and the store's one for its requests.
+  assert(most >= 1 && most <= 3, `listeners on the signal while requests ran: ${most}`);
   assertEq(getEventListeners(controller.signal, 'abort').length, 0, 'listeners left after the open and the scan');
   assertEq(warnings.join('; '), '', 'warnings');
   // Aborted while its requests run, the open still rejects with the abort.
