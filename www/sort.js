@@ -1,11 +1,12 @@
 // Sorting the rows of a read by one column without copying them: a permutation of stream
 // row numbers (a Uint32Array) in which display position p shows stream row perm[p].
 // Comparison follows the column's Arrow type: numbers, BigInts (64-bit integers, decimals,
-// timestamps), strings, booleans, dates; binary by its bytes; nested values by their JSON.
-// Nulls come last in both directions, NaN after every number (ascending; first among the
-// values descending); ties keep stream order.
+// timestamps), strings, booleans, dates; binary by its bytes; nested values by their contents
+// (lists and maps element by element, structs field by field, each by its own type; a
+// variant by its JSON). Nulls come last in both directions, NaN after every number
+// (ascending; first among the values descending); ties keep stream order.
 
-import { fullText, hex, T } from './format.js';
+import { fullText, hex, isVariantType, T } from './format.js';
 
 const SAFE = 2n ** 53n;
 
@@ -41,6 +42,75 @@ function keyOf(value, type, kind) {
   return fullText(value, type);
 }
 
+/** Types whose values are ordered by [`compareValues`] (their keys are their JSON text). */
+const NESTED = new Set([T.Struct, T.List, T.LargeList, T.ListView, T.LargeListView, T.FixedSizeList, T.Map]);
+
+/**
+ * Orders two values of `type` by their contents: numbers, BigInts, strings and booleans by
+ * value, bytes by their bytes, lists and maps element by element (one that is the start of
+ * the other first), structs field by field; nulls inside come after every value, NaN after
+ * every number. A variant (its two binaries) is ordered by its JSON.
+ * @returns {number} negative, 0 or positive
+ */
+export function compareValues(a, b, type) {
+  const aNull = a === null || a === undefined;
+  const bNull = b === null || b === undefined;
+  if (aNull || bNull) return aNull === bNull ? 0 : aNull ? 1 : -1;
+  switch (type?.typeId) {
+    case T.Struct: {
+      if (isVariantType(type)) return compareScalars(fullText(a, type), fullText(b, type));
+      for (const field of type.children) {
+        const c = compareValues(a[field.name], b[field.name], field.type);
+        if (c !== 0) return c;
+      }
+      return 0;
+    }
+    case T.List:
+    case T.LargeList:
+    case T.ListView:
+    case T.LargeListView:
+    case T.FixedSizeList: {
+      const item = type.children[0]?.type;
+      return compareSequences(a, b, (x, y) => compareValues(x, y, item));
+    }
+    case T.Map: {
+      const [keyField, valueField] = type.children[0]?.type?.children ?? [];
+      return compareSequences(a, b, ([ka, va], [kb, vb]) => compareValues(ka, kb, keyField?.type) || compareValues(va, vb, valueField?.type));
+    }
+    case T.Dictionary:
+      return compareValues(a, b, type.dictionary);
+    default:
+      return compareScalars(a, b);
+  }
+}
+
+/** Element by element; when one runs out first, it comes first. */
+function compareSequences(a, b, compare) {
+  const xs = Array.from(a);
+  const ys = Array.from(b);
+  const n = Math.min(xs.length, ys.length);
+  for (let i = 0; i < n; i++) {
+    const c = compare(xs[i], ys[i]);
+    if (c !== 0) return c;
+  }
+  return xs.length - ys.length;
+}
+
+/** Two leaf values of one type: bytes by their bytes, NaN after every number, else `<`. */
+function compareScalars(a, b) {
+  if (a instanceof Uint8Array && b instanceof Uint8Array) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+    return a.length - b.length;
+  }
+  const x = a instanceof Date ? a.getTime() : a;
+  const y = b instanceof Date ? b.getTime() : b;
+  const xNaN = typeof x === 'number' && Number.isNaN(x);
+  const yNaN = typeof y === 'number' && Number.isNaN(y);
+  if (xNaN || yNaN) return xNaN === yNaN ? 0 : xNaN ? 1 : -1;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /** Room for stream row numbers in a packed sort entry: rank * ROWS + row stays below 2^53. */
 const ROWS = 2 ** 26;
 
@@ -67,10 +137,12 @@ function numberRanks(keys, present) {
   return { rankOf, count: unique + 1 };
 }
 
-/** Dense ranks of other keys (BigInts, strings): through a Map of the distinct keys. */
-function mapRanks(keys, present, kind) {
+/** Dense ranks of other keys (BigInts, strings, nested values' JSON): through a Map of the
+ * distinct keys; `compare` orders keys that are not BigInts or plain strings. */
+function mapRanks(keys, present, kind, compare) {
   const distinct = [...new Set(Array.from(present, (row) => keys[row]))];
   if (kind === 'bigint') distinct.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  else if (compare) distinct.sort((a, b) => compare(a, b) || (a < b ? -1 : a > b ? 1 : 0));
   else distinct.sort(); // UTF-16 code unit order, as `<` compares strings
   const ranks = new Map(distinct.map((k, i) => [k, i]));
   return { rankOf: (k) => ranks.get(k), count: distinct.length };
@@ -96,12 +168,15 @@ export function sortPermutation(store, col, direction) {
   let count = 0;
   let keys = kind === 'number' ? new Float64Array(n) : new Array(n);
   let safe = kind === 'bigint';
+  // One value per distinct JSON text of a nested column, which its key's order comes from.
+  const nested = kind === 'text' && NESTED.has(type?.typeId) ? new Map() : null;
   store.forEachValue(col, (value, row) => {
     if (value === null || value === undefined) {
       nulls.push(row);
       return;
     }
     const key = keyOf(value, type, kind);
+    if (nested && !nested.has(key)) nested.set(key, value);
     if (safe && (key >= SAFE || key <= -SAFE)) safe = false;
     keys[row] = key;
     present[count++] = row;
@@ -112,7 +187,8 @@ export function sortPermutation(store, col, direction) {
     keys = Float64Array.from(keys, (k) => (k === undefined ? 0 : Number(k)));
     kind = 'number';
   }
-  const { rankOf, count: ranks } = kind === 'number' ? numberRanks(keys, rows) : mapRanks(keys, rows, kind);
+  const byContents = nested ? (a, b) => compareValues(nested.get(a), nested.get(b), type) : undefined;
+  const { rankOf, count: ranks } = kind === 'number' ? numberRanks(keys, rows) : mapRanks(keys, rows, kind, byContents);
   const desc = direction === 'desc';
   const packed = new Float64Array(count);
   for (let i = 0; i < count; i++) {

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { tableFromIPC } from '@uwdata/flechette';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { chromium } from 'playwright-core';
-import { formatCell } from '../../www/format.js';
+import { formatCell, T } from '../../www/format.js';
+import { sortPermutation } from '../../www/sort.js';
 
 const BASE = need('E2E_BASE');
 const SLOW = need('E2E_SLOW');
@@ -334,6 +335,25 @@ const recordStatuses = () =>
 // ---------------------------------------------------------------- tests
 
 let unfiltered = null; // the grid of DV_TABLE at its latest version
+
+await test('nested values sort by their contents, each part by its type (www/sort.js, in Node)', async () => {
+  const store = (type, values) => ({ rowCount: values.length, fields: [{ type }], forEachValue: (_, fn) => values.forEach(fn) });
+  const order = (type, values, direction) => [...sortPermutation(store(type, values), 0, direction)];
+  const int64 = { typeId: T.Int, bitWidth: 64 };
+  const list = { typeId: T.List, children: [{ name: 'item', type: int64 }] };
+  // As JSON text [10] came before [9] and [9,1]; by contents: shorter prefix first, numbers
+  // as numbers, nulls last both ways, ties in the order read.
+  const lists = [[10n], [9n], null, [9n, 1n], [], [1n, 2n], [10n], [-3n]];
+  assert.deepEqual(order(list, lists, 'asc'), [4, 7, 5, 1, 3, 0, 6, 2]);
+  assert.deepEqual(order(list, lists, 'desc'), [0, 6, 3, 1, 5, 7, 4, 2]);
+  const struct = { typeId: T.Struct, children: [{ name: 'a', type: { typeId: T.Float, precision: 2 } }, { name: 'b', type: { typeId: T.Utf8 } }] };
+  const structs = [{ a: 10, b: 'x' }, { a: 9.5, b: 'z' }, { a: 9.5, b: 'y' }, { a: null, b: 'a' }, { a: NaN, b: 'q' }];
+  assert.deepEqual(order(struct, structs, 'asc'), [2, 1, 0, 4, 3], 'field by field; NaN after numbers, null after NaN');
+  const entries = { typeId: T.Struct, children: [{ name: 'key', type: { typeId: T.Utf8 } }, { name: 'value', type: { typeId: T.Int, bitWidth: 32 } }] };
+  const map = { typeId: T.Map, children: [{ name: 'entries', type: entries }] };
+  const maps = [[['a', 10]], [['a', 9]], [['a', 9], ['b', 1]], []];
+  assert.deepEqual(order(map, maps, 'asc'), [3, 1, 2, 0], 'entry by entry');
+});
 
 await test('page loads the reader and lists the served tables', async () => {
   await gotoPage();
