@@ -522,8 +522,7 @@ await check('abort: a signal on an open of 26 commits holds one listener, not on
   try {
     const table = await DeltaTable.open(url('kernel__cdf-table-with-cdc-and-dvs'), { signal: controller.signal, fetch: counting });
     assert(table.version >= 25, `version ${table.version}`);
-    const rows = await countRows(table.scan({ signal: controller.signal }));
-    assert(rows > 0, 'rows');
+    assertEq(await countRows(table.scan({ signal: controller.signal })), EXPECT['kernel__cdf-table-with-cdc-and-dvs'].rows, 'rows');
     await new Promise((resolve) => setTimeout(resolve, 10));
   } finally {
     process.off('warning', onWarning);
@@ -534,6 +533,18 @@ await check('abort: a signal on an open of 26 commits holds one listener, not on
   assert(most >= 1 && most <= 3, `listeners on the signal while requests ran: ${most}`);
   assertEq(getEventListeners(controller.signal, 'abort').length, 0, 'listeners left after the open and the scan');
   assertEq(warnings.join('; '), '', 'warnings');
+  // The same through the local folder's byte source, which waits on the signal the same way.
+  const local = new AbortController();
+  process.on('warning', onWarning);
+  try {
+    const table = await DeltaTable.open(join(CORPUS, 'kernel__cdf-table-with-cdc-and-dvs'), { signal: local.signal });
+    assertEq(await countRows(table.scan({ signal: local.signal })), EXPECT['kernel__cdf-table-with-cdc-and-dvs'].rows, 'rows from the folder');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assertEq(getEventListeners(local.signal, 'abort').length, 0, 'listeners left after a local open and scan');
+  assertEq(warnings.join('; '), '', 'warnings of the local read');
   // Aborted while its requests run, the open still rejects with the abort.
   const late = new AbortController();
   const slow = (request) => new Promise((resolve, reject) => {
