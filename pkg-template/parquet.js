@@ -48,14 +48,16 @@ export function createParquet(loadDefault) {
     const { exports } = await WebAssembly.instantiate(await compiled, {});
     let status;
     try {
-      const at = exports.dar_alloc(bytes.byteLength);
+      // Addresses and lengths come back as wasm i32s: read unsigned (`>>> 0`), or one past
+      // 2 GiB of the writer's memory is negative.
+      const at = exports.dar_alloc(bytes.byteLength) >>> 0;
       new Uint8Array(exports.memory.buffer, at, bytes.byteLength).set(bytes);
       status = exports.dar_ipc_to_parquet(at, bytes.byteLength, rowGroupRows ?? 0);
     } catch (error) {
       // A trap: the instance is dropped with this call.
       throw failed('invalid_argument', `toParquet: the writer could not read this Arrow IPC stream (${error?.message ?? error})`, error);
     }
-    const result = new Uint8Array(exports.memory.buffer, exports.dar_result_ptr(), exports.dar_result_len()).slice();
+    const result = new Uint8Array(exports.memory.buffer, exports.dar_result_ptr() >>> 0, exports.dar_result_len() >>> 0).slice();
     if (status !== 0) {
       throw failed('invalid_argument', `toParquet: ${new TextDecoder().decode(result)}`);
     }

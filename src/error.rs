@@ -301,6 +301,133 @@ impl DeltaError {
         )
     }
 
+    /// The same error, made anew from a reference (one shared by several holders, as
+    /// DataFusion shares an error between the outputs of a repartition): every field is
+    /// kept, but the source of a Parquet, Arrow or backend error, which cannot be copied,
+    /// is kept as its text.
+    pub fn copied(&self) -> DeltaError {
+        use DeltaError as E;
+        match self {
+            E::NotFound { path, phase } => E::NotFound {
+                path: path.clone(),
+                phase: *phase,
+            },
+            E::Io {
+                path,
+                message,
+                phase,
+                transient,
+            } => E::Io {
+                path: path.clone(),
+                message: message.clone(),
+                phase: *phase,
+                transient: *transient,
+            },
+            E::InvalidLocation { location, reason } => E::InvalidLocation {
+                location: location.clone(),
+                reason: reason.clone(),
+            },
+            E::InvalidStorageOptions { reason } => E::InvalidStorageOptions {
+                reason: reason.clone(),
+            },
+            E::NotATable { location } => E::NotATable {
+                location: location.clone(),
+            },
+            E::InvalidLog { path, reason } => E::InvalidLog {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            E::NonContiguousLog { expected, found } => E::NonContiguousLog {
+                expected: *expected,
+                found: *found,
+            },
+            E::MissingProtocol { version } => E::MissingProtocol { version: *version },
+            E::MissingMetadata { version } => E::MissingMetadata { version: *version },
+            E::UnsupportedFeature { feature } => E::UnsupportedFeature {
+                feature: feature.clone(),
+            },
+            E::UnsupportedReaderVersion { version } => {
+                E::UnsupportedReaderVersion { version: *version }
+            }
+            E::Unsupported { what } => E::Unsupported { what: what.clone() },
+            E::VersionNotFound { requested, reason } => E::VersionNotFound {
+                requested: *requested,
+                reason: reason.clone(),
+            },
+            E::TimestampNotFound { timestamp, reason } => E::TimestampNotFound {
+                timestamp: timestamp.clone(),
+                reason: reason.clone(),
+            },
+            E::InvalidSchema { reason } => E::InvalidSchema {
+                reason: reason.clone(),
+            },
+            E::Parquet {
+                path,
+                phase,
+                source,
+            } => E::Parquet {
+                path: path.clone(),
+                phase: *phase,
+                source: parquet::errors::ParquetError::General({
+                    // `General` prints as "Parquet error: {text}": not twice.
+                    let text = source.to_string();
+                    match text.strip_prefix("Parquet error: ") {
+                        Some(rest) => rest.to_string(),
+                        None => text,
+                    }
+                }),
+            },
+            E::Arrow { phase, source } => E::Arrow {
+                phase: *phase,
+                source: arrow_schema::ArrowError::ComputeError(source.to_string()),
+            },
+            E::Aborted { path, phase } => E::Aborted {
+                path: path.clone(),
+                phase: *phase,
+            },
+            E::InvalidArgument { reason } => E::InvalidArgument {
+                reason: reason.clone(),
+            },
+            E::Backend {
+                backend,
+                path,
+                phase,
+                source,
+            } => E::Backend {
+                backend,
+                path: path.clone(),
+                phase: *phase,
+                source: source.to_string().into(),
+            },
+            E::LimitExceeded {
+                limit,
+                found,
+                max,
+                path,
+                phase,
+            } => E::LimitExceeded {
+                limit,
+                found: *found,
+                max: *max,
+                path: path.clone(),
+                phase: *phase,
+            },
+            E::PathOutsideTable {
+                path,
+                reason,
+                phase,
+            } => E::PathOutsideTable {
+                path: path.clone(),
+                reason,
+                phase: *phase,
+            },
+            E::Internal { reason, phase } => E::Internal {
+                reason: reason.clone(),
+                phase: *phase,
+            },
+        }
+    }
+
     /// Shorthand for [`DeltaError::InvalidLog`].
     pub(crate) fn invalid_log(path: impl Into<String>, reason: impl Into<String>) -> Self {
         DeltaError::InvalidLog {

@@ -63,7 +63,11 @@ pub fn into_delta_error(e: DataFusionError) -> Result<DeltaError, DataFusionErro
             .map_err(|e| DataFusionError::Diagnostic(diagnostic, Box::new(e))),
         DataFusionError::Shared(shared) => match Arc::try_unwrap(shared) {
             Ok(inner) => into_delta_error(inner),
-            Err(shared) => Err(DataFusionError::Shared(shared)),
+            // Still held by others (the other outputs of a repartition): copied out.
+            Err(shared) => match shared_delta_error(&shared) {
+                Some(found) => Ok(found.copied()),
+                None => Err(DataFusionError::Shared(shared)),
+            },
         },
         DataFusionError::ArrowError(arrow, context) => match *arrow {
             arrow_schema::ArrowError::ExternalError(inner) => {
@@ -77,6 +81,32 @@ pub fn into_delta_error(e: DataFusionError) -> Result<DeltaError, DataFusionErro
             other => Err(DataFusionError::ArrowError(Box::new(other), context)),
         },
         other => Err(other),
+    }
+}
+
+/// The reader's error inside `e`, found by reference through the wrappers
+/// [`into_delta_error`] takes apart.
+fn shared_delta_error(e: &DataFusionError) -> Option<&DeltaError> {
+    fn external<'a>(
+        inner: &'a (dyn std::error::Error + Send + Sync + 'static),
+    ) -> Option<&'a DeltaError> {
+        inner.downcast_ref::<DeltaError>().or_else(|| {
+            inner
+                .downcast_ref::<DataFusionError>()
+                .and_then(shared_delta_error)
+        })
+    }
+    match e {
+        DataFusionError::External(inner) => external(inner.as_ref()),
+        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
+            shared_delta_error(inner)
+        }
+        DataFusionError::Shared(shared) => shared_delta_error(shared),
+        DataFusionError::ArrowError(arrow, _) => match arrow.as_ref() {
+            arrow_schema::ArrowError::ExternalError(inner) => external(inner.as_ref()),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -107,5 +137,27 @@ mod tests {
         }
         let plain = DataFusionError::Plan("no such column".into());
         assert!(into_delta_error(plain).is_err());
+    }
+
+    #[test]
+    fn an_error_shared_by_several_outputs_is_copied_out_with_its_kind() {
+        // A repartition hands one error to each of its outputs, each holding the Arc.
+        let shared = std::sync::Arc::new(to_df_error(DeltaError::NotFound {
+            path: "part-0.parquet".into(),
+            phase: crate::error::Phase::Read,
+        }));
+        let _other_output = std::sync::Arc::clone(&shared);
+        let got = into_delta_error(DataFusionError::Shared(shared));
+        let text = got.as_ref().map(ToString::to_string).ok();
+        assert_eq!(got.map(|d| d.code()).ok(), Some("not_found"));
+        assert_eq!(text.as_deref(), Some("not found: part-0.parquet"));
+        let parquet = DeltaError::Parquet {
+            path: "part-1.parquet".into(),
+            phase: crate::error::Phase::Read,
+            source: parquet::errors::ParquetError::General("bad page".into()),
+        };
+        let copied = parquet.copied();
+        assert_eq!(copied.code(), "parquet");
+        assert_eq!(copied.to_string(), parquet.to_string());
     }
 }

@@ -57,6 +57,7 @@ impl Default for ClientSettings {
                 idle: DEFAULT_IDLE_TIMEOUT,
                 query: None,
                 whole_for_range: 0,
+                encode_plus: false,
             },
         }
     }

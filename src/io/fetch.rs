@@ -80,6 +80,12 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// The most a whole read's `Content-Length` may reserve up front (it is only a hint).
 const WHOLE_BODY_HINT_MAX: u64 = 64 << 20;
 
+/// The largest answer read for a request without a range: 256 MiB. Such requests fetch the
+/// log's commits and `_last_checkpoint` (data files and deletion vectors are read in ranges
+/// of the sizes the log gives), several at once; wasm memory ends at 4 GiB, and a body that
+/// never ended was read until the module ran out of it and aborted.
+const MAX_WHOLE_BODY: u64 = 256 << 20;
+
 /// The longest wait between two attempts, whatever the backoff says.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(10);
 
@@ -494,11 +500,23 @@ impl FetchStore {
                 return Err(unexpected_status(path, &response));
             }
             // A hint only: a hostile `Content-Length` must not reserve memory.
-            let expected = content_length(&response).map(|n| n.min(WHOLE_BODY_HINT_MAX) as usize);
-            return read_body(&response, expected, usize::MAX)
-                .await
-                .map(Bytes::from)
-                .map_err(|e| body_failure(path, e));
+            let declared = content_length(&response);
+            if let Some(declared) = declared.filter(|&n| n > MAX_WHOLE_BODY) {
+                if let Some(c) = controller {
+                    c.abort();
+                }
+                return Err(Failure::Final(whole_too_long(path, declared.to_string())));
+            }
+            let expected = declared.map(|n| n.min(WHOLE_BODY_HINT_MAX) as usize);
+            let json = path.ends_with(".json") || path.ends_with("_last_checkpoint");
+            return match read_body(&response, expected, MAX_WHOLE_BODY as usize, json).await {
+                Ok(body) => Ok(Bytes::from(body)),
+                Err(BodyError::TooLong { .. }) => Err(Failure::Final(whole_too_long(
+                    path,
+                    format!("more than {MAX_WHOLE_BODY}"),
+                ))),
+                Err(e) => Err(body_failure(path, e)),
+            };
         };
         match status {
             206 => {
@@ -520,7 +538,7 @@ impl FetchStore {
                 }
                 // A range is at most a u32's worth on wasm32 (memory's limit).
                 let want = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
-                let body = read_body(&response, Some(want), want).await;
+                let body = read_body(&response, Some(want), want, false).await;
                 let bytes = Bytes::from(body.map_err(|e| body_failure(path, e))?);
                 check_range_len(path, range, &bytes).map_err(Failure::Final)?;
                 Ok(bytes)
@@ -563,7 +581,7 @@ impl FetchStore {
             return Err(too_big(declared.to_string()));
         }
         let cap = usize::try_from(limit).unwrap_or(usize::MAX);
-        let whole = match read_body(response, declared.map(|d| d as usize), cap).await {
+        let whole = match read_body(response, declared.map(|d| d as usize), cap, false).await {
             Ok(whole) => whole,
             Err(BodyError::TooLong { .. }) => return Err(too_big(format!("more than {limit}"))),
             Err(e) => return Err(body_failure(path, e)),
@@ -659,6 +677,18 @@ fn body_failure(path: &str, e: BodyError) -> Failure {
             false,
         )),
     }
+}
+
+/// A whole object (a log file) over [`MAX_WHOLE_BODY`]: refused, as a body that does not end.
+fn whole_too_long(path: &str, size: String) -> DeltaError {
+    io_error(
+        path,
+        format!(
+            "the answer is {size} bytes, over the {MAX_WHOLE_BODY} bytes read for a log file in \
+             the browser (a server that answers a missing file with an endless page?)"
+        ),
+        false,
+    )
 }
 
 /// The `Content-Length` header, when present and a number.

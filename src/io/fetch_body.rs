@@ -27,10 +27,15 @@ pub(super) enum BodyError {
 
 /// The whole body in wasm memory. `expected`: its length when known (a range's length), to
 /// size the buffer once; `limit`: the most bytes accepted, beyond which reading stops.
+/// `json`: the body must be JSON text (a log file); one whose first byte other than white
+/// space is `<` (an HTML page: a host that answers every path with its index page) is not
+/// read past its first piece, which is returned for the log's parser to refuse as it does
+/// any HTML, instead of being read to its end (a large or endless page filled memory).
 pub(super) async fn read_body(
     response: &Response,
     expected: Option<usize>,
     limit: usize,
+    json: bool,
 ) -> Result<Vec<u8>, BodyError> {
     let Some(reader) = stream_reader(response) else {
         let whole = read_body_array(response).await?;
@@ -65,7 +70,16 @@ pub(super) async fn read_body(
         }
         out.resize(at + len, 0);
         chunk.copy_to(&mut out[at..]);
+        if json && starts_as_markup(&out) {
+            let _ = reader.cancel();
+            return Ok(out);
+        }
     }
+}
+
+/// Whether `text` begins, after white space, with `<`: markup, never JSON.
+pub(crate) fn starts_as_markup(text: &[u8]) -> bool {
+    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
 }
 
 /// The whole body as a JS array (not copied into wasm memory).

@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use http::header::{CONTENT_LENGTH, RANGE};
+use http::header::{ACCEPT_ENCODING, CONTENT_LENGTH, RANGE};
 use http::uri::PathAndQuery;
 use http::{HeaderValue, Method, StatusCode, Uri};
 use http_body::{Body, Frame, SizeHint};
@@ -59,6 +59,9 @@ pub(crate) struct CheckedConnector {
     /// The largest whole object cut to the range asked for when a server ignores `Range`
     /// (0: none, the `200` is handed on).
     pub whole_for_range: u64,
+    /// Write each `+` of a request's path as `%2B` (the plain HTTP store only: the cloud
+    /// stores sign their paths, and encode `+` themselves).
+    pub encode_plus: bool,
 }
 
 impl fmt::Debug for CheckedConnector {
@@ -68,6 +71,7 @@ impl fmt::Debug for CheckedConnector {
             .field("idle", &self.idle)
             .field("query", &self.query.as_ref().map(|_| "[redacted]"))
             .field("whole_for_range", &self.whole_for_range)
+            .field("encode_plus", &self.encode_plus)
             .finish()
     }
 }
@@ -80,6 +84,7 @@ impl HttpConnector for CheckedConnector {
             idle: self.idle,
             query: self.query.clone(),
             whole_for_range: self.whole_for_range,
+            encode_plus: self.encode_plus,
         }))
     }
 }
@@ -90,6 +95,7 @@ struct Checked {
     idle: Duration,
     query: Option<Arc<str>>,
     whole_for_range: u64,
+    encode_plus: bool,
 }
 
 impl fmt::Debug for Checked {
@@ -124,6 +130,11 @@ enum CheckFailed {
     PartialForWhole,
     #[error("the answer is longer than the {0} bytes asked for")]
     LongerThanAsked(u64),
+    #[error(
+        "the answer is longer than {0} bytes, the most read for a log file (a server that \
+         answers a missing file with an endless page?)"
+    )]
+    WholeTooLong(u64),
 }
 
 // The trait is declared with `async_trait`; its method written out by hand.
@@ -145,7 +156,20 @@ impl Checked {
         if let Some(uri) = self.query.as_deref().and_then(|q| with_query(req.uri(), q)) {
             *req.uri_mut() = uri;
         }
+        if let Some(uri) = with_plus_encoded(req.uri()).filter(|_| self.encode_plus) {
+            *req.uri_mut() = uri;
+        }
+        // Bytes as stored: without it a server may compress (no Accept-Encoding means any
+        // coding is acceptable), and neither a range nor a size from the log fits a
+        // compressed body.
+        req.headers_mut()
+            .entry(ACCEPT_ENCODING)
+            .or_insert(HeaderValue::from_static("identity"));
         let ranged = req.headers().contains_key(RANGE);
+        let log_text = {
+            let path = req.uri().path();
+            !ranged && (path.ends_with(".json") || path.ends_with("_last_checkpoint"))
+        };
         let asked = req
             .headers()
             .get(RANGE)
@@ -168,6 +192,19 @@ impl Checked {
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
+        if get && log_text && parts.status == StatusCode::OK {
+            if whole_len.is_some_and(|len| len > MAX_WHOLE_ANSWER_BYTES) {
+                return Err(HttpError::new(
+                    HttpErrorKind::Decode,
+                    CheckFailed::WholeTooLong(MAX_WHOLE_ANSWER_BYTES),
+                ));
+            }
+            let text = log_text_at_most(body, whole_len, MAX_WHOLE_ANSWER_BYTES).await?;
+            parts
+                .headers
+                .insert(CONTENT_LENGTH, HeaderValue::from(text.len()));
+            return Ok(HttpResponse::from_parts(parts, text.into()));
+        }
         if let (true, StatusCode::OK, Some(asked), Some(len)) =
             (get, parts.status, asked, whole_len)
         {
@@ -207,6 +244,59 @@ impl Checked {
         }
         Ok(HttpResponse::from_parts(parts, body))
     }
+}
+
+/// The body of a log file (JSON text), whole, or an error once it passes `cap` bytes; one
+/// whose first byte other than white space is `<` (an HTML page: a host that answers every
+/// path with its index page) is not read past its first pieces, which are returned for the
+/// log's parser to refuse as it does any HTML. Read to its end, a large or endless page took
+/// gigabytes (several commits are fetched at once).
+async fn log_text_at_most(
+    body: HttpResponseBody,
+    declared: Option<u64>,
+    cap: u64,
+) -> Result<Bytes, HttpError> {
+    let mut pieces = body.bytes_stream();
+    // A declared length is a hint for the first allocation only.
+    let hint = declared.unwrap_or(0).min(64 << 20);
+    let mut whole = bytes::BytesMut::with_capacity(usize::try_from(hint).unwrap_or(0));
+    let mut sniffed = false;
+    while let Some(piece) = pieces.next().await {
+        let piece = piece?;
+        if (whole.len() as u64).saturating_add(piece.len() as u64) > cap {
+            return Err(HttpError::new(
+                HttpErrorKind::Decode,
+                CheckFailed::WholeTooLong(cap),
+            ));
+        }
+        whole.extend_from_slice(&piece);
+        if !sniffed {
+            match whole.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'<') => return Ok(whole.freeze()),
+                Some(_) => sniffed = true,
+                None => {}
+            }
+        }
+    }
+    Ok(whole.freeze())
+}
+
+/// `uri` with each `+` of its path written `%2B`: S3 and some other servers read a `+` in a
+/// path as a space, so a file whose name holds one (a partition value) was not found. The
+/// two spellings are the same path to every other server.
+fn with_plus_encoded(uri: &Uri) -> Option<Uri> {
+    let path = uri.path();
+    if !path.contains('+') {
+        return None;
+    }
+    let path = path.replace('+', "%2B");
+    let joined = match uri.query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path,
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = Some(PathAndQuery::try_from(joined).ok()?);
+    Uri::from_parts(parts).ok()
 }
 
 /// The whole of a body of unknown length, or an error once it passes `cap` bytes.
@@ -353,5 +443,15 @@ mod tests {
         );
         let got = with_query(&uri("http://h/t/p?list-type=2"), "sig=1");
         assert_eq!(got, Some(uri("http://h/t/p?list-type=2&sig=1")));
+    }
+
+    #[test]
+    fn a_plus_in_a_path_is_written_percent_encoded() {
+        let uri = |s: &str| Uri::try_from(s).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            with_plus_encoded(&uri("http://h/t/c=a+b%20c/f.parquet?x=1+2")),
+            Some(uri("http://h/t/c=a%2Bb%20c/f.parquet?x=1+2"))
+        );
+        assert_eq!(with_plus_encoded(&uri("http://h/t/c=a%2Bb/f")), None);
     }
 }

@@ -143,6 +143,7 @@ impl ObjectStoreRange {
                 // A token or signature in the table's URL goes on every request.
                 settings.connector.query = url.query().filter(|q| !q.is_empty()).map(Into::into);
                 settings.connector.whole_for_range = MAX_WHOLE_FOR_RANGE;
+                settings.connector.encode_plus = true;
                 let origin = &url[..url::Position::BeforePath];
                 let client = settings.client.with_allow_http(true);
                 let store = object_store::http::HttpBuilder::new()

@@ -998,6 +998,59 @@ fn sql_over_two_named_tables() {
 
 #[cfg(feature = "datafusion")]
 #[test]
+fn sql_refuses_expressions_nested_past_the_limit_instead_of_overflowing_the_stack() {
+    let dv = common::table_dir("golden__dv-partitioned-with-checkpoint");
+    let dv = format!("d={}", dv.to_string_lossy());
+    let chain = |terms: usize, op: &str| -> String {
+        let mut q = String::from("SELECT count(*) AS n FROM d WHERE part >= -1");
+        for i in 1..terms {
+            q.push_str(&format!(" {op} part >= -{i}"));
+        }
+        q
+    };
+    // 5,500 ANDs aborted the process on a stack overflow inside DataFusion's optimizer.
+    for (terms, op) in [(5500, "AND"), (3000, "OR")] {
+        let out = dar(&["sql", &chain(terms, op), "--table", &dv, "--json"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{terms} {op}: {err}");
+        assert!(
+            err.starts_with("dar: error [limit_exceeded]") && err.contains("nesting depth"),
+            "{terms} {op}: {err}"
+        );
+    }
+    // Under the limit the query runs: every row has part >= -1.
+    let out = dar_ok(&["sql", &chain(1500, "AND"), "--table", &dv, "--json"]);
+    let all = dar_ok(&[
+        "sql",
+        "SELECT count(*) AS n FROM d",
+        "--table",
+        &dv,
+        "--json",
+    ]);
+    assert_eq!(stdout(&out), stdout(&all));
+}
+
+#[cfg(feature = "datafusion")]
+#[test]
+fn sql_errors_keep_their_code_under_any_operator() {
+    // The table's log names data files that are not in the corpus: a read fails `not_found`
+    // whether the scan feeds the output directly or a repartition under an aggregate (which
+    // shares the error between its outputs; it was `invalid_argument` there).
+    let table = common::table_dir("deltars__checkpoints");
+    let table = format!("t={}", table.to_string_lossy());
+    for query in [
+        "SELECT * FROM t",
+        "SELECT date, count(*) FROM t GROUP BY date",
+        "SELECT count(*) FROM t a JOIN t b ON a.date = b.date",
+    ] {
+        let out = dar(&["sql", query, "--table", &table, "--csv"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("dar: error [not_found]"), "{query}: {err}");
+    }
+}
+
+#[cfg(feature = "datafusion")]
+#[test]
 fn sql_is_read_only() {
     let dv = common::table_dir("golden__dv-partitioned-with-checkpoint");
     let dv = format!("d={}", dv.to_string_lossy());

@@ -43,6 +43,14 @@ enum Answer {
     EndlessRange,
     /// Commits: `Content-Length: 5000000000`, then the file and the close.
     HugeLength,
+    /// A missing file is answered `200` with an HTML page that never ends (a host's
+    /// single-page-app fallback, streamed).
+    EndlessPage,
+    /// `406` to a request that does not ask for the bytes as stored
+    /// (`Accept-Encoding: identity`): such a server would otherwise compress them.
+    RequireIdentity,
+    /// The path read as S3 reads it: `+` is a space, then `%XX` decoded.
+    PlusIsSpace,
 }
 
 /// Requests for data files each server answered, by port.
@@ -93,12 +101,14 @@ fn respond(
     reader.read_line(&mut line)?;
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
     let mut range = None;
+    let mut identity = false;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
             break;
         }
         let lower = header.to_ascii_lowercase();
+        identity |= lower.trim() == "accept-encoding: identity";
         if let Some(value) = lower.strip_prefix("range: bytes=") {
             let (a, b) = value.trim().split_once('-').unwrap_or(("0", ""));
             range = Some((a.parse::<usize>().unwrap_or(0), b.parse::<usize>().ok()));
@@ -110,7 +120,15 @@ fn respond(
             b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
     }
-    let path = path.to_string();
+    if answer == Answer::RequireIdentity && !identity {
+        return stream.write_all(
+            b"HTTP/1.1 406 Not Acceptable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    let path = match answer {
+        Answer::PlusIsSpace => s3_decoded(path),
+        _ => path.to_string(),
+    };
     if path.ends_with(".parquet") {
         if let Ok(mut counts) = DATA_REQUESTS.lock() {
             *counts.entry(port).or_default() += 1;
@@ -121,6 +139,18 @@ fn respond(
     }
     let file: PathBuf = root.join(path.trim_start_matches("/t/"));
     let Ok(bytes) = std::fs::read(&file) else {
+        if answer == Answer::EndlessPage {
+            stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n",
+            )?;
+            let page = b"<!doctype html><html><body><div id=app></div></body></html>\n";
+            loop {
+                // Until the client hangs up: then the write fails and the thread ends.
+                stream.write_all(format!("{:x}\r\n", page.len()).as_bytes())?;
+                stream.write_all(page)?;
+                stream.write_all(b"\r\n")?;
+            }
+        }
         return stream.write_all(
             b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
@@ -200,6 +230,31 @@ fn respond(
     let mut rest = Vec::new();
     let _ = stream.read_to_end(&mut rest);
     Ok(())
+}
+
+/// A URL path as S3 decodes it: `+` a space, `%XX` the byte.
+fn s3_decoded(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 async fn local_rows() -> Vec<String> {
@@ -335,7 +390,44 @@ async fn an_answer_longer_than_asked_for_is_an_error_as_soon_as_it_shows() {
         .err()
         .unwrap_or_else(|| panic!("a commit declared 5 GB long was read"));
     assert!(
-        err.to_string().contains("longer than the 1073741824 bytes"),
+        err.to_string().contains("longer than 1073741824 bytes"),
         "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_page_for_a_missing_commit_is_refused_at_its_first_bytes() {
+    // The probe past the last commit gets the page: read to its end, it took gigabytes.
+    let started = Instant::now();
+    let err = common::rows_over(&serve(Answer::EndlessPage), &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a table whose host answers every path was read"));
+    assert_eq!(err.code(), "invalid_log", "{err}");
+    assert!(err.to_string().contains("not JSON lines"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bytes_are_asked_for_as_stored_and_a_plus_in_a_path_is_not_a_space() {
+    assert_eq!(
+        common::rows_over(&serve(Answer::RequireIdentity), &[])
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        local_rows().await
+    );
+    let special = "golden__hive-deltatbl-special-chars-in-partition-column";
+    let local = common::rows_over(&common::table_dir(special).to_string_lossy(), &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        common::rows_over(&serve_table(special, Answer::PlusIsSpace), &[])
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+        local
     );
 }

@@ -340,6 +340,53 @@ await check('a server that takes the connection and never answers fails the open
   assertEq(await countRows((await DeltaTable.open(url(DV), { answerTimeoutMs: 5000 })).scan()), EXPECT[DV].rows, 'rows');
 });
 
+await check('a host that answers every missing file with an endless or huge page: a typed error, memory bounded', async () => {
+  // The table's own files as they are; any other path (the probe past the last commit,
+  // _last_checkpoint) a 200 HTML page that never ends, or one that declares 700 MB. Read to
+  // its end, such a page filled the module's memory and it aborted (an uncaught
+  // RuntimeError, the open's promise never settled).
+  const root = join(CORPUS, DV);
+  const pages = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/(endless|huge)\//, '');
+    const huge = req.url.startsWith('/huge/');
+    try {
+      const bytes = await readFile(join(root, path));
+      res.writeHead(200, { 'Content-Length': String(bytes.length), 'Access-Control-Allow-Origin': '*' });
+      res.end(bytes);
+    } catch {
+      const page = '<!doctype html><html><body><div id="app"></div></body></html>\n';
+      res.writeHead(200, { 'Content-Type': 'text/html', ...(huge ? { 'Content-Length': String(700 << 20) } : {}) });
+      const more = () => {
+        while (!res.destroyed && res.write(page.repeat(1000)));
+        if (!res.destroyed) res.once('drain', more);
+      };
+      more();
+    }
+  });
+  await new Promise((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  try {
+    for (const kind of ['endless', 'huge']) {
+      const t0 = performance.now();
+      await rejects(
+        DeltaTable.open(`http://127.0.0.1:${pages.address().port}/${kind}/`),
+        (e) => {
+          assertEq(e.name, 'DeltaError', 'name');
+          assert(['invalid_log', 'io'].includes(e.code), `code ${e.code}: ${e.message}`);
+        },
+        `a ${kind} page`,
+      );
+      const took = performance.now() - t0;
+      assert(took < 10_000, `${kind}: failed after ${Math.round(took)} ms`);
+    }
+    assert(process.memoryUsage().rss < 1.5 * 2 ** 30, `rss ${process.memoryUsage().rss}`);
+    // The module lives on.
+    assertEq(await countRows((await DeltaTable.open(url(DV))).scan()), EXPECT[DV].rows, 'rows after');
+  } finally {
+    pages.closeAllConnections?.();
+    pages.close();
+  }
+});
+
 await check('a body that stops midway fails the read after answerTimeoutMs, and a slow body that moves reads', async () => {
   // Every answer: headers and the first 10 of 100,000 bytes, then nothing (the socket open).
   const held = [];

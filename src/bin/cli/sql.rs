@@ -129,9 +129,48 @@ async fn plan(
         .with_allow_ddl(false)
         .with_allow_dml(false)
         .with_allow_statements(false);
-    ctx.sql_with_options(&args.query, read_only)
+    let frame = ctx
+        .sql_with_options(&args.query, read_only)
         .await
-        .map_err(from_df)
+        .map_err(from_df)?;
+    let depth = deepest_expression(frame.logical_plan());
+    if depth > MAX_EXPRESSION_DEPTH {
+        return Err(DeltaError::LimitExceeded {
+            limit: "expression nesting depth (a chain of AND, OR or operators nests one level \
+                    per term; an IN list does not)",
+            found: depth as u64,
+            max: MAX_EXPRESSION_DEPTH as u64,
+            path: None,
+            phase: delta_arrow_reader::Phase::Plan,
+        });
+    }
+    Ok(frame)
+}
+
+/// The deepest expression a query may hold. DataFusion's optimizer walks expressions
+/// recursively, some of its passes without a guard, and a chain of 5,500 `AND`s overflowed
+/// the thread's stack (the process aborted); 2,000 levels plan and run in a debug build.
+const MAX_EXPRESSION_DEPTH: usize = 2000;
+
+/// How deeply the expressions of `plan` (and of its inputs) nest, counted without recursion
+/// into them (the plan's own nodes are few and are walked as DataFusion walks them).
+fn deepest_expression(plan: &datafusion::logical_expr::LogicalPlan) -> usize {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let mut deepest = 0;
+    let _ = plan.apply(|node| {
+        for root in node.expressions() {
+            let mut pending = vec![(&root, 1usize)];
+            while let Some((expr, depth)) = pending.pop() {
+                deepest = deepest.max(depth);
+                let _ = expr.apply_children(|child| {
+                    pending.push((child, depth + 1));
+                    Ok(TreeNodeRecursion::Continue)
+                });
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    deepest
 }
 
 /// The result's rows as they come, and its schema.
