@@ -73,6 +73,8 @@ pub struct CommitProbe {
     max_commits: u64,
     /// The first version answered with something that is not a commit, and what it was.
     not_a_commit: Option<(u64, &'static str)>,
+    /// Versions found missing below a commit that exists, asked for a second time.
+    rechecked: Vec<u64>,
 }
 
 /// What a probe needs next: commit versions to ask for, or, when discovery is over, the
@@ -99,6 +101,7 @@ impl CommitProbe {
             asked: Vec::new(),
             max_commits: crate::limits::DEFAULT_MAX_COMMITS_PER_LOAD,
             not_a_commit: None,
+            rechecked: Vec::new(),
         }
     }
 
@@ -119,6 +122,12 @@ impl CommitProbe {
     /// The first version probed.
     pub fn start(&self) -> u64 {
         self.start
+    }
+
+    /// Whether `version` is asked for a second time, having been answered missing below a
+    /// commit that exists (the caller must fetch it again, not reuse that answer).
+    pub fn rechecks(&self, version: u64) -> bool {
+        self.rechecked.contains(&version)
     }
 
     /// The versions asked for by the last [`Step::Need`] and not yet pushed.
@@ -188,6 +197,14 @@ impl CommitProbe {
             }
         }
         if let (Some(found), Some(missing)) = (b.newest_found, b.oldest_missing) {
+            // A writer adds commit n + 1 only once n exists, so a missing commit below one
+            // found was most likely asked for just before it was written (the table is
+            // being written to): it is asked for once more before the gap is taken as one.
+            if missing < found && !self.rechecked.contains(&missing) {
+                self.rechecked.push(missing);
+                self.seen.remove(&missing);
+                return Ok(self.fetch(vec![missing]));
+            }
             if missing < found {
                 let found = self
                     .seen
@@ -326,6 +343,7 @@ mod tests {
     ) -> Run {
         let mut p = CommitProbe::new(start, target).with_max_commits(max);
         let mut asked = HashSet::new();
+        let mut missed = HashSet::new();
         let (mut rounds, mut misses) = (0, 0);
         loop {
             match p.poll() {
@@ -335,8 +353,15 @@ mod tests {
                     assert!(rounds < 100, "probing does not end");
                     assert_eq!(p.take_asked(), vs);
                     for v in vs {
-                        assert!(asked.insert(v), "version {v} asked for twice");
+                        // Twice only to check again a commit missing below one found.
+                        assert!(
+                            asked.insert(v) || missed.remove(&v),
+                            "version {v} asked for twice"
+                        );
                         let found = exists(v);
+                        if !found {
+                            missed.insert(v);
+                        }
                         misses += usize::from(!found);
                         p.push(v, found.then(|| Bytes::from_static(b"{}")));
                     }
@@ -514,6 +539,46 @@ mod tests {
         assert!(
             matches!(p.poll(), Ok(Step::Ready(Some(1)))),
             "a BOM and blanks before the first object"
+        );
+    }
+
+    #[test]
+    fn a_commit_written_between_two_rounds_is_found_by_a_second_look() {
+        // From a checkpoint at 7: versions 8..=13 exist; 14 and 15 are written after the
+        // answer to the first ask for 14 and before the one for 15 (asked side by side).
+        let mut p = CommitProbe::new(8, None);
+        let mut written = false;
+        let mut asks_of_14 = 0;
+        let last = loop {
+            match p.poll() {
+                Ok(Step::Need(vs)) => {
+                    for v in p.take_asked() {
+                        if v == 14 {
+                            asks_of_14 += 1;
+                        }
+                        let exists = v <= 13 || (written && v <= 15);
+                        p.push(v, exists.then(|| Bytes::from_static(b"{}")));
+                        written |= v == 14;
+                    }
+                    assert!(!vs.is_empty());
+                }
+                Ok(Step::Ready(last)) => break last,
+                Err(e) => panic!("{e}"),
+            }
+        };
+        assert_eq!(last, Some(15));
+        assert_eq!(asks_of_14, 2);
+        // A gap that stays one is still an error, after the second look.
+        let (got, _) = run(&[0, 1, 2, 4, 5], 0, None);
+        assert!(
+            matches!(
+                got,
+                Err(DeltaError::NonContiguousLog {
+                    expected: 3,
+                    found: 4
+                })
+            ),
+            "{got:?}"
         );
     }
 

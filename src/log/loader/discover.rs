@@ -213,7 +213,13 @@ impl Context {
         let last = match step {
             Step::Need(versions) => {
                 for v in versions {
-                    self.get(commit_path(v), true);
+                    let path = commit_path(v);
+                    // Asked again (a commit missing below one found): the answer before is
+                    // forgotten, so that the file is fetched again.
+                    if probe.rechecks(v) && matches!(self.files.get(&path), Some(None)) {
+                        self.files.remove(&path);
+                    }
+                    self.get(path, true);
                 }
                 return Ok(State::Probing { hint, probe });
             }

@@ -48,8 +48,20 @@ fn drive(files: &Files, can_list: bool, target: VersionTarget) -> Run {
 fn drive_loader(
     files: &Files,
     can_list: bool,
+    loader: SnapshotLoader,
+    asked: &mut Vec<String>,
+) -> Run {
+    drive_changing(&mut files.clone(), can_list, loader, asked, &mut |_, _| {})
+}
+
+/// [`drive_loader`] over files that change: `after_missing(path, files)` runs after each
+/// request answered that `path` does not exist (a writer adding commits meanwhile).
+fn drive_changing(
+    files: &mut Files,
+    can_list: bool,
     mut loader: SnapshotLoader,
     asked: &mut Vec<String>,
+    after_missing: &mut dyn FnMut(&str, &mut Files),
 ) -> Run {
     let mut requests = 0;
     for _ in 0..1000 {
@@ -102,7 +114,11 @@ fn drive_loader(
                     asked.push(path.clone());
                 }) {
                     Some((b, _)) => loader.push_file(&path, Some(b.clone())),
-                    None if optional => loader.push_file(&path, None),
+                    None if optional => {
+                        let pushed = loader.push_file(&path, None);
+                        after_missing(&path, files);
+                        pushed
+                    }
                     None => {
                         let e = DeltaError::NotFound {
                             path,
@@ -287,6 +303,34 @@ fn gaps_in_versions_fail() {
         let code = run.result.err().map(|e| e.code());
         assert_eq!(code, Some("non_contiguous_log"), "listing {can_list}");
     }
+}
+
+#[test]
+fn a_commit_written_while_the_log_is_probed_is_read_not_a_gap() {
+    // Commits 0..=7, of which 6 is answered missing the first time it is asked for: asked
+    // before it was written, while 7 was asked after (side by side, answers in any order).
+    let whole = files_of(&table(8));
+    let mut files = whole.clone();
+    files.remove(&commit_path(6));
+    let mut misses_of_6 = 0;
+    let run = drive_changing(
+        &mut files,
+        false,
+        SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing(),
+        &mut Vec::new(),
+        &mut |path, files| {
+            if path == commit_path(6) {
+                misses_of_6 += 1;
+                if let Some(file) = whole.get(path) {
+                    files.insert(path.to_string(), file.clone());
+                }
+            }
+        },
+    );
+    let log = run.result.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.reconciled.version, 7);
+    assert_eq!(active(&log), expected_active(8));
+    assert_eq!(misses_of_6, 1, "the second ask found it");
 }
 
 #[test]
