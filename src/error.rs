@@ -94,7 +94,10 @@ pub enum DeltaError {
         reason: String,
     },
     /// Log versions have a gap.
-    #[error("Delta log versions are not contiguous: expected version {expected}, found {found}")]
+    #[error(
+        "Delta log versions are not contiguous: expected version {expected}, found {found}{}",
+        gap_hint(*expected)
+    )]
     NonContiguousLog {
         /// The version that should have come next.
         expected: u64,
@@ -458,6 +461,17 @@ impl DeltaError {
         DeltaError::InvalidSchema {
             reason: reason.into(),
         }
+    }
+}
+
+/// What a gap from version 0 most likely is.
+fn gap_hint(expected: u64) -> &'static str {
+    if expected == 0 {
+        " (the log's first commits were removed, as log cleanup does once a checkpoint \
+         covers them, and no checkpoint was found to start from; a store that cannot list \
+         finds only the one _last_checkpoint names)"
+    } else {
+        ""
     }
 }
 

@@ -567,8 +567,8 @@ impl FetchStore {
                 path,
                 format!(
                     "the server ignored Range and sent the whole object ({size} bytes, over \
-                     max_full_body_for_range, {limit}); serve the table from a host that \
-                     supports byte ranges"
+                     the {limit} bytes read whole to cut a range from); serve the table from \
+                     a host that supports byte ranges"
                 ),
                 false,
             ))
