@@ -370,13 +370,16 @@ impl FetchStore {
                 Ok(bytes) => return Ok(Some(bytes)),
                 Err(Failure::PastEnd) => return Ok(None),
                 Err(Failure::Final(err)) => return Err(err),
-                Err(Failure::Transient(_)) if attempt < self.options.retries => {
+                Err(Failure::Transient(_, asked)) if attempt < self.options.retries => {
                     let jitter = 0.5 + js_sys::Math::random() / 2.0;
-                    let delay = self.options.backoff(attempt).mul_f64(jitter);
+                    let backoff = self.options.backoff(attempt).mul_f64(jitter);
+                    // A server that says when to come back (`Retry-After`, within the
+                    // longest wait) is waited for that long.
+                    let delay = asked.map_or(backoff, |wait| wait.max(backoff));
                     self.unless_aborted(path, Sleep::new(delay)).await?;
                     attempt += 1;
                 }
-                Err(Failure::Transient(message)) => {
+                Err(Failure::Transient(message, _)) => {
                     let attempts = attempt + 1;
                     let s = if attempts == 1 { "" } else { "s" };
                     return Err(io_error(
@@ -492,7 +495,12 @@ impl FetchStore {
                     phase: phase_for(path),
                 }))
             }
-            408 | 429 | 500..=599 => return Err(Failure::Transient(status_text(&response))),
+            408 | 429 | 500..=599 => {
+                return Err(Failure::Transient(
+                    status_text(&response),
+                    retry_after(&response),
+                ))
+            }
             _ => {}
         }
         let Some(range) = range else {
@@ -635,8 +643,9 @@ impl RangeRead for FetchStore {
 
 /// Why one attempt failed.
 enum Failure {
-    /// Worth another attempt (network error, 408, 429, 5xx); the text says what happened.
-    Transient(String),
+    /// Worth another attempt (network error, 408, 429, 5xx); the text says what happened,
+    /// and the wait the server asked for (`Retry-After`), if any.
+    Transient(String, Option<Duration>),
     /// The range starts at or beyond the end of the object (`416`, or a whole body that
     /// ends before the range starts).
     PastEnd,
@@ -670,7 +679,7 @@ fn build_headers(given: &[(String, String)], range: Option<&Range<u64>>) -> Resu
 /// What a body that could not be read means for the attempt.
 fn body_failure(path: &str, e: BodyError) -> Failure {
     match e {
-        BodyError::Failed(text) => Failure::Transient(text),
+        BodyError::Failed(text) => Failure::Transient(text, None),
         BodyError::TooLong { limit } => Failure::Final(io_error(
             path,
             format!("the server sent more than the {limit} bytes asked for"),
@@ -689,6 +698,20 @@ fn whole_too_long(path: &str, size: String) -> DeltaError {
         ),
         false,
     )
+}
+
+/// The wait a `Retry-After` header asks for, in seconds (the HTTP-date form is not read),
+/// when it is at most [`MAX_RETRY_DELAY`]; a longer one is not waited for.
+fn retry_after(response: &Response) -> Option<Duration> {
+    let seconds: u64 = response
+        .headers()
+        .get("retry-after")
+        .ok()
+        .flatten()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds)).filter(|&wait| wait <= MAX_RETRY_DELAY)
 }
 
 /// The `Content-Length` header, when present and a number.
@@ -733,11 +756,14 @@ fn unexpected_status(path: &str, response: &Response) -> Failure {
 
 /// A rejected `fetch`: the network failed, the server is unreachable, or CORS refused.
 fn network_failure(e: JsValue) -> Failure {
-    Failure::Transient(format!(
-        "network error (server unreachable, connection lost, or the answer lacks CORS \
-         headers): {}",
-        js_message(&e)
-    ))
+    Failure::Transient(
+        format!(
+            "network error (server unreachable, connection lost, or the answer lacks CORS \
+             headers): {}",
+            js_message(&e)
+        ),
+        None,
+    )
 }
 
 /// A range (never a whole get) that starts at or beyond the end of the object.

@@ -340,6 +340,45 @@ await check('a server that takes the connection and never answers fails the open
   assertEq(await countRows((await DeltaTable.open(url(DV), { answerTimeoutMs: 5000 })).scan()), EXPECT[DV].rows, 'rows');
 });
 
+await check('a server that answers 429 with Retry-After is waited for as it asks', async () => {
+  // Every request is refused for the first 1.5 s with Retry-After: 1; the default retries
+  // (3, with backoff from 100 ms: 0.7 s in all) gave up inside that window.
+  const root = join(CORPUS, DV);
+  const opened = performance.now();
+  const busy = createServer(async (req, res) => {
+    if (performance.now() - opened < 1500) {
+      res.writeHead(429, { 'Retry-After': '1', 'Content-Length': '0' });
+      res.end();
+      return;
+    }
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/t\//, '');
+    try {
+      const bytes = await readFile(join(root, path));
+      const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+      if (range) {
+        const [start, end] = [Number(range[1]), Math.min(Number(range[2]), bytes.length - 1)];
+        res.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${bytes.length}`, 'Content-Length': String(end - start + 1) });
+        res.end(bytes.subarray(start, end + 1));
+      } else {
+        res.writeHead(200, { 'Content-Length': String(bytes.length) });
+        res.end(bytes);
+      }
+    } catch {
+      res.writeHead(404, { 'Content-Length': '0' });
+      res.end();
+    }
+  });
+  await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  try {
+    const table = await DeltaTable.open(`http://127.0.0.1:${busy.address().port}/t/`);
+    assert(performance.now() - opened >= 1000, 'the open waited');
+    assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'rows');
+  } finally {
+    busy.closeAllConnections?.();
+    busy.close();
+  }
+});
+
 await check('a host that answers every missing file with an endless or huge page: a typed error, memory bounded', async () => {
   // The table's own files as they are; any other path (the probe past the last commit,
   // _last_checkpoint) a 200 HTML page that never ends, or one that declares 700 MB. Read to
