@@ -488,8 +488,10 @@ impl FetchStore {
         let response: Response = answer.unchecked_into();
 
         let status = response.status();
+        let missing =
+            matches!(status, 404 | 410) || (status == 403 && super::forbidden_is_missing(path));
         match status {
-            404 | 410 => {
+            _ if missing => {
                 return Err(Failure::Final(DeltaError::NotFound {
                     path: redact(path),
                     phase: phase_for(path),

@@ -280,6 +280,24 @@ pub(crate) fn check_range_len(path: &str, range: &Range<u64>, got: &Bytes) -> Re
     Ok(())
 }
 
+/// Whether a `403` for `path` means the file does not exist: S3 answers so for a missing key
+/// to a reader without the `ListBucket` permission (a public bucket read over HTTPS), and a
+/// table that must be probed asks for `_last_checkpoint` and for commits past the last one.
+/// So `_last_checkpoint` and commits after version 0 count as missing when forbidden; commit
+/// 0 does not (every request of a reader without access is forbidden, and its first commit
+/// is where that shows as `403` rather than as a table of no versions).
+pub(crate) fn forbidden_is_missing(path: &str) -> bool {
+    let Some(name) = path.strip_prefix("_delta_log/") else {
+        return false;
+    };
+    if name == "_last_checkpoint" {
+        return true;
+    }
+    name.strip_suffix(".json")
+        .filter(|digits| digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .is_some_and(|digits| digits.bytes().any(|b| b != b'0'))
+}
+
 /// The phase a store error belongs to, judged by its path: log files are read while loading,
 /// everything else while reading data.
 pub(crate) fn phase_for(path: &str) -> crate::error::Phase {
@@ -287,5 +305,27 @@ pub(crate) fn phase_for(path: &str) -> crate::error::Phase {
         crate::error::Phase::Load
     } else {
         crate::error::Phase::Read
+    }
+}
+
+#[cfg(test)]
+mod forbidden_tests {
+    use super::forbidden_is_missing;
+
+    #[test]
+    fn only_last_checkpoint_and_commits_after_the_first_count_as_missing_when_forbidden() {
+        assert!(forbidden_is_missing("_delta_log/_last_checkpoint"));
+        assert!(forbidden_is_missing("_delta_log/00000000000000000012.json"));
+        for kept in [
+            "_delta_log/00000000000000000000.json",
+            "_delta_log/00000000000000000010.checkpoint.parquet",
+            "_delta_log/0000000000000000001.json",
+            "_delta_log/0000000000000000001x.json",
+            "part-00000.parquet",
+            "deletion_vector_1.bin",
+            "x/_delta_log/00000000000000000012.json",
+        ] {
+            assert!(!forbidden_is_missing(kept), "{kept}");
+        }
     }
 }

@@ -276,6 +276,12 @@ fn map_error(path: &str, e: object_store::Error) -> DeltaError {
             path: path.to_string(),
             phase: phase_for(path),
         },
+        object_store::Error::PermissionDenied { .. } if super::forbidden_is_missing(path) => {
+            DeltaError::NotFound {
+                path: path.to_string(),
+                phase: phase_for(path),
+            }
+        }
         other => DeltaError::Io {
             path: path.to_string(),
             message: store_message(&other.to_string()),

@@ -51,6 +51,10 @@ enum Answer {
     RequireIdentity,
     /// The path read as S3 reads it: `+` is a space, then `%XX` decoded.
     PlusIsSpace,
+    /// `403` for a missing file, as S3 answers a reader without `ListBucket`.
+    ForbiddenIfMissing,
+    /// `403` for every request (a reader without access).
+    ForbidAll,
 }
 
 /// Requests for data files each server answered, by port.
@@ -120,6 +124,11 @@ fn respond(
             b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
     }
+    if answer == Answer::ForbidAll {
+        return stream.write_all(
+            b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
     if answer == Answer::RequireIdentity && !identity {
         return stream.write_all(
             b"HTTP/1.1 406 Not Acceptable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -139,6 +148,11 @@ fn respond(
     }
     let file: PathBuf = root.join(path.trim_start_matches("/t/"));
     let Ok(bytes) = std::fs::read(&file) else {
+        if answer == Answer::ForbiddenIfMissing {
+            return stream.write_all(
+                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
         if answer == Answer::EndlessPage {
             stream.write_all(
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -430,4 +444,25 @@ async fn bytes_are_asked_for_as_stored_and_a_plus_in_a_path_is_not_a_space() {
             .unwrap_or_else(|e| panic!("{e}")),
         local
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_forbids_missing_files_is_probed_and_one_that_forbids_all_is_an_error() {
+    // S3 without ListBucket: the probes past the last commit and `_last_checkpoint` are 403.
+    for table in [TABLE, "golden__dv-partitioned-with-checkpoint"] {
+        let local = common::rows_over(&common::table_dir(table).to_string_lossy(), &[])
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let served = common::rows_over(&serve_table(table, Answer::ForbiddenIfMissing), &[])
+            .await
+            .unwrap_or_else(|e| panic!("{table}: {e}"));
+        assert_eq!(served, local, "{table}");
+    }
+    // No access at all: the first commit's 403 says so (not "not a table").
+    let err = common::rows_over(&serve(Answer::ForbidAll), &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a table that forbids every request was read"));
+    assert_eq!(err.code(), "io", "{err}");
+    assert!(err.to_string().contains("403"), "{err}");
 }

@@ -340,35 +340,43 @@ await check('a server that takes the connection and never answers fails the open
   assertEq(await countRows((await DeltaTable.open(url(DV), { answerTimeoutMs: 5000 })).scan()), EXPECT[DV].rows, 'rows');
 });
 
-await check('a server that answers 429 with Retry-After is waited for as it asks', async () => {
-  // Every request is refused for the first 1.5 s with Retry-After: 1; the default retries
-  // (3, with backoff from 100 ms: 0.7 s in all) gave up inside that window.
-  const root = join(CORPUS, DV);
-  const opened = performance.now();
-  const busy = createServer(async (req, res) => {
-    if (performance.now() - opened < 1500) {
-      res.writeHead(429, { 'Retry-After': '1', 'Content-Length': '0' });
+/** A server of the table folder `root` at `/t/` (ranges answered `206`, missing files `404`),
+ * on a free port, whose answers `before(req, res, missing)` may take over (it returns true
+ * when it answered). */
+async function serveFolder(root, before) {
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/t\//, '');
+    const bytes = await readFile(join(root, path)).catch(() => null);
+    if (before(req, res, bytes === null)) return;
+    if (bytes === null) {
+      res.writeHead(404, { 'Content-Length': '0' });
       res.end();
       return;
     }
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/t\//, '');
-    try {
-      const bytes = await readFile(join(root, path));
-      const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
-      if (range) {
-        const [start, end] = [Number(range[1]), Math.min(Number(range[2]), bytes.length - 1)];
-        res.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${bytes.length}`, 'Content-Length': String(end - start + 1) });
-        res.end(bytes.subarray(start, end + 1));
-      } else {
-        res.writeHead(200, { 'Content-Length': String(bytes.length) });
-        res.end(bytes);
-      }
-    } catch {
-      res.writeHead(404, { 'Content-Length': '0' });
-      res.end();
+    const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+    if (range) {
+      const [start, end] = [Number(range[1]), Math.min(Number(range[2]), bytes.length - 1)];
+      res.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${bytes.length}`, 'Content-Length': String(end - start + 1) });
+      res.end(bytes.subarray(start, end + 1));
+    } else {
+      res.writeHead(200, { 'Content-Length': String(bytes.length) });
+      res.end(bytes);
     }
   });
-  await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+await check('a server that answers 429 with Retry-After is waited for as it asks', async () => {
+  // Every request is refused for the first 1.5 s with Retry-After: 1; the default retries
+  // (3, with backoff from 100 ms: 0.7 s in all) gave up inside that window.
+  const opened = performance.now();
+  const busy = await serveFolder(join(CORPUS, DV), (req, res) => {
+    if (performance.now() - opened >= 1500) return false;
+    res.writeHead(429, { 'Retry-After': '1', 'Content-Length': '0' });
+    res.end();
+    return true;
+  });
   try {
     const table = await DeltaTable.open(`http://127.0.0.1:${busy.address().port}/t/`);
     assert(performance.now() - opened >= 1000, 'the open waited');
@@ -376,6 +384,39 @@ await check('a server that answers 429 with Retry-After is waited for as it asks
   } finally {
     busy.closeAllConnections?.();
     busy.close();
+  }
+});
+
+await check('a host that answers 403 for missing files (S3 without ListBucket) is probed; one that forbids all says 403', async () => {
+  const forbid = (all) => (req, res, missing) => {
+    if (!all && !missing) return false;
+    res.writeHead(403, { 'Content-Length': '0' });
+    res.end();
+    return true;
+  };
+  for (const name of [DV, 'kernel__cdf-table-with-cdc-and-dvs']) {
+    const s3like = await serveFolder(join(CORPUS, name), forbid(false));
+    try {
+      const table = await DeltaTable.open(`http://127.0.0.1:${s3like.address().port}/t/`);
+      assertEq(await countRows(table.scan()), EXPECT[name].rows, `rows of ${name}`);
+    } finally {
+      s3like.closeAllConnections?.();
+      s3like.close();
+    }
+  }
+  const closed = await serveFolder(join(CORPUS, DV), forbid(true));
+  try {
+    await rejects(
+      DeltaTable.open(`http://127.0.0.1:${closed.address().port}/t/`, { retries: 0 }),
+      (e) => {
+        assertEq(e.code, 'io', 'code');
+        assert(/403/.test(e.message), e.message);
+      },
+      'a host that forbids every request',
+    );
+  } finally {
+    closed.closeAllConnections?.();
+    closed.close();
   }
 });
 
