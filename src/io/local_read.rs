@@ -57,10 +57,14 @@ pub(crate) fn read_whole(file: &Path, path: &str) -> Result<Bytes> {
 fn open(file: &Path, path: &str) -> Result<File> {
     match File::open(file) {
         Ok(f) => Ok(f),
-        Err(e) if e.kind() == ErrorKind::NotFound => Err(DeltaError::NotFound {
-            path: path.to_string(),
-            phase: phase_for(path),
-        }),
+        // A file where a folder of the path should be (a table path naming a file): no
+        // such file either.
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            Err(DeltaError::NotFound {
+                path: path.to_string(),
+                phase: phase_for(path),
+            })
+        }
         Err(e) => Err(io_error(path, &e)),
     }
 }

@@ -132,6 +132,17 @@ impl ObjectStoreRange {
         match url.scheme() {
             "file" => {
                 refuse_options(options, "local file")?;
+                // A file named as the table: no folder to look for a log in (its reads would
+                // fail as "not a directory").
+                let named = url.to_file_path().ok().and_then(|p| {
+                    let text = p.to_str()?.trim_end_matches('/').to_string();
+                    std::fs::metadata(text).ok()
+                });
+                if named.is_some_and(|m| m.is_file()) {
+                    return Err(DeltaError::NotATable {
+                        location: location.to_string(),
+                    });
+                }
                 let store = Arc::new(object_store::local::LocalFileSystem::new());
                 let mut range = Self::new(store.clone(), root, true);
                 range.local = Some(store);

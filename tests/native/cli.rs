@@ -827,8 +827,15 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 
 #[test]
 fn errors_are_one_line_with_a_code_and_exit_1() {
+    // A file named as the table (was: an I/O error, "not a directory").
+    let commit = common::table_dir("dat__multi_partitioned")
+        .join("_delta_log")
+        .join("00000000000000000000.json");
+    let commit = commit.to_string_lossy().into_owned();
     for (args, code) in [
         (vec!["info", "/no/such/table"], "[not_a_table]"),
+        (vec!["head", commit.as_str()], "[not_a_table]"),
+        (vec!["files", commit.as_str()], "[not_a_table]"),
         (vec!["head", "--filter", "nope = 1"], "[invalid_argument]"),
         (vec!["info", "--version", "99"], "[version_not_found]"),
     ] {

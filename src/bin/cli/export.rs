@@ -58,9 +58,9 @@ pub struct ExportArgs {
     /// Write at most this many rows.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// The largest uncompressed Parquet page a data file may declare, in bytes (default 256
-    /// MiB); a larger one is refused (limit_exceeded) before anything is allocated.
-    #[arg(long, value_name = "BYTES")]
+    /// The largest uncompressed Parquet page a data file may declare, in bytes, K, M or G
+    /// (default 256M); a larger one is refused (limit_exceeded) before anything is allocated.
+    #[arg(long, value_name = "BYTES", value_parser = super::parse_bytes)]
     pub max_page_bytes: Option<u64>,
 }
 

@@ -228,6 +228,34 @@ fn bad_option(i: usize, o: &str) -> String {
     }
 }
 
+/// A byte count: digits with an optional K, M, G or T (powers of 1024; `B`/`iB` allowed).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a byte count such as 512M or 4G"))?;
+    let unit = unit.trim().to_ascii_uppercase();
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        other if other.starts_with(['.', ',']) => {
+            return Err(format!(
+                "{text:?}: a whole number of bytes or units is needed (1536M, not 1.5G)"
+            ))
+        }
+        _ => return Err(format!("{text:?}: unknown unit (K, M, G or T)")),
+    };
+    number
+        .checked_mul(1 << shift)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{text:?} is not a byte count above 0 that fits"))
+}
+
 /// The scan options of `dar head` and `dar export`: the defaults, with `--max-page-bytes`.
 pub fn execution_options(max_page_bytes: Option<u64>) -> DeltaScanExecutionOptions {
     let mut options = DeltaScanExecutionOptions::default();

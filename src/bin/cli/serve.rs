@@ -39,11 +39,11 @@ pub struct ServeArgs {
     /// A request head must arrive within this many seconds, however steadily it trickles.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub header_timeout: u64,
-    /// Connections served at once; more wait for one to close.
-    #[arg(long, default_value_t = 4096)]
+    /// Connections served at once; more wait for one to close (at least 1).
+    #[arg(long, default_value_t = 4096, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_connections: usize,
-    /// Connections one client address may hold; more are answered 503.
-    #[arg(long, default_value_t = 1024)]
+    /// Connections one client address may hold; more are answered 503 (at least 1).
+    #[arg(long, default_value_t = 1024, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_connections_per_client: usize,
 }
 

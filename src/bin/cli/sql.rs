@@ -31,7 +31,7 @@ pub struct SqlArgs {
     /// The most memory the query's operators may hold (sorts, joins, aggregations), e.g.
     /// 512M or 4G; past it they spill to temporary files where DataFusion can, or the query
     /// fails with `limit_exceeded`. Default: no limit.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = super::parse_bytes)]
     pub memory_limit: Option<u64>,
     /// Run the query on a cluster of N executors started on loopback for it: Ballista's (the
     /// scheduler in this process, each executor a child process) or, with `--engine
@@ -63,7 +63,7 @@ pub struct SqlArgs {
     /// Partitions to plan the query for (with --executors, --scheduler or --worker; default
     /// 2).
     #[cfg(feature = "distributed")]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub partitions: Option<usize>,
 }
 
@@ -271,29 +271,6 @@ fn make_spill_folder() -> Result<std::path::PathBuf, DeltaError> {
         &temp,
         "cannot make a spill folder (100 names taken)",
     ))
-}
-
-/// A byte count: digits with an optional K, M, G or T (powers of 1024; `B`/`iB` allowed).
-fn parse_bytes(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(digits);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a byte count such as 512M or 4G"))?;
-    let unit = unit.trim().to_ascii_uppercase();
-    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return Err(format!("{text:?}: unknown unit (K, M, G or T)")),
-    };
-    number
-        .checked_mul(1 << shift)
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("{text:?} is not a byte count above 0 that fits"))
 }
 
 /// Runs the query on Ballista: a loopback cluster started for it, or the given scheduler.
