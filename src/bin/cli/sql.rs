@@ -316,12 +316,15 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
         .create_physical_plan()
         .await
         .map_err(from_df)?;
+    // The scheduler unreachable or refusing the job is a failure to reach a service (as an
+    // unreachable worker is), not a bad argument.
     let stream = execute_on_ballista(&url, physical, config)
         .await
-        .map_err(|e| {
-            invalid(format!(
-                "the Ballista scheduler at {url} did not run the query: {e}"
-            ))
+        .map_err(|e| DeltaError::Io {
+            path: url.clone(),
+            message: format!("the Ballista scheduler did not run the query: {e}"),
+            phase: delta_arrow_reader::Phase::Read,
+            transient: false,
         })?;
     let batches = stream.try_collect().await.map_err(from_df)?;
     drop(cluster);
