@@ -164,7 +164,7 @@ fn bad_cluster_arguments_are_refused() {
         ),
         (
             vec!["--scheduler", "127.0.0.1:1"],
-            "the Ballista scheduler at http://127.0.0.1:1",
+            "[io]: I/O error on http://127.0.0.1:1: the Ballista scheduler did not run",
         ),
     ] {
         assert_sql_refused("SELECT 1", &table, &extra, expected);
