@@ -47,6 +47,23 @@ fn no_argument_previews_the_demo_table() {
 }
 
 #[test]
+fn head_shows_a_null_as_null_not_as_an_empty_cell() {
+    // One row of the table is null in every column; nulls inside a list too.
+    let out = dar_ok(&["head", &primitives(), "--columns", "as_int,as_string"]);
+    let text = stdout(&out);
+    let nulls = text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.contains("as_int"))
+        .filter(|l| l.split('|').filter(|c| c.trim() == "null").count() == 2)
+        .count();
+    assert_eq!(nulls, 1, "{text}");
+    assert!(!text.contains("|  "), "no empty cell: {text}");
+    let lists = common::table_dir("golden__data-reader-nullable-field-invalid-schema-key");
+    let text = stdout(&dar_ok(&["head", &lists.to_string_lossy()]));
+    assert!(text.contains("[null, null, null]"), "{text}");
+}
+
+#[test]
 fn head_with_columns_filter_and_time_travel() {
     let table = common::table_dir("dat__basic_partitioned");
     let table = table.to_string_lossy();

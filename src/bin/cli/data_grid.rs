@@ -18,7 +18,11 @@ pub fn format(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String, Del
         .map(|f| safe(f.name(), false).into_owned())
         .collect();
     let mut grid = super::info::grid(header);
-    let options = FormatOptions::default().with_display_error(true);
+    // A null reads `null` (as Spark's `show()` prints it), so that it is not taken for an
+    // empty string, in a cell or inside a list or struct (`[null, 1]`, not `[, 1]`).
+    let options = FormatOptions::default()
+        .with_display_error(true)
+        .with_null("null");
     for batch in batches {
         let batch = super::text_formats::variants_as_json(batch).map_err(arrow_error)?;
         let columns = batch
