@@ -71,6 +71,10 @@ async function test(name, fn) {
     return;
   }
   try {
+    // Keep the page the active one: a page Chromium takes for hidden gets no animation
+    // frames, and the grid reading and Playwright's clicks wait on them (a CI run once saw
+    // every check from one on time out so).
+    await page.bringToFront().catch(() => {});
     const note = await fn();
     results.push({ name, ok: true });
     console.log(`ok ${results.length} - ${name} (${Date.now() - t0} ms)${note ? ` # ${note}` : ''}`);
