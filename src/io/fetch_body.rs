@@ -70,16 +70,11 @@ pub(super) async fn read_body(
         }
         out.resize(at + len, 0);
         chunk.copy_to(&mut out[at..]);
-        if json && starts_as_markup(&out) {
+        if json && super::starts_as_markup(&out) {
             let _ = reader.cancel();
             return Ok(out);
         }
     }
-}
-
-/// Whether `text` begins, after white space, with `<`: markup, never JSON.
-pub(crate) fn starts_as_markup(text: &[u8]) -> bool {
-    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
 }
 
 /// The whole body as a JS array (not copied into wasm memory).

@@ -110,6 +110,11 @@ fn with_query(uri: &Uri, query: &str) -> Option<Uri> {
         Some(own) if !own.is_empty() => format!("{}?{own}&{query}", uri.path()),
         _ => format!("{}?{query}", uri.path()),
     };
+    with_path_and_query(uri, joined)
+}
+
+/// `uri` with its path and query replaced by `joined` (`path?query`).
+fn with_path_and_query(uri: &Uri, joined: String) -> Option<Uri> {
     let mut parts = uri.clone().into_parts();
     parts.path_and_query = Some(PathAndQuery::try_from(joined).ok()?);
     Uri::from_parts(parts).ok()
@@ -199,7 +204,14 @@ impl Checked {
                     CheckFailed::WholeTooLong(MAX_WHOLE_ANSWER_BYTES),
                 ));
             }
-            let text = log_text_at_most(body, whole_len, MAX_WHOLE_ANSWER_BYTES).await?;
+            let text = bytes_at_most(
+                body,
+                MAX_WHOLE_ANSWER_BYTES,
+                whole_len,
+                true,
+                CheckFailed::WholeTooLong,
+            )
+            .await?;
             parts
                 .headers
                 .insert(CONTENT_LENGTH, HeaderValue::from(text.len()));
@@ -229,7 +241,8 @@ impl Checked {
                 }
                 Some(_) => {}
                 None => {
-                    let whole = bytes_at_most(body, cap).await?;
+                    let whole =
+                        bytes_at_most(body, cap, None, false, CheckFailed::LongerThanAsked).await?;
                     if let (StatusCode::OK, Some(asked)) = (parts.status, asked) {
                         if whole.len() as u64 <= self.whole_for_range {
                             return cut_to_range(parts, whole, asked);
@@ -246,41 +259,6 @@ impl Checked {
     }
 }
 
-/// The body of a log file (JSON text), whole, or an error once it passes `cap` bytes; one
-/// whose first byte other than white space is `<` (an HTML page: a host that answers every
-/// path with its index page) is not read past its first pieces, which are returned for the
-/// log's parser to refuse as it does any HTML. Read to its end, a large or endless page took
-/// gigabytes (several commits are fetched at once).
-async fn log_text_at_most(
-    body: HttpResponseBody,
-    declared: Option<u64>,
-    cap: u64,
-) -> Result<Bytes, HttpError> {
-    let mut pieces = body.bytes_stream();
-    // A declared length is a hint for the first allocation only.
-    let hint = declared.unwrap_or(0).min(64 << 20);
-    let mut whole = bytes::BytesMut::with_capacity(usize::try_from(hint).unwrap_or(0));
-    let mut sniffed = false;
-    while let Some(piece) = pieces.next().await {
-        let piece = piece?;
-        if (whole.len() as u64).saturating_add(piece.len() as u64) > cap {
-            return Err(HttpError::new(
-                HttpErrorKind::Decode,
-                CheckFailed::WholeTooLong(cap),
-            ));
-        }
-        whole.extend_from_slice(&piece);
-        if !sniffed {
-            match whole.iter().find(|b| !b.is_ascii_whitespace()) {
-                Some(b'<') => return Ok(whole.freeze()),
-                Some(_) => sniffed = true,
-                None => {}
-            }
-        }
-    }
-    Ok(whole.freeze())
-}
-
 /// `uri` with each `+` of its path written `%2B`: S3 and some other servers read a `+` in a
 /// path as a space, so a file whose name holds one (a partition value) was not found. The
 /// two spellings are the same path to every other server.
@@ -294,24 +272,35 @@ fn with_plus_encoded(uri: &Uri) -> Option<Uri> {
         Some(query) => format!("{path}?{query}"),
         None => path,
     };
-    let mut parts = uri.clone().into_parts();
-    parts.path_and_query = Some(PathAndQuery::try_from(joined).ok()?);
-    Uri::from_parts(parts).ok()
+    with_path_and_query(uri, joined)
 }
 
-/// The whole of a body of unknown length, or an error once it passes `cap` bytes.
-async fn bytes_at_most(body: HttpResponseBody, cap: u64) -> Result<Bytes, HttpError> {
+/// The whole of a body, or `too_long(cap)` once it passes `cap` bytes; `declared` (its
+/// `Content-Length`) sizes the first allocation only, up to 64 MiB. With `stop_at_markup`
+/// (a log file, JSON text), a body whose first byte other than white space is `<` (an HTML
+/// page: a host that answers every path with its index page) is not read past the pieces
+/// that show it, which are returned for the log's parser to refuse as it does any HTML:
+/// read to its end, a large or endless page took gigabytes (several commits are fetched at
+/// once).
+async fn bytes_at_most(
+    body: HttpResponseBody,
+    cap: u64,
+    declared: Option<u64>,
+    stop_at_markup: bool,
+    too_long: fn(u64) -> CheckFailed,
+) -> Result<Bytes, HttpError> {
     let mut pieces = body.bytes_stream();
-    let mut whole = bytes::BytesMut::new();
+    let hint = declared.unwrap_or(0).min(64 << 20);
+    let mut whole = bytes::BytesMut::with_capacity(usize::try_from(hint).unwrap_or(0));
     while let Some(piece) = pieces.next().await {
         let piece = piece?;
         if (whole.len() as u64).saturating_add(piece.len() as u64) > cap {
-            return Err(HttpError::new(
-                HttpErrorKind::Decode,
-                CheckFailed::LongerThanAsked(cap),
-            ));
+            return Err(HttpError::new(HttpErrorKind::Decode, too_long(cap)));
         }
         whole.extend_from_slice(&piece);
+        if stop_at_markup && super::starts_as_markup(&whole) {
+            break;
+        }
     }
     Ok(whole.freeze())
 }

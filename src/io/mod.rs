@@ -280,6 +280,11 @@ pub(crate) fn check_range_len(path: &str, range: &Range<u64>, got: &Bytes) -> Re
     Ok(())
 }
 
+/// Whether `text` begins, after white space, with `<`: markup (an HTML page), never JSON.
+pub(crate) fn starts_as_markup(text: &[u8]) -> bool {
+    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
+}
+
 /// Whether a `403` for `path` means the file does not exist: S3 answers so for a missing key
 /// to a reader without the `ListBucket` permission (a public bucket read over HTTPS), and a
 /// table that must be probed asks for `_last_checkpoint` and for commits past the last one.

@@ -1230,38 +1230,61 @@ fn a_storage_option_without_equals_is_refused_without_echoing_it() {
     }
 }
 
+/// A table served with 1 s added to every request, so that an export from it is still
+/// running when the test acts on it.
 #[cfg(all(unix, feature = "serve"))]
-#[test]
-fn an_interrupted_export_leaves_nothing_behind_and_dies_of_the_signal() {
+fn slow_primitives_server() -> delta_arrow_reader::serve::StaticServer {
     use delta_arrow_reader::serve::{ServeConfig, StaticServer};
-    use std::os::unix::process::ExitStatusExt;
-    // A slow server: every request waits 1 s, so the export is still running when
-    // interrupted.
-    let server = StaticServer::start_background(
+    StaticServer::start_background(
         ServeConfig::new(common::table_dir("golden__data-reader-primitives"))
             .with_latency(std::time::Duration::from_millis(1000)),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `dar export URL --out TARGET` started in the background (its standard error `stderr`),
+/// once its temporary file (`.NAME.dar-partial` beside `target`) exists; that file's path.
+#[cfg(all(unix, feature = "serve"))]
+fn export_under_way(
+    url: &str,
+    target: &std::path::Path,
+    stderr: std::process::Stdio,
+) -> (std::process::Child, std::path::PathBuf) {
+    let child = Command::new(env!("CARGO_BIN_EXE_dar"))
+        .args(["export", url, "--out", &target.to_string_lossy()])
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let partial = target.with_file_name(format!(".{name}.dar-partial"));
+    for _ in 0..600 {
+        if partial.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(
+        partial.exists(),
+        "the export writes its temporary file first"
+    );
+    (child, partial)
+}
+
+#[cfg(all(unix, feature = "serve"))]
+#[test]
+fn an_interrupted_export_leaves_nothing_behind_and_dies_of_the_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    // A slow server: every request waits 1 s, so the export is still running when
+    // interrupted.
+    let server = slow_primitives_server();
     for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let target = dir.path().join("out.csv");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
-            .args(["export", &server.url(), "--out", &target.to_string_lossy()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
-        let partial = dir.path().join(".out.csv.dar-partial");
-        for _ in 0..600 {
-            if partial.exists() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
-        assert!(
-            partial.exists(),
-            "the export writes its temporary file first"
-        );
+        let (mut child, _) = export_under_way(&server.url(), &target, std::process::Stdio::piped());
         let killed = Command::new("kill")
             .args([&format!("-{signal}"), &child.id().to_string()])
             .status()
@@ -1281,33 +1304,13 @@ fn an_interrupted_export_leaves_nothing_behind_and_dies_of_the_signal() {
 #[cfg(all(unix, feature = "serve"))]
 #[test]
 fn a_temporary_file_left_by_a_killed_export_is_removed_by_the_next_one() {
-    use delta_arrow_reader::serve::{ServeConfig, StaticServer};
-    let server = StaticServer::start_background(
-        ServeConfig::new(common::table_dir("golden__data-reader-primitives"))
-            .with_latency(std::time::Duration::from_millis(1000)),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let server = slow_primitives_server();
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let target = dir.path().join("out.csv");
     let target_text = target.to_string_lossy().into_owned();
     std::fs::write(&target, "precious\n").unwrap_or_else(|e| panic!("{e}"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
-        .args(["export", &server.url(), "--out", &target_text])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run dar: {e}"));
-    let partial = dir.path().join(".out.csv.dar-partial");
-    for _ in 0..600 {
-        if partial.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-    assert!(
-        partial.exists(),
-        "the export writes its temporary file first"
-    );
+    let (mut child, partial) =
+        export_under_way(&server.url(), &target, std::process::Stdio::null());
     // While that export runs, another to the same target leaves its file alone (it is
     // locked) and writes beside it.
     dar_ok(&["export", &primitives(), "--out", &target_text]);
