@@ -318,17 +318,62 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
         .map_err(from_df)?;
     // The scheduler unreachable or refusing the job is a failure to reach a service (as an
     // unreachable worker is), not a bad argument.
-    let stream = execute_on_ballista(&url, physical, config)
-        .await
-        .map_err(|e| DeltaError::Io {
-            path: url.clone(),
-            message: format!("the Ballista scheduler did not run the query: {e}"),
-            phase: delta_arrow_reader::Phase::Read,
-            transient: false,
-        })?;
-    let batches = stream.try_collect().await.map_err(from_df)?;
+    let run = async {
+        let stream = execute_on_ballista(&url, physical, config)
+            .await
+            .map_err(|e| DeltaError::Io {
+                path: url.clone(),
+                message: format!("the Ballista scheduler did not run the query: {e}"),
+                phase: delta_arrow_reader::Phase::Read,
+                transient: false,
+            })?;
+        stream.try_collect().await.map_err(from_df)
+    };
+    let batches = match cluster {
+        Some(_) => run.await?,
+        None => with_queue_notice(run, &url).await?,
+    };
     drop(cluster);
     Ok(batches)
+}
+
+/// How long a query on a given scheduler runs before `dar sql` says what it may be waiting
+/// for.
+#[cfg(feature = "distributed")]
+const QUEUE_NOTICE_AFTER: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Runs `query`; if it has not finished after `after`, calls `notice` once and waits on. A
+/// Ballista scheduler keeps a job queued until an executor takes it (it has no call that
+/// lists its executors, so a client cannot tell a queued job from a long one), and a
+/// scheduler without executors would otherwise look like a hang.
+#[cfg(feature = "distributed")]
+async fn notice_if_slow<T>(
+    query: impl std::future::Future<Output = T>,
+    after: std::time::Duration,
+    notice: impl FnOnce(),
+) -> T {
+    tokio::pin!(query);
+    tokio::select! {
+        done = &mut query => return done,
+        () = tokio::time::sleep(after) => {}
+    }
+    notice();
+    query.await
+}
+
+/// [`notice_if_slow`] with the notice `dar sql --scheduler` prints on standard error.
+#[cfg(feature = "distributed")]
+async fn with_queue_notice<T>(query: impl std::future::Future<Output = T>, url: &str) -> T {
+    let address = url.trim_start_matches("http://");
+    notice_if_slow(query, QUEUE_NOTICE_AFTER, || {
+        super::terminal::message(&format!(
+            "dar: the query has run {} s on the scheduler at {address}; a job waits there \
+             until an executor takes it: if none is registered, start one with `dar cluster \
+             executor --scheduler {address}` (Ctrl-C stops this query)",
+            QUEUE_NOTICE_AFTER.as_secs()
+        ))
+    })
+    .await
 }
 
 #[cfg(feature = "distributed")]
@@ -473,4 +518,32 @@ async fn print_result(args: &SqlArgs) -> Result<(), DeltaError> {
         format!("{total} row{}", if total == 1 { "" } else { "s" })
     };
     super::terminal::print_text(&format!("{grid}\n{rows}\n"))
+}
+
+#[cfg(all(test, feature = "distributed"))]
+mod tests {
+    use super::notice_if_slow;
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_slow_query_is_noticed_once_and_still_awaited() {
+        let noticed = Cell::new(0);
+        let slow = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            7
+        };
+        let out = notice_if_slow(slow, Duration::from_millis(20), || {
+            noticed.set(noticed.get() + 1)
+        })
+        .await;
+        assert_eq!((out, noticed.get()), (7, 1));
+    }
+
+    #[tokio::test]
+    async fn a_quick_query_is_not_noticed() {
+        let noticed = Cell::new(false);
+        let out = notice_if_slow(async { 3 }, Duration::from_secs(5), || noticed.set(true)).await;
+        assert_eq!((out, noticed.get()), (3, false));
+    }
 }
