@@ -253,7 +253,8 @@ pub(crate) fn past_end(path: &str, range: &Range<u64>, len: Option<u64>) -> crat
     crate::DeltaError::Io {
         path: path.to_string(),
         message: format!(
-            "bytes {}..{} lie beyond the end of the object{size}",
+            "bytes {}..{} lie beyond the end of the object{size}: it is shorter than the \
+             Delta log says (truncated or replaced)",
             range.start, range.end
         ),
         phase: phase_for(path),

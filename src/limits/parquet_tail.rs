@@ -11,11 +11,11 @@ pub(crate) fn problem(tail: &[u8], size: u64) -> Option<String> {
     let end = tail.get(at..)?;
     let (len, magic) = end.split_at(4);
     if magic != b"PAR1" {
-        return Some(
-            "the file does not end with the Parquet magic 'PAR1': it is truncated, encrypted \
-             or not a Parquet file"
-                .into(),
-        );
+        return Some(format!(
+            "the file of {size} bytes (its size in the log) does not end with the Parquet \
+             magic 'PAR1': that size is wrong, or the file is truncated, encrypted or not a \
+             Parquet file"
+        ));
     }
     let declared = u64::from(u32::from_le_bytes(<[u8; 4]>::try_from(len).ok()?));
     // The magic at both ends and the length: 12 bytes besides the metadata.

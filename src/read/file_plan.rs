@@ -228,6 +228,7 @@ pub(crate) fn plan_file(
     };
     let (roots, projected) = projected_file_schema(file_schema, &columns, spec.mode);
     let transform = FileTransform::new(schema, &columns, &values, &projected, spec.mode);
+    transform.check_file_types(&projected, &columns, &task.path)?;
     Ok(FilePlan {
         row_groups_pruned,
         read: Some(FileRead {

@@ -171,6 +171,41 @@ impl FileTransform {
         }
     }
 
+    /// Checks, before any row is decoded, that every column this file holds converts to its
+    /// table type (see [`crate::schema::cast`]): a file whose `long` column the log calls
+    /// `float`, or `string`, contradicts the log, and is refused naming the column and the
+    /// file. `projected` is the schema the transform was planned for; values that do not fit
+    /// (a long beyond an int's range) are still found as they are converted.
+    pub fn check_file_types(
+        &self,
+        projected: &Schema,
+        columns: &[ReadColumn],
+        path: &str,
+    ) -> Result<()> {
+        for ((source, col), out) in self.sources.iter().zip(columns).zip(self.output.fields()) {
+            let ColumnSource::File { index } = source else {
+                continue;
+            };
+            let Some(held) = projected.fields().get(*index) else {
+                continue;
+            };
+            let empty = arrow_array::new_empty_array(held.data_type());
+            if conform(&empty, &col.field.data_type, out.data_type()).is_err() {
+                return Err(DeltaError::invalid_log(
+                    crate::error::redact(path),
+                    format!(
+                        "column `{}` of the data file holds {} values, which the table's type \
+                         {} cannot hold",
+                        col.field.name,
+                        held.data_type(),
+                        col.field.data_type
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Converts one file batch.
     pub fn apply(&self, batch: &RecordBatch, columns: &[ReadColumn]) -> Result<RecordBatch> {
         let rows = batch.num_rows();
@@ -185,7 +220,16 @@ impl FileTransform {
             let array = match source {
                 ColumnSource::File { index } => {
                     let data = batch.column(*index);
-                    conform(data, &col.field.data_type, out.data_type())?
+                    conform(data, &col.field.data_type, out.data_type()).map_err(|e| match e {
+                        DeltaError::Arrow { phase, source } => DeltaError::Arrow {
+                            phase,
+                            source: arrow_schema::ArrowError::CastError(format!(
+                                "column `{}`: {source}",
+                                col.field.name
+                            )),
+                        },
+                        other => other,
+                    })?
                 }
                 ColumnSource::Constant(value) => {
                     built.get(rows, |n| super::constant::repeat_value(value, n))?
@@ -347,6 +391,61 @@ mod tests {
                 .map(|c| Arc::clone(&c.arrow))
                 .collect::<Vec<_>>(),
         ))
+    }
+
+    #[test]
+    fn a_file_column_its_table_type_cannot_hold_is_refused_before_decoding() {
+        let json = r#"{"type":"struct","fields":[
+          {"name":"id","type":"double","nullable":true,"metadata":{}},
+          {"name":"tag","type":"string","nullable":true,"metadata":{}},
+          {"name":"big","type":"float","nullable":true,"metadata":{}}]}"#;
+        let schema = parse_schema(json).unwrap_or_else(|e| panic!("{e}"));
+        let columns = ReadColumn::all_of(&schema, &[]);
+        let output = output_schema(&columns);
+        let check = |fields: Vec<Field>| {
+            let file = Schema::new(fields);
+            let t = FileTransform::new(
+                Arc::clone(&output),
+                &columns,
+                &[],
+                &file,
+                ColumnMappingMode::None,
+            );
+            t.check_file_types(&file, &columns, "part-0.parquet")
+        };
+        // An int widened to double, a float, a string: the table's types.
+        let good = check(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("tag", DataType::Utf8View, true),
+            Field::new("big", DataType::Float32, true),
+        ]);
+        assert!(good.is_ok(), "{good:?}");
+        // A long the log calls float: digits would be lost, so the file contradicts the log.
+        let e = check(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("tag", DataType::Utf8View, true),
+            Field::new("big", DataType::Int64, true),
+        ])
+        .err()
+        .map(|e| (e.code(), e.to_string()));
+        let (code, message) = e.unwrap_or_else(|| panic!("a long read as float passed"));
+        assert_eq!(code, "invalid_log");
+        assert!(
+            message.contains("part-0.parquet") && message.contains("`big`"),
+            "{message}"
+        );
+        assert!(
+            message.contains("Int64") && message.contains("float"),
+            "{message}"
+        );
+        // A long the log calls string.
+        let e = check(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("tag", DataType::Int64, true),
+        ]);
+        assert!(
+            matches!(e, Err(DeltaError::InvalidLog { ref reason, .. }) if reason.contains("`tag`"))
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! nothing else, so the wasm build carries no general cast kernel:
 //!
 //! - integers (signed or unsigned) to `Int8`..`Int64`, an out-of-range value an error;
-//! - integers and `Float32` to `Float32`/`Float64`;
+//! - `Float32`, and integers of at most 32 bits, to `Float64` (type widening; a long or
+//!   an integer to `Float32` would lose digits, and is an error);
 //! - integers and decimals to `Decimal128(p, s)` (rescaled, rounding half away from zero when
 //!   the scale shrinks), a value beyond the precision an error;
 //! - `Date64` to `Date32`; dates and timestamps of any unit to a timestamp of any unit
@@ -30,8 +31,8 @@ use arrow_array::types::{
 };
 use arrow_array::{
     make_array, new_null_array, Array, ArrayRef, BinaryArray, BinaryViewArray, Decimal128Array,
-    Float32Array, Float64Array, Int64Array, LargeBinaryArray, LargeStringArray, ListArray,
-    MapArray, PrimitiveArray, StringArray, StringViewArray, StructArray, UInt32Array,
+    Float64Array, Int64Array, LargeBinaryArray, LargeStringArray, ListArray, MapArray,
+    PrimitiveArray, StringArray, StringViewArray, StructArray, UInt32Array,
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, FieldRef, Fields, TimeUnit};
@@ -56,16 +57,20 @@ pub(crate) fn cast(data: &ArrayRef, target: &DataType) -> Result<ArrayRef, Arrow
             data.as_primitive::<Float32Type>()
                 .unary::<_, arrow_array::types::Float64Type>(f64::from),
         )),
-        (_, DataType::Float64) => {
+        // Type widening's integer → double: integers of at most 32 bits, which a double
+        // holds exactly (a long would lose digits past 2^53, and no integer widens to float).
+        (
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32,
+            DataType::Float64,
+        ) => {
             let values = integers(data).ok_or_else(|| unsupported(from, target))??;
             Ok(Arc::new(Float64Array::from(
                 values.unary::<_, arrow_array::types::Float64Type>(|v| v as f64),
-            )))
-        }
-        (_, DataType::Float32) => {
-            let values = integers(data).ok_or_else(|| unsupported(from, target))??;
-            Ok(Arc::new(Float32Array::from(
-                values.unary::<_, Float32Type>(|v| v as f32),
             )))
         }
         (_, DataType::Decimal128(precision, scale)) => {
@@ -498,6 +503,12 @@ mod tests {
         );
         let back: ArrayRef = Arc::new(Float64Array::from(vec![0.5]));
         assert!(cast(&back, &DataType::Float32).is_err());
+        // Neither a long (digits past 2^53) nor any integer to float is a widening.
+        let long: ArrayRef = Arc::new(Int64Array::from(vec![1_099_511_627_781]));
+        assert!(cast(&long, &DataType::Float64).is_err());
+        assert!(cast(&long, &DataType::Float32).is_err());
+        let int: ArrayRef = Arc::new(Int32Array::from(vec![3]));
+        assert!(cast(&int, &DataType::Float32).is_err());
     }
 
     #[test]

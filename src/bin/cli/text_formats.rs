@@ -261,27 +261,72 @@ impl Encoder for VariantText<'_> {
     }
 }
 
-/// One map column encoded as JSON objects, each key written as its display text.
+/// One map column encoded as JSON objects: a key of a simple type written as its display
+/// text (`1`, `2024-01-31`), a nested one (struct, list, map) as its own JSON text, which,
+/// unlike a display text such as `{a: 1, b: x, y}`, reads back unambiguously.
 struct TextKeyedMap<'a> {
     map: &'a MapArray,
-    keys: ArrayFormatter<'a>,
+    keys: MapKeys<'a>,
     values: NullableEncoder<'a>,
     key_text: String,
 }
 
+/// How a map's keys become the text of JSON object keys.
+enum MapKeys<'a> {
+    /// Display text.
+    Shown(ArrayFormatter<'a>),
+    /// JSON text (nested keys), written into `scratch` first.
+    Json {
+        encoder: NullableEncoder<'a>,
+        scratch: Vec<u8>,
+    },
+}
+
 impl<'a> TextKeyedMap<'a> {
     fn try_new(map: &'a MapArray, options: &'a EncoderOptions) -> Result<Self, ArrowError> {
-        let value_field = map.entries().fields().get(1).ok_or_else(|| {
-            ArrowError::InvalidArgumentError("a map without a value field".into())
-        })?;
-        let keys = ArrayFormatter::try_new(map.keys().as_ref(), &FormatOptions::default())?;
-        let values = make_encoder(value_field, map.values().as_ref(), options)?;
+        let field = |i: usize| {
+            map.entries().fields().get(i).ok_or_else(|| {
+                ArrowError::InvalidArgumentError("a map without its key or value field".into())
+            })
+        };
+        let keys = if map.keys().data_type().is_nested() {
+            MapKeys::Json {
+                encoder: make_encoder(field(0)?, map.keys().as_ref(), options)?,
+                scratch: Vec::new(),
+            }
+        } else {
+            MapKeys::Shown(ArrayFormatter::try_new(
+                map.keys().as_ref(),
+                &FormatOptions::default(),
+            )?)
+        };
+        let values = make_encoder(field(1)?, map.values().as_ref(), options)?;
         Ok(Self {
             map,
             keys,
             values,
             key_text: String::new(),
         })
+    }
+
+    /// The text of entry `entry`'s key, in `self.key_text`.
+    fn key_text(&mut self, entry: usize) {
+        self.key_text.clear();
+        match &mut self.keys {
+            // Writing to a String only fails if the key's Display does; the key is then
+            // written empty rather than aborting the export halfway.
+            MapKeys::Shown(keys) => {
+                let _ = std::fmt::Write::write_fmt(
+                    &mut self.key_text,
+                    format_args!("{}", keys.value(entry)),
+                );
+            }
+            MapKeys::Json { encoder, scratch } => {
+                scratch.clear();
+                encoder.encode(entry, scratch);
+                self.key_text.push_str(&String::from_utf8_lossy(scratch));
+            }
+        }
     }
 }
 
@@ -294,13 +339,7 @@ impl Encoder for TextKeyedMap<'_> {
             if entry > start {
                 out.push(b',');
             }
-            self.key_text.clear();
-            // Writing to a String only fails if the key's Display does; the key is then
-            // written empty rather than aborting the export halfway.
-            let _ = std::fmt::Write::write_fmt(
-                &mut self.key_text,
-                format_args!("{}", self.keys.value(entry)),
-            );
+            self.key_text(entry);
             // A string's JSON form cannot fail to serialise into a Vec.
             let _ = serde_json::to_writer(&mut *out, &self.key_text);
             out.push(b':');
@@ -518,6 +557,62 @@ mod tests {
             serde_json::json!({
                 "id": 3, "bin": "", "im": {}, "sm": null, "l": [], "s": {"x": 9, "m": {}}
             })
+        );
+    }
+
+    #[test]
+    fn nested_map_keys_are_written_as_their_json_text() {
+        use arrow_array::{Int32Array, MapArray, StructArray};
+        use arrow_buffer::OffsetBuffer;
+        let key_fields = arrow_schema::Fields::from(vec![
+            Field::new("a", DataType::Int32, false),
+            Field::new("b", DataType::Utf8, true),
+        ]);
+        let keys = StructArray::new(
+            key_fields.clone(),
+            vec![
+                Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef,
+                Arc::new(StringArray::from(vec![Some("x, y"), None])) as ArrayRef,
+            ],
+            None,
+        );
+        let entries = arrow_schema::Fields::from(vec![
+            Field::new("key", DataType::Struct(key_fields), false),
+            Field::new("value", DataType::Int32, true),
+        ]);
+        let map = MapArray::new(
+            Arc::new(Field::new(
+                "entries",
+                DataType::Struct(entries.clone()),
+                false,
+            )),
+            OffsetBuffer::new(vec![0, 2].into()),
+            StructArray::new(
+                entries,
+                vec![
+                    Arc::new(keys) as ArrayRef,
+                    Arc::new(Int32Array::from(vec![10, 20])) as ArrayRef,
+                ],
+                None,
+            ),
+            None,
+            false,
+        );
+        let batch = batch_of(vec![("m", Arc::new(map) as ArrayRef)]);
+        let text = json_lines(&[batch]).unwrap_or_else(|e| panic!("{e}"));
+        let row: serde_json::Value =
+            serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let m = row["m"].as_object().unwrap_or_else(|| panic!("{text}"));
+        let keys: Vec<serde_json::Value> = m
+            .keys()
+            .map(|k| serde_json::from_str(k).unwrap_or_else(|e| panic!("{k}: {e}")))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                serde_json::json!({"a": 1, "b": "x, y"}),
+                serde_json::json!({"a": 2, "b": null})
+            ]
         );
     }
 }
