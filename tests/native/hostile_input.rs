@@ -7,6 +7,8 @@
 //! - the same `add` (or `remove`) repeated in one commit counts once;
 //! - a FIFO where a local table has a commit or a data file is refused, not waited on;
 //! - log file names and a checkpoint hint past the protocol's versions (longs) are ignored.
+//! - a data file whose column its declared type cannot hold (longs the log calls `float`,
+//!   `string`, ...) is refused naming the file and the column.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -331,6 +333,49 @@ async fn a_footer_disagreeing_with_num_records_is_a_parquet_error() {
                 }
                 (ok, got) => panic!("numRecords {records:?}: expected ok={ok}, got {got:?}"),
             }
+        }
+    }
+}
+
+/// A data file holding longs where the log declares another type: converting would lose
+/// digits (`float`, `double`) or is no conversion at all (`string`, `boolean`), so the file
+/// contradicts the log and the scan fails naming it and the column, before any row.
+#[tokio::test]
+async fn a_column_its_declared_type_cannot_hold_is_refused_naming_file_and_column() {
+    for declared in ["float", "double", "string", "boolean", "date"] {
+        let w = table(1, |_| Vec::new());
+        let data = w
+            .store()
+            .clone()
+            .get("part-0.parquet")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let schema = json!({"type": "struct", "fields": [
+            {"name": "id", "type": declared, "nullable": false, "metadata": {}}]});
+        let mut lying = TableWriter::new();
+        lying.store().put("part-0.parquet", data.clone());
+        let mut actions = TableWriter::create_actions(
+            &schema,
+            &[],
+            json!({}),
+            json!({"minReaderVersion": 1, "minWriterVersion": 2}),
+        );
+        actions.push(lying.add_action("part-0.parquet", data.len() as u64, 10, json!({}), None));
+        lying.commit("WRITE", actions);
+        let store: Arc<dyn RangeRead> = Arc::new(lying.store().clone());
+        match ids(store, 1).await {
+            Err(e @ DeltaError::InvalidLog { .. }) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("part-0.parquet") && text.contains("`id`"),
+                    "{declared}: {text}"
+                );
+                assert!(
+                    text.contains("Int64") && text.contains(declared),
+                    "{declared}: {text}"
+                );
+            }
+            other => panic!("{declared}: {other:?}"),
         }
     }
 }
