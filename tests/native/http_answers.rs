@@ -120,19 +120,13 @@ fn respond(
     }
     let (path, query) = path.split_once('?').unwrap_or((path.as_str(), ""));
     if answer == Answer::NeedsToken && query != "token=s%2Fcret" {
-        return stream.write_all(
-            b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
+        return empty(&mut stream, "403 Forbidden");
     }
     if answer == Answer::ForbidAll {
-        return stream.write_all(
-            b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
+        return empty(&mut stream, "403 Forbidden");
     }
     if answer == Answer::RequireIdentity && !identity {
-        return stream.write_all(
-            b"HTTP/1.1 406 Not Acceptable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
+        return empty(&mut stream, "406 Not Acceptable");
     }
     let path = match answer {
         Answer::PlusIsSpace => s3_decoded(path),
@@ -149,9 +143,7 @@ fn respond(
     let file: PathBuf = root.join(path.trim_start_matches("/t/"));
     let Ok(bytes) = std::fs::read(&file) else {
         if answer == Answer::ForbiddenIfMissing {
-            return stream.write_all(
-                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            );
+            return empty(&mut stream, "403 Forbidden");
         }
         if answer == Answer::EndlessPage {
             stream.write_all(
@@ -160,14 +152,10 @@ fn respond(
             let page = b"<!doctype html><html><body><div id=app></div></body></html>\n";
             loop {
                 // Until the client hangs up: then the write fails and the thread ends.
-                stream.write_all(format!("{:x}\r\n", page.len()).as_bytes())?;
-                stream.write_all(page)?;
-                stream.write_all(b"\r\n")?;
+                chunk(&mut stream, page)?;
             }
         }
-        return stream.write_all(
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
+        return empty(&mut stream, "404 Not Found");
     };
     let total = bytes.len();
     let (status, body, content_range) = match range {
@@ -211,16 +199,12 @@ fn respond(
         Answer::EndlessRange if data => loop {
             // Until the client hangs up: then the write fails and the thread ends.
             for piece in body.chunks(100) {
-                stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
-                stream.write_all(piece)?;
-                stream.write_all(b"\r\n")?;
+                chunk(&mut stream, piece)?;
             }
         },
         Answer::Chunked => {
             for piece in body.chunks(100) {
-                stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
-                stream.write_all(piece)?;
-                stream.write_all(b"\r\n")?;
+                chunk(&mut stream, piece)?;
             }
             stream.write_all(b"0\r\n\r\n")?;
         }
@@ -246,6 +230,20 @@ fn respond(
     Ok(())
 }
 
+/// An answer of `status` without a body.
+fn empty(stream: &mut TcpStream, status: &str) -> std::io::Result<()> {
+    stream.write_all(
+        format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+}
+
+/// One piece of a chunked body.
+fn chunk(stream: &mut TcpStream, piece: &[u8]) -> std::io::Result<()> {
+    stream.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
+    stream.write_all(piece)?;
+    stream.write_all(b"\r\n")
+}
+
 /// A URL path as S3 decodes it: `+` a space, `%XX` the byte.
 fn s3_decoded(path: &str) -> String {
     let bytes = path.as_bytes();
@@ -269,6 +267,22 @@ fn s3_decoded(path: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The error of reading the table served with `answer` (no retries), which must come
+/// within 20 s: an answer without end is refused as it shows, not read to its end.
+async fn refused_quickly(answer: Answer) -> delta_arrow_reader::DeltaError {
+    let started = Instant::now();
+    let err = common::rows_over(&serve(answer), &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("{answer:?}: the table was read"));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{answer:?}: {:?}",
+        started.elapsed()
+    );
+    err
 }
 
 async fn local_rows() -> Vec<String> {
@@ -387,18 +401,9 @@ async fn a_server_that_ignores_range_is_asked_once_per_range() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_longer_than_asked_for_is_an_error_as_soon_as_it_shows() {
-    let started = Instant::now();
-    let err = common::rows_over(&serve(Answer::EndlessRange), &[("max_retries", "0")])
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("a range answer without end was read"));
+    let err = refused_quickly(Answer::EndlessRange).await;
     assert_eq!(err.code(), "io", "{err}");
     assert!(err.to_string().contains("longer than the"), "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
     let err = common::rows_over(&serve(Answer::HugeLength), &[("max_retries", "0")])
         .await
         .err()
@@ -412,18 +417,9 @@ async fn an_answer_longer_than_asked_for_is_an_error_as_soon_as_it_shows() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_page_for_a_missing_commit_is_refused_at_its_first_bytes() {
     // The probe past the last commit gets the page: read to its end, it took gigabytes.
-    let started = Instant::now();
-    let err = common::rows_over(&serve(Answer::EndlessPage), &[("max_retries", "0")])
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("a table whose host answers every path was read"));
+    let err = refused_quickly(Answer::EndlessPage).await;
     assert_eq!(err.code(), "invalid_log", "{err}");
     assert!(err.to_string().contains("not JSON lines"), "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
