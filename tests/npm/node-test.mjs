@@ -367,24 +367,33 @@ async function serveFolder(root, before) {
   return server;
 }
 
+/** Runs `use(url)` against [`serveFolder`]`(root, before)` at its `/t/` URL, and stops the
+ * server after it. */
+async function withFolderServer(root, before, use) {
+  const server = await serveFolder(root, before);
+  try {
+    return await use(`http://127.0.0.1:${server.address().port}/t/`);
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+}
+
 await check('a server that answers 429 with Retry-After is waited for as it asks', async () => {
   // Every request is refused for the first 1.5 s with Retry-After: 1; the default retries
   // (3, with backoff from 100 ms: 0.7 s in all) gave up inside that window.
   const opened = performance.now();
-  const busy = await serveFolder(join(CORPUS, DV), (req, res) => {
+  const busy = (req, res) => {
     if (performance.now() - opened >= 1500) return false;
     res.writeHead(429, { 'Retry-After': '1', 'Content-Length': '0' });
     res.end();
     return true;
-  });
-  try {
-    const table = await DeltaTable.open(`http://127.0.0.1:${busy.address().port}/t/`);
+  };
+  await withFolderServer(join(CORPUS, DV), busy, async (at) => {
+    const table = await DeltaTable.open(at);
     assert(performance.now() - opened >= 1000, 'the open waited');
     assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'rows');
-  } finally {
-    busy.closeAllConnections?.();
-    busy.close();
-  }
+  });
 });
 
 await check('a host that answers 403 for missing files (S3 without ListBucket) is probed; one that forbids all says 403', async () => {
@@ -395,29 +404,21 @@ await check('a host that answers 403 for missing files (S3 without ListBucket) i
     return true;
   };
   for (const name of [DV, 'kernel__cdf-table-with-cdc-and-dvs']) {
-    const s3like = await serveFolder(join(CORPUS, name), forbid(false));
-    try {
-      const table = await DeltaTable.open(`http://127.0.0.1:${s3like.address().port}/t/`);
+    await withFolderServer(join(CORPUS, name), forbid(false), async (at) => {
+      const table = await DeltaTable.open(at);
       assertEq(await countRows(table.scan()), EXPECT[name].rows, `rows of ${name}`);
-    } finally {
-      s3like.closeAllConnections?.();
-      s3like.close();
-    }
+    });
   }
-  const closed = await serveFolder(join(CORPUS, DV), forbid(true));
-  try {
-    await rejects(
-      DeltaTable.open(`http://127.0.0.1:${closed.address().port}/t/`, { retries: 0 }),
+  await withFolderServer(join(CORPUS, DV), forbid(true), (at) =>
+    rejects(
+      DeltaTable.open(at, { retries: 0 }),
       (e) => {
         assertEq(e.code, 'io', 'code');
         assert(/403/.test(e.message), e.message);
       },
       'a host that forbids every request',
-    );
-  } finally {
-    closed.closeAllConnections?.();
-    closed.close();
-  }
+    ),
+  );
 });
 
 await check('a host that answers every missing file with an endless or huge page: a typed error, memory bounded', async () => {
@@ -425,46 +426,36 @@ await check('a host that answers every missing file with an endless or huge page
   // _last_checkpoint) a 200 HTML page that never ends, or one that declares 700 MB. Read to
   // its end, such a page filled the module's memory and it aborted (an uncaught
   // RuntimeError, the open's promise never settled).
-  const root = join(CORPUS, DV);
-  const pages = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/(endless|huge)\//, '');
-    const huge = req.url.startsWith('/huge/');
-    try {
-      const bytes = await readFile(join(root, path));
-      res.writeHead(200, { 'Content-Length': String(bytes.length), 'Access-Control-Allow-Origin': '*' });
-      res.end(bytes);
-    } catch {
-      const page = '<!doctype html><html><body><div id="app"></div></body></html>\n';
-      res.writeHead(200, { 'Content-Type': 'text/html', ...(huge ? { 'Content-Length': String(700 << 20) } : {}) });
-      const more = () => {
-        while (!res.destroyed && res.write(page.repeat(1000)));
-        if (!res.destroyed) res.once('drain', more);
-      };
-      more();
-    }
-  });
-  await new Promise((resolve) => pages.listen(0, '127.0.0.1', resolve));
-  try {
-    for (const kind of ['endless', 'huge']) {
-      const t0 = performance.now();
-      await rejects(
-        DeltaTable.open(`http://127.0.0.1:${pages.address().port}/${kind}/`),
+  const page = '<!doctype html><html><body><div id="app"></div></body></html>\n';
+  const pageFor = (huge) => (req, res, missing) => {
+    if (!missing) return false;
+    res.writeHead(200, { 'Content-Type': 'text/html', ...(huge ? { 'Content-Length': String(700 << 20) } : {}) });
+    const more = () => {
+      while (!res.destroyed && res.write(page.repeat(1000)));
+      if (!res.destroyed) res.once('drain', more);
+    };
+    more();
+    return true;
+  };
+  for (const huge of [false, true]) {
+    const kind = huge ? 'huge' : 'endless';
+    const t0 = performance.now();
+    await withFolderServer(join(CORPUS, DV), pageFor(huge), (at) =>
+      rejects(
+        DeltaTable.open(at),
         (e) => {
           assertEq(e.name, 'DeltaError', 'name');
           assert(['invalid_log', 'io'].includes(e.code), `code ${e.code}: ${e.message}`);
         },
         `a ${kind} page`,
-      );
-      const took = performance.now() - t0;
-      assert(took < 10_000, `${kind}: failed after ${Math.round(took)} ms`);
-    }
-    assert(process.memoryUsage().rss < 1.5 * 2 ** 30, `rss ${process.memoryUsage().rss}`);
-    // The module lives on.
-    assertEq(await countRows((await DeltaTable.open(url(DV))).scan()), EXPECT[DV].rows, 'rows after');
-  } finally {
-    pages.closeAllConnections?.();
-    pages.close();
+      ),
+    );
+    const took = performance.now() - t0;
+    assert(took < 10_000, `${kind}: failed after ${Math.round(took)} ms`);
   }
+  assert(process.memoryUsage().rss < 1.5 * 2 ** 30, `rss ${process.memoryUsage().rss}`);
+  // The module lives on.
+  assertEq(await countRows((await DeltaTable.open(url(DV))).scan()), EXPECT[DV].rows, 'rows after');
 });
 
 await check('a body that stops midway fails the read after answerTimeoutMs, and a slow body that moves reads', async () => {
