@@ -19,6 +19,31 @@ export const T = Object.freeze({
   BinaryView: 23, Utf8View: 24, ListView: 25, LargeListView: 26,
 });
 
+/**
+ * What a nested type holds, by layout: `{ fields: [{ name, type }] }` for a struct,
+ * `{ item }` for a list of any kind, `{ key, value }` for a map (each a type); null for a
+ * type that is not nested. The one description of these layouts that formatting and
+ * sorting walk.
+ */
+export function nestedLayout(type) {
+  switch (type?.typeId) {
+    case T.Struct:
+      return { fields: type.children.map((field) => ({ name: field.name, type: field.type })) };
+    case T.List:
+    case T.LargeList:
+    case T.ListView:
+    case T.LargeListView:
+    case T.FixedSizeList:
+      return { item: type.children[0]?.type };
+    case T.Map: {
+      const [key, value] = type.children[0]?.type?.children ?? [];
+      return { key: key?.type, value: value?.type };
+    }
+    default:
+      return null;
+  }
+}
+
 /** Bytes as a short human size: `10.7 KiB`. */
 export function formatBytes(n) {
   n = Number(n);
@@ -221,6 +246,17 @@ export function plainJson(plain, pretty = false, indent = '') {
  */
 export function toPlain(value, type, binaryMax = 32) {
   if (value === null || value === undefined) return null;
+  if (type?.typeId === T.Struct && isVariantType(type)) {
+    try {
+      return decodeVariant(value.metadata, value.value, variantMakers(binaryMax));
+    } catch {
+      // Not a valid variant: its two binaries as they are, below.
+    }
+  }
+  const layout = nestedLayout(type);
+  if (layout?.fields) return new Entries(layout.fields.map((field) => [field.name, inner(value[field.name], field.type, binaryMax)]));
+  if (layout && 'item' in layout) return Array.from(value, (x) => inner(x, layout.item, binaryMax));
+  if (layout) return new Entries(Array.from(value, ([k, v]) => [String(toPlain(k, layout.key, binaryMax)), inner(v, layout.value, binaryMax)]));
   switch (type?.typeId) {
     case T.Timestamp:
       return formatTimestamp(value, type.unit, Boolean(type.timezone));
@@ -235,27 +271,6 @@ export function toPlain(value, type, binaryMax = 32) {
     case T.BinaryView:
     case T.FixedSizeBinary:
       return hex(value, binaryMax);
-    case T.Struct:
-      if (isVariantType(type)) {
-        try {
-          return decodeVariant(value.metadata, value.value, variantMakers(binaryMax));
-        } catch {
-          // Not a valid variant: its two binaries as they are.
-        }
-      }
-      return new Entries(type.children.map((field) => [field.name, inner(value[field.name], field.type, binaryMax)]));
-    case T.List:
-    case T.LargeList:
-    case T.ListView:
-    case T.LargeListView:
-    case T.FixedSizeList: {
-      const item = type.children[0]?.type;
-      return Array.from(value, (x) => inner(x, item, binaryMax));
-    }
-    case T.Map: {
-      const [keyField, valueField] = type.children[0]?.type?.children ?? [];
-      return new Entries(Array.from(value, ([k, v]) => [String(toPlain(k, keyField?.type, binaryMax)), inner(v, valueField?.type, binaryMax)]));
-    }
     case T.Dictionary:
       return toPlain(value, type.dictionary, binaryMax);
     case T.Float:

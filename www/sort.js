@@ -6,7 +6,7 @@
 // variant by its JSON). Nulls come last in both directions, NaN after every number
 // (ascending; first among the values descending); ties keep stream order.
 
-import { fullText, hex, isVariantType, T } from './format.js';
+import { fullText, hex, isVariantType, nestedLayout, T } from './format.js';
 
 const SAFE = 2n ** 53n;
 
@@ -42,9 +42,6 @@ function keyOf(value, type, kind) {
   return fullText(value, type);
 }
 
-/** Types whose values are ordered by [`compareValues`] (their keys are their JSON text). */
-const NESTED = new Set([T.Struct, T.List, T.LargeList, T.ListView, T.LargeListView, T.FixedSizeList, T.Map]);
-
 /**
  * Orders two values of `type` by their contents: numbers, BigInts, strings and booleans by
  * value, bytes by their bytes, lists and maps element by element (one that is the start of
@@ -56,32 +53,21 @@ export function compareValues(a, b, type) {
   const aNull = a === null || a === undefined;
   const bNull = b === null || b === undefined;
   if (aNull || bNull) return aNull === bNull ? 0 : aNull ? 1 : -1;
-  switch (type?.typeId) {
-    case T.Struct: {
-      if (isVariantType(type)) return compareScalars(fullText(a, type), fullText(b, type));
-      for (const field of type.children) {
-        const c = compareValues(a[field.name], b[field.name], field.type);
-        if (c !== 0) return c;
-      }
-      return 0;
+  if (type?.typeId === T.Dictionary) return compareValues(a, b, type.dictionary);
+  if (type?.typeId === T.Struct && isVariantType(type)) return compareScalars(fullText(a, type), fullText(b, type));
+  const layout = nestedLayout(type);
+  if (layout?.fields) {
+    for (const field of layout.fields) {
+      const c = compareValues(a[field.name], b[field.name], field.type);
+      if (c !== 0) return c;
     }
-    case T.List:
-    case T.LargeList:
-    case T.ListView:
-    case T.LargeListView:
-    case T.FixedSizeList: {
-      const item = type.children[0]?.type;
-      return compareSequences(a, b, (x, y) => compareValues(x, y, item));
-    }
-    case T.Map: {
-      const [keyField, valueField] = type.children[0]?.type?.children ?? [];
-      return compareSequences(a, b, ([ka, va], [kb, vb]) => compareValues(ka, kb, keyField?.type) || compareValues(va, vb, valueField?.type));
-    }
-    case T.Dictionary:
-      return compareValues(a, b, type.dictionary);
-    default:
-      return compareScalars(a, b);
+    return 0;
   }
+  if (layout && 'item' in layout) return compareSequences(a, b, (x, y) => compareValues(x, y, layout.item));
+  if (layout) {
+    return compareSequences(a, b, ([ka, va], [kb, vb]) => compareValues(ka, kb, layout.key) || compareValues(va, vb, layout.value));
+  }
+  return compareScalars(a, b);
 }
 
 /** Element by element; when one runs out first, it comes first. */
@@ -169,7 +155,7 @@ export function sortPermutation(store, col, direction) {
   let keys = kind === 'number' ? new Float64Array(n) : new Array(n);
   let safe = kind === 'bigint';
   // One value per distinct JSON text of a nested column, which its key's order comes from.
-  const nested = kind === 'text' && NESTED.has(type?.typeId) ? new Map() : null;
+  const nested = kind === 'text' && nestedLayout(type) !== null ? new Map() : null;
   store.forEachValue(col, (value, row) => {
     if (value === null || value === undefined) {
       nulls.push(row);
