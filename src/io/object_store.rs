@@ -43,6 +43,30 @@ pub struct ObjectStoreRange {
     /// the range cut out of it, when the object is at most this large (as in the browser,
     /// see `FetchOptions::max_full_body_for_range`).
     whole_for_range: Option<u64>,
+    /// For stores over HTTP: how often a body cut short in transit is asked for again, as
+    /// the retry settings say (their count and time limit; the first wait doubled each
+    /// time, at most their longest).
+    cut_body_retries: Option<BodyRetries>,
+}
+
+/// [`ObjectStoreRange::cut_body_retries`].
+#[derive(Debug, Clone, Copy)]
+struct BodyRetries {
+    max: usize,
+    within: std::time::Duration,
+    first_wait: std::time::Duration,
+    longest_wait: std::time::Duration,
+}
+
+impl BodyRetries {
+    fn from(config: &object_store::RetryConfig) -> Self {
+        BodyRetries {
+            max: config.max_retries,
+            within: config.retry_timeout,
+            first_wait: config.backoff.init_backoff,
+            longest_wait: config.backoff.max_backoff,
+        }
+    }
 }
 
 /// The largest object read whole when an HTTP server ignores `Range` headers.
@@ -58,7 +82,37 @@ impl ObjectStoreRange {
             can_list,
             local: None,
             whole_for_range: None,
+            cut_body_retries: None,
         }
+    }
+
+    /// Whether to ask again after `e` on attempt `attempt` (0 for the first) of a read that
+    /// started at `since`, having waited:
+    /// only for a body cut short in transit (object_store resumes one only when the server
+    /// sent an `ETag`, and a cut without one failed the read), never for a status or a check
+    /// of `http_checks` (those repeat). Asking for the whole range again is consistent with
+    /// or without an `ETag`: no bytes of two answers are joined.
+    async fn ask_again(
+        &self,
+        e: &object_store::Error,
+        attempt: usize,
+        since: std::time::Instant,
+    ) -> bool {
+        let Some(retries) = self.cut_body_retries else {
+            return false;
+        };
+        if attempt >= retries.max || since.elapsed() >= retries.within || !cut_in_transit(e) {
+            return false;
+        }
+        let factor = 1u32 << attempt.min(16);
+        tokio::time::sleep(
+            retries
+                .first_wait
+                .saturating_mul(factor)
+                .min(retries.longest_wait),
+        )
+        .await;
+        true
     }
 
     /// A range of an object whose server sends only whole objects: the whole object, if it
@@ -157,6 +211,7 @@ impl ObjectStoreRange {
                 settings.connector.encode_plus = true;
                 let origin = &url[..url::Position::BeforePath];
                 let client = settings.client.with_allow_http(true);
+                let retries = BodyRetries::from(&settings.retry);
                 let store = object_store::http::HttpBuilder::new()
                     .with_url(origin)
                     .with_client_options(client)
@@ -166,12 +221,15 @@ impl ObjectStoreRange {
                     .map_err(|e| store_config_error(location, e))?;
                 let mut range = Self::new(Arc::new(store), root, false);
                 range.whole_for_range = Some(MAX_WHOLE_FOR_RANGE);
+                range.cut_body_retries = Some(retries);
                 Ok(range)
             }
             #[cfg(feature = "cloud")]
             "s3" | "s3a" => {
-                let store = s3_store(location, options)?;
-                Ok(Self::new(Arc::new(store), root, true))
+                let (store, retries) = s3_store(location, options)?;
+                let mut range = Self::new(Arc::new(store), root, true);
+                range.cut_body_retries = Some(retries);
+                Ok(range)
             }
             other => Err(DeltaError::InvalidLocation {
                 location: location.to_string(),
@@ -249,7 +307,7 @@ fn store_config_error(location: &TableLocation, e: object_store::Error) -> Delta
 fn s3_store(
     location: &TableLocation,
     options: &HashMap<String, String>,
-) -> Result<object_store::aws::AmazonS3> {
+) -> Result<(object_store::aws::AmazonS3, BodyRetries)> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     let bucket = location.url().host_str().unwrap_or_default();
     if bucket.is_empty() {
@@ -259,6 +317,7 @@ fn s3_store(
         });
     }
     let (settings, rest) = client_settings(options)?;
+    let retries = BodyRetries::from(&settings.retry);
     let mut builder = AmazonS3Builder::new()
         .with_bucket_name(bucket)
         .with_client_options(settings.client)
@@ -278,7 +337,10 @@ fn s3_store(
                 })?;
         builder = builder.with_config(config, value);
     }
-    builder.build().map_err(|e| store_config_error(location, e))
+    let store = builder
+        .build()
+        .map_err(|e| store_config_error(location, e))?;
+    Ok((store, retries))
 }
 
 fn map_error(path: &str, e: object_store::Error) -> DeltaError {
@@ -297,9 +359,28 @@ fn map_error(path: &str, e: object_store::Error) -> DeltaError {
             path: path.to_string(),
             message: store_message(&other.to_string()),
             phase: phase_for(path),
-            transient: false,
+            transient: cut_in_transit(&other),
         },
     }
+}
+
+/// Whether `e` is an answer's body cut short in transit (the connection closed, reset or
+/// idle past the timeout while the body came): object_store hands such an error on as it
+/// is, where a failed request comes wrapped in its retry error.
+fn cut_in_transit(e: &object_store::Error) -> bool {
+    use object_store::client::{HttpError, HttpErrorKind};
+    let object_store::Error::Generic { source, .. } = e else {
+        return false;
+    };
+    source.downcast_ref::<HttpError>().is_some_and(|h| {
+        matches!(
+            h.kind(),
+            HttpErrorKind::Connect
+                | HttpErrorKind::Request
+                | HttpErrorKind::Timeout
+                | HttpErrorKind::Interrupted
+        )
+    })
 }
 
 impl RangeRead for ObjectStoreRange {
@@ -315,12 +396,18 @@ impl RangeRead for ObjectStoreRange {
             if let Some(file) = local {
                 return super::local_read::read_range(&file, &path, &range);
             }
-            let bytes = match self.store.get_range(&full, range.clone()).await {
-                Ok(bytes) => bytes,
-                Err(object_store::Error::NotSupported { .. }) if self.whole_for_range.is_some() => {
-                    return self.range_of_whole(&full, &path, &range).await;
+            let (mut attempt, since) = (0, std::time::Instant::now());
+            let bytes = loop {
+                match self.store.get_range(&full, range.clone()).await {
+                    Ok(bytes) => break bytes,
+                    Err(object_store::Error::NotSupported { .. })
+                        if self.whole_for_range.is_some() =>
+                    {
+                        return self.range_of_whole(&full, &path, &range).await;
+                    }
+                    Err(e) if self.ask_again(&e, attempt, since).await => attempt += 1,
+                    Err(e) => return Err(map_error(&path, e)),
                 }
-                Err(e) => return Err(map_error(&path, e)),
             };
             check_range_len(&path, &range, &bytes)?;
             Ok(bytes)
@@ -334,12 +421,18 @@ impl RangeRead for ObjectStoreRange {
             if let Some(file) = self.local_file(&full, &path)? {
                 return super::local_read::read_whole(&file, &path);
             }
-            let result = self
-                .store
-                .get(&full)
-                .await
-                .map_err(|e| map_error(&path, e))?;
-            result.bytes().await.map_err(|e| map_error(&path, e))
+            let (mut attempt, since) = (0, std::time::Instant::now());
+            loop {
+                let read = match self.store.get(&full).await {
+                    Ok(result) => result.bytes().await,
+                    Err(e) => Err(e),
+                };
+                match read {
+                    Ok(bytes) => return Ok(bytes),
+                    Err(e) if self.ask_again(&e, attempt, since).await => attempt += 1,
+                    Err(e) => return Err(map_error(&path, e)),
+                }
+            }
         })
     }
 

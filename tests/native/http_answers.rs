@@ -6,7 +6,7 @@
 //! coming, however slowly, is read to its end; the table URL's query string (a token) goes
 //! on every request. A body longer than what was asked for (a `206` that keeps coming, a
 //! commit declared past 1 GiB) is an error as soon as it shows, never a read that
-//! fills memory.
+//! fills memory. A body cut short by a server without `ETag` is asked for again whole.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -55,7 +55,14 @@ enum Answer {
     ForbiddenIfMissing,
     /// `403` for every request (a reader without access).
     ForbidAll,
+    /// Data files: the first answer to each request closes its connection halfway through
+    /// the body (no `ETag`, so object_store cannot resume it); later ones are whole.
+    CutOnce,
 }
+
+/// The data file requests (port, path, range) a [`Answer::CutOnce`] server has cut.
+static CUT: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
 
 /// Requests for data files each server answered, by port.
 static DATA_REQUESTS: std::sync::LazyLock<std::sync::Mutex<HashMap<u16, usize>>> =
@@ -212,6 +219,18 @@ fn respond(
             stream.write_all(&body[..body.len() / 2])?;
             stream.flush()?;
             std::thread::sleep(Duration::from_secs(20));
+        }
+        Answer::CutOnce
+            if data
+                && CUT
+                    .lock()
+                    .is_ok_and(|mut cut| cut.insert(format!("{port} {path} {range:?}"))) =>
+        {
+            stream.write_all(&body[..body.len() / 2])?;
+            stream.flush()?;
+            // Closed at once: the client sees the body end short of its Content-Length.
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            return Ok(());
         }
         Answer::Trickle if data => {
             for piece in body.chunks(64) {
@@ -461,4 +480,13 @@ async fn a_host_that_forbids_missing_files_is_probed_and_one_that_forbids_all_is
         .unwrap_or_else(|| panic!("a table that forbids every request was read"));
     assert_eq!(err.code(), "io", "{err}");
     assert!(err.to_string().contains("403"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_cut_short_is_asked_for_again() {
+    // Without an ETag object_store does not resume a body; the read asks for it again whole.
+    let rows = common::rows_over(&serve(Answer::CutOnce), &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows, local_rows().await);
 }
