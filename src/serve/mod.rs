@@ -31,6 +31,7 @@ mod config;
 mod faults;
 mod path;
 mod progress;
+mod request_log;
 mod server;
 mod service;
 mod stats;

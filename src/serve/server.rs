@@ -29,6 +29,10 @@ use super::stats::ServeStats;
 const MAX_HEAD: usize = 16 * 1024;
 /// Most headers accepted in one request.
 const MAX_HEADERS: usize = 100;
+/// Most bytes hyper holds for one connection, read or waiting to be written (its default,
+/// about 400 KB, let 4,000 connections that asked for a large file and read nothing hold
+/// 1.5-2 GB); a body is read from its file as the socket takes it.
+const MAX_CONNECTION_BUFFER: usize = 64 * 1024;
 
 /// A running static file server on 127.0.0.1. Stops when dropped.
 #[derive(Debug)]
@@ -222,7 +226,12 @@ fn refuse(stream: TcpStream, shared: &Shared) {
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, slot: ClientSlot) {
     let _open = (slot, shared.stats.connection());
     let _ = stream.set_nodelay(true);
-    let (idle, head) = (shared.config.idle_timeout, shared.config.header_timeout);
+    // Bounded so that the clock's arithmetic cannot overflow (`Duration::MAX` panicked).
+    let day = Duration::from_secs(86_400);
+    let (idle, head) = (
+        shared.config.idle_timeout.min(day),
+        shared.config.header_timeout.min(day),
+    );
     let progress = LastProgress::new();
     let stream = Watched::new(stream, progress.clone());
     let held = progress.clone();
@@ -233,6 +242,7 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, slot: ClientSl
         .header_read_timeout(head.min(idle))
         .max_header_size(MAX_HEAD)
         .max_headers(MAX_HEADERS)
+        .max_buf_size(MAX_CONNECTION_BUFFER)
         .serve_connection(TokioIo::new(stream), service);
     tokio::select! {
         _ = conn => {}

@@ -37,6 +37,10 @@ pub(crate) struct Shared {
     pub faults: FaultState,
     pub stats: ServeStats,
     pub cors: CorsLayer,
+    /// The lines of `--log`, when on.
+    pub log: Option<super::request_log::RequestLog>,
+    /// `_last_checkpoint` hints computed for log folders.
+    pub hints: super::checkpoint_hint::HintCache,
 }
 
 impl Shared {
@@ -46,6 +50,12 @@ impl Shared {
             faults: FaultState::new(config.faults.clone()),
             stats: ServeStats::default(),
             cors: cors(),
+            log: if config.log_requests {
+                Some(super::request_log::RequestLog::to_stderr()?)
+            } else {
+                None
+            },
+            hints: super::checkpoint_hint::HintCache::default(),
             config,
         })
     }
@@ -129,16 +139,33 @@ pub(crate) async fn handle(
     Ok(resp.map(|body| Metered::new(body, shared.stats.clone(), truncate, slow)))
 }
 
-/// Whether the request names this server by a loopback name in its `Host` (or has none:
-/// HTTP/1.0). The server listens on 127.0.0.1 only; a page of another site that has its own
-/// name resolve to 127.0.0.1 (DNS rebinding) sends its own name, and is refused.
+/// Whether the request names this server by a loopback name: in its one `Host` (or none, as
+/// an HTTP/1.0 client may send) and in its target when that is a whole URL. The
+/// server listens on 127.0.0.1 only; a page of another site that has its own name resolve to
+/// 127.0.0.1 (DNS rebinding) sends its own name, and is refused.
 fn loopback_host<B>(req: &Request<B>) -> bool {
-    let Some(host) = req.headers().get(header::HOST) else {
-        return true;
-    };
-    let Ok(host) = host.to_str() else {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let (host, another) = (hosts.next(), hosts.next());
+    if another.is_some() {
         return false;
-    };
+    }
+    if let Some(target) = req
+        .uri()
+        .authority()
+        .filter(|_| req.uri().scheme().is_some())
+    {
+        if !loopback_name(target.as_str()) {
+            return false;
+        }
+    }
+    match host {
+        None => true,
+        Some(host) => host.to_str().is_ok_and(loopback_name),
+    }
+}
+
+/// Whether `host` (`name[:port]`) is a loopback name or address.
+fn loopback_name(host: &str) -> bool {
     let name = match host.rsplit_once(':') {
         Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
         _ => host,
@@ -175,6 +202,11 @@ async fn answer(
     let Some(segments) = segments(req.uri().path()) else {
         return Ok(text(StatusCode::BAD_REQUEST, "bad request path\n"));
     };
+    // Hidden files and folders (`.env`, `.git/`, Hadoop's `.crc` files) are never a table's:
+    // not served, so that a page on any origin cannot read them while the server runs.
+    if segments.iter().any(|s| s.starts_with('.')) {
+        return Ok(text(StatusCode::NOT_FOUND, "not found\n"));
+    }
     match memory_file(&shared.config, req.uri().path(), &segments) {
         Some(MemoryHit::Index(_)) if !req.uri().path().ends_with('/') => {
             return Ok(to_directory(req.uri()))
@@ -197,9 +229,7 @@ async fn answer(
             if shared.config.checkpoint_hints && super::checkpoint_hint::names_hint(&segments) {
                 let log = &segments[..segments.len() - 1];
                 if let Some(dir) = shared.resolver.directory(log).await {
-                    let hint =
-                        tokio::task::spawn_blocking(move || super::checkpoint_hint::hint_for(&dir));
-                    if let Ok(Some(json)) = hint.await {
+                    if let Some(json) = shared.hints.hint(dir).await {
                         return Ok(hint_answer(json, method == Method::HEAD));
                     }
                 }
@@ -512,7 +542,7 @@ fn record(
     resp: &Response<Inner>,
 ) {
     let status = resp.status().as_u16();
-    if shared.config.log_requests {
+    if let Some(log) = &shared.log {
         let len = match resp.headers().get(header::CONTENT_LENGTH) {
             Some(v) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
             None => resp
@@ -527,11 +557,9 @@ fn record(
             .map(|r| format!(" [{}]", r.escape_debug()))
             .unwrap_or_default();
         let (method, path) = (method.as_str().escape_debug(), path.escape_debug());
-        // A log nobody reads any more (stderr closed) does not stop the serving.
-        let _ = io::Write::write_fmt(
-            &mut io::stderr(),
-            format_args!("{method} {path}{range_note} -> {status} ({len} bytes)\n"),
-        );
+        log.line(format!(
+            "{method} {path}{range_note} -> {status} ({len} bytes)"
+        ));
     }
     shared.stats.record(RequestRecord {
         method: method.to_string(),

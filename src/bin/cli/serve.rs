@@ -34,10 +34,10 @@ pub struct ServeArgs {
     pub follow_symlinks: bool,
     /// Close a connection that moves no byte either way for this many seconds (idle
     /// keep-alive, a client that stops reading).
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=MAX_TIMEOUT_SECONDS))]
     pub idle_timeout: u64,
     /// A request head must arrive within this many seconds, however steadily it trickles.
-    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=MAX_TIMEOUT_SECONDS))]
     pub header_timeout: u64,
     /// Connections served at once; more wait for one to close (at least 1).
     #[arg(long, default_value_t = 4096, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -46,6 +46,10 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1024, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_connections_per_client: usize,
 }
+
+/// The longest `--idle-timeout` and `--header-timeout`: a day (larger ones overflowed the
+/// clock's arithmetic, and every connection panicked).
+const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 
 /// Runs the server until the process is stopped.
 pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {

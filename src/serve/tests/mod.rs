@@ -934,6 +934,50 @@ async fn only_loopback_host_names_are_answered() {
 }
 
 #[tokio::test]
+async fn a_second_host_or_a_foreign_url_target_is_refused() {
+    let f = fixture();
+    let s = serve(&f).await;
+    let ask = |raw: &'static str| {
+        let s = &s;
+        async move {
+            let mut c = Client::connect(s).await;
+            c.send(raw).await;
+            c.read(false).await
+        }
+    };
+    let twice = "GET /digits.bin HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\
+                 Connection: close\r\n\r\n";
+    assert_eq!(ask(twice).await.status, 403);
+    let foreign = "GET http://evil.example/digits.bin HTTP/1.1\r\nHost: localhost\r\n\
+                   Connection: close\r\n\r\n";
+    assert_eq!(ask(foreign).await.status, 403);
+    let own = "GET http://localhost/digits.bin HTTP/1.1\r\nHost: localhost\r\n\
+               Connection: close\r\n\r\n";
+    let r = ask(own).await;
+    assert_eq!((r.status, r.body.as_slice()), (200, DIGITS));
+}
+
+#[tokio::test]
+async fn hidden_files_and_folders_are_not_served() {
+    let f = fixture();
+    std::fs::write(f.root.join(".env"), b"TOKEN=x").unwrap();
+    std::fs::create_dir_all(f.root.join(".git")).unwrap();
+    std::fs::write(f.root.join(".git/config"), b"[core]").unwrap();
+    std::fs::write(f.root.join("sub/.part-0.parquet.crc"), b"crc").unwrap();
+    let s = serve(&f).await;
+    for path in [
+        "/.env",
+        "/.git/config",
+        "/sub/.part-0.parquet.crc",
+        "/%2Eenv",
+        "/.git/",
+    ] {
+        assert_eq!(get(&s, path).await.status, 404, "{path}");
+    }
+    assert_eq!(get(&s, "/sub/inner.js").await.status, 200);
+}
+
+#[tokio::test]
 async fn cross_origin_answers_can_be_turned_off() {
     let f = fixture();
     let s = StaticServer::start(ServeConfig::new(&f.root).with_cross_origin(false))
@@ -980,5 +1024,42 @@ async fn a_missing_checkpoint_hint_is_answered_from_the_log_folder() {
             .status,
         400
     );
+    s.shutdown().await;
+}
+
+/// A hint is computed once per state of its log folder: asked again, the same answer; once
+/// a newer checkpoint is written into the folder, that one.
+#[tokio::test]
+async fn a_checkpoint_hint_follows_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/tables/deltars__checkpoints_vacuumed/_delta_log");
+    let log = table.join("_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    for entry in std::fs::read_dir(&source).unwrap().flatten() {
+        let name = entry.file_name();
+        if name != "_last_checkpoint" {
+            std::fs::copy(entry.path(), log.join(&name)).unwrap();
+        }
+    }
+    let s = StaticServer::start(ServeConfig::new(dir.path()).with_checkpoint_hints(true))
+        .await
+        .unwrap();
+    let version = |r: Resp| -> serde_json::Value {
+        assert_eq!(r.status, 200);
+        serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()["version"].clone()
+    };
+    let hint = "/t/_delta_log/_last_checkpoint";
+    assert_eq!(version(get(&s, hint).await), 10);
+    assert_eq!(version(get(&s, hint).await), 10);
+    // A later checkpoint (a copy of the one at 10, named for 12) changes the folder.
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::copy(
+        log.join("00000000000000000010.checkpoint.parquet"),
+        log.join("00000000000000000012.checkpoint.parquet"),
+    )
+    .unwrap();
+    assert_eq!(version(get(&s, hint).await), 12);
     s.shutdown().await;
 }
