@@ -270,6 +270,12 @@ async function open({ autoRead = true } = {}) {
     syncPick(url);
   } catch (err) {
     await finishFailed(action, err, 'Could not open the table', url);
+    // Another table failed to open (or its open was cancelled): the controls name the table
+    // still shown again, so that Read and the downloads are not taken for the new one's.
+    if (current(action) && state.table && url !== undefined && url !== state.url) {
+      ui.url.value = state.url;
+      syncPick(state.url);
+    }
     return;
   } finally {
     endAction(action);

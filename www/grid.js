@@ -273,6 +273,10 @@ export class VirtualGrid {
   }
 
   #onKey(e) {
+    // A header's sort button takes its own keys: Enter and Space press it (the grid's
+    // Enter opened the cell panel, Space selected a row, and no column could be sorted
+    // from the keyboard).
+    if (e.target !== this.scroller && e.target.closest?.('button')) return;
     const { row, col } = this.active;
     const page = Math.max(1, this.pool.length - 3);
     const moves = {

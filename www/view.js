@@ -106,9 +106,9 @@ export class ResultView {
     this.reading = false;
     this.grid.setEmpty(emptyText);
     if (!this.store.schema) {
-      // Nothing arrived: no columns of an earlier read stay on show.
-      this.visible = [];
-      this.grid.setColumns([]);
+      // Nothing arrived: no columns of an earlier read stay on show, in the grid or in the
+      // column menu (which listed the last table's columns after a failed read).
+      this.#columnsChanged(true);
     }
     this.grid.settle();
     this.#buttons();

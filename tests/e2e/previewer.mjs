@@ -231,10 +231,16 @@ async function readWith({ filter, limit } = {}, timeout = TIMEOUT) {
 }
 
 /** Clicks the header of column `name` until its sort is `want` ('ascending', 'descending', 'none'). */
-async function sortBy(name, want) {
+async function sortBy(name, want, { keyboard = false } = {}) {
   const head = page.locator('#grid .vg-colhead', { has: page.locator('.colname', { hasText: new RegExp(`^${name}$`) }) });
   for (let i = 0; i < 3 && (await head.getAttribute('aria-sort')) !== want; i++) {
-    await head.locator('button').click();
+    if (keyboard) {
+      // As a keyboard user: focus the header's button, press Enter.
+      await head.locator('button').focus();
+      await page.keyboard.press('Enter');
+    } else {
+      await head.locator('button').click();
+    }
     await page.waitForFunction(() => !document.body.classList.contains('sorting'));
   }
   assert.equal(await head.getAttribute('aria-sort'), want);
@@ -504,16 +510,17 @@ await test('an invalid filter shows a readable error with its code', async () =>
   assert.ok(await page.locator('#error').isHidden(), 'the next good read clears the error');
 });
 
-await test('sort ascending, descending and off by a column (typed: numbers)', async () => {
+await test('sort ascending, descending (from the keyboard) and off by a column (typed: numbers)', async () => {
   const read = await grid();
   const col1 = column(read, 'col1').map(Number);
   await sortBy('col1', 'ascending');
   let g = await grid();
   assert.deepEqual(column(g, 'col1').map(Number), [...col1].sort((a, b) => a - b), 'ascending, numerically');
   assert.match(await text('#status'), /Sorted 35 rows by col1 \(ascending\)/);
-  await sortBy('col1', 'descending');
+  await sortBy('col1', 'descending', { keyboard: true });
   g = await grid();
-  assert.deepEqual(column(g, 'col1').map(Number), [...col1].sort((a, b) => b - a), 'descending');
+  assert.deepEqual(column(g, 'col1').map(Number), [...col1].sort((a, b) => b - a), 'descending (by the keyboard)');
+  assert.equal(await page.isVisible('#cell-panel'), false, 'Enter on a header sorts, it opens no cell panel');
   // Stable: among equal parts, the stream order is kept.
   await sortBy('part', 'ascending');
   g = await grid();
@@ -909,7 +916,8 @@ await test('the large generated table (E2E_BIG_TABLE)', async () => {
   return largeRead(BIG);
 });
 
-await test('a missing table shows a readable error, not a console message', async () => {
+await test('a missing table shows a readable error, not a console message; the controls name the table still shown', async () => {
+  const shown = await page.inputValue('#url');
   await openUrl(`${BASE}no-such-table/`, { limit: 1000000 });
   assert.ok(await page.locator('#error').isVisible(), 'the error box is shown');
   const code = await page.locator('#error').getAttribute('data-code');
@@ -918,6 +926,8 @@ await test('a missing table shows a readable error, not a console message', asyn
   assert.match(message, /Could not open the table/);
   assert.match(message, /no-such-table/, 'the message names the table');
   assert.match(await text('#status'), /Could not open/);
+  // Read and the downloads still work on the table shown: the URL box names it again.
+  if (shown) assert.equal(await page.inputValue('#url'), shown, 'the URL box names the table still shown');
 });
 
 await test('the page URL reopens a table, filter and version included', async () => {
