@@ -198,10 +198,10 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
                 || std::sync::Arc::new(arrow_schema::Schema::empty()),
                 RecordBatch::schema,
             );
-            return Ok((
-                schema,
-                futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
-            ));
+            let schema = distinct_names(&schema, &[]);
+            let named = std::sync::Arc::clone(&schema);
+            let rows = batches.into_iter().map(move |b| renamed(b, &named));
+            return Ok((schema, futures::stream::iter(rows).boxed()));
         }
     }
     #[cfg(feature = "distributed")]
@@ -228,8 +228,16 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
         }
     };
     let frame = plan(&ctx, args, &ScanOptions::default()).await?;
-    // A result of no rows is still printed with its columns.
-    let schema: arrow_schema::SchemaRef = std::sync::Arc::new(frame.schema().as_arrow().clone());
+    // A result of no rows is still printed with its columns, each under a name of its own.
+    let qualified: Vec<(Option<String>, String)> = frame
+        .schema()
+        .iter()
+        .map(|(table, field)| (table.map(ToString::to_string), field.name().clone()))
+        .collect();
+    let schema = distinct_names(
+        &std::sync::Arc::new(frame.schema().as_arrow().clone()),
+        &qualified,
+    );
     let memory_limit = args.memory_limit;
     let query_error =
         move |e: datafusion::error::DataFusionError| match (e.find_root(), memory_limit) {
@@ -245,7 +253,77 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
             _ => from_df(e),
         };
     let stream = frame.execute_stream().await.map_err(query_error)?;
-    Ok((schema, stream.map(move |b| b.map_err(query_error)).boxed()))
+    let named = std::sync::Arc::clone(&schema);
+    let rows = stream.map(move |b| b.map_err(query_error).and_then(|b| renamed(b, &named)));
+    Ok((schema, rows.boxed()))
+}
+
+/// `schema` with each column under a name no other column has: a name that repeats (`id` of
+/// both tables of a join) is written with its table's name (`t.id`, `u.id`), and one that
+/// still repeats (no table, or the same one) gets a count (`id_2`). JSON lines with two `id`
+/// keys lose one column in most readers, and a CSV header with two is ambiguous.
+fn distinct_names(
+    schema: &arrow_schema::SchemaRef,
+    qualified: &[(Option<String>, String)],
+) -> arrow_schema::SchemaRef {
+    use std::collections::{HashMap, HashSet};
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for field in schema.fields() {
+        *seen.entry(field.name().as_str()).or_default() += 1;
+    }
+    if seen.values().all(|&n| n == 1) {
+        return std::sync::Arc::clone(schema);
+    }
+    let mut taken: HashSet<String> = HashSet::new();
+    let fields: Vec<arrow_schema::FieldRef> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let name = field.name();
+            let mut candidate = match qualified.get(i) {
+                Some((Some(table), _)) if seen.get(name.as_str()).is_some_and(|&n| n > 1) => {
+                    format!("{table}.{name}")
+                }
+                _ => name.clone(),
+            };
+            let base = candidate.clone();
+            let mut count = 1;
+            while taken.contains(&candidate) {
+                count += 1;
+                candidate = format!("{base}_{count}");
+            }
+            taken.insert(candidate.clone());
+            std::sync::Arc::new(field.as_ref().clone().with_name(candidate))
+        })
+        .collect();
+    std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    ))
+}
+
+/// `batch` under `schema` (the same columns, named by [`distinct_names`]).
+fn renamed(
+    batch: RecordBatch,
+    schema: &arrow_schema::SchemaRef,
+) -> Result<RecordBatch, DeltaError> {
+    if batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(schema.fields())
+        .all(|(a, b)| a.name() == b.name())
+    {
+        return Ok(batch);
+    }
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(
+        std::sync::Arc::clone(schema),
+        batch.columns().to_vec(),
+        &options,
+    )
+    .map_err(super::arrow_error)
 }
 
 /// Makes the folder `dar sql --memory-limit` spills into: `dar-sql-spill-PID-RANDOM` in the
@@ -520,12 +598,48 @@ async fn print_result(args: &SqlArgs) -> Result<(), DeltaError> {
     super::terminal::print_text(&format!("{grid}\n{rows}\n"))
 }
 
-#[cfg(all(test, feature = "distributed"))]
+#[cfg(test)]
 mod tests {
+    use super::distinct_names;
+    #[cfg(feature = "distributed")]
     use super::notice_if_slow;
+    #[cfg(feature = "distributed")]
     use std::cell::Cell;
+    #[cfg(feature = "distributed")]
     use std::time::Duration;
 
+    #[test]
+    fn repeated_column_names_are_told_apart() {
+        use arrow_schema::{DataType, Field, Schema};
+        let schema = std::sync::Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("id", DataType::Int64, true),
+            Field::new("t.id", DataType::Int64, true),
+            Field::new("x", DataType::Int64, true),
+            Field::new("x", DataType::Int64, true),
+        ]));
+        let q = |t: Option<&str>, n: &str| (t.map(str::to_string), n.to_string());
+        let qualified = [
+            q(Some("t"), "id"),
+            q(Some("t"), "name"),
+            q(Some("u"), "id"),
+            q(None, "t.id"),
+            q(None, "x"),
+            q(None, "x"),
+        ];
+        let names: Vec<String> = distinct_names(&schema, &qualified)
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, ["t.id", "name", "u.id", "t.id_2", "x", "x_2"]);
+        // Names that are already distinct are kept as they are.
+        let plain = std::sync::Arc::new(Schema::new(vec![Field::new("a", DataType::Int8, true)]));
+        assert!(std::sync::Arc::ptr_eq(&distinct_names(&plain, &[]), &plain));
+    }
+
+    #[cfg(feature = "distributed")]
     #[tokio::test]
     async fn a_slow_query_is_noticed_once_and_still_awaited() {
         let noticed = Cell::new(0);
@@ -540,6 +654,7 @@ mod tests {
         assert_eq!((out, noticed.get()), (7, 1));
     }
 
+    #[cfg(feature = "distributed")]
     #[tokio::test]
     async fn a_quick_query_is_not_noticed() {
         let noticed = Cell::new(false);
