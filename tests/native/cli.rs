@@ -1564,3 +1564,36 @@ fn a_filter_may_start_with_a_minus() {
         stdout(&out)
     );
 }
+
+/// A decimal literal is the decimal it spells (DataFusion's default read it as a double, and
+/// `decimal_col = 22222.22222` found no row); a column two joined tables share keeps both
+/// values, each under a name of its own (`--json` wrote the key twice).
+#[test]
+fn sql_decimal_literals_are_exact_and_join_columns_keep_their_names() {
+    let decimals = common::table_dir("golden__basic-decimal-table");
+    let decimals = format!("t={}", decimals.to_string_lossy());
+    let out = dar_ok(&[
+        "sql",
+        "SELECT count(*) AS n FROM t WHERE col2 = 22222.22222",
+        "--table",
+        &decimals,
+        "--json",
+    ]);
+    assert_eq!(stdout(&out).trim(), r#"{"n":1}"#);
+    let letters = common::table_dir("dat__basic_append");
+    let (a, b) = (
+        format!("a={}", letters.to_string_lossy()),
+        format!("b={}", letters.to_string_lossy()),
+    );
+    let out = dar_ok(&[
+        "sql",
+        "SELECT a.letter, b.letter FROM a JOIN b ON a.number + 1 = b.number \
+         ORDER BY a.number LIMIT 1",
+        "--table",
+        &a,
+        "--table",
+        &b,
+        "--json",
+    ]);
+    assert_eq!(stdout(&out).trim(), r#"{"a.letter":"a","b.letter":"b"}"#);
+}

@@ -129,6 +129,15 @@ async fn plan(
         .with_allow_ddl(false)
         .with_allow_dml(false)
         .with_allow_statements(false);
+    // `22222.22222` is the exact decimal it spells, as in Spark SQL (DataFusion reads it as a
+    // double by default: `decimal_col = 22222.22222` found no row, and a decimal(38) literal
+    // failed to cast).
+    ctx.state_ref()
+        .write()
+        .config_mut()
+        .options_mut()
+        .sql_parser
+        .parse_float_as_decimal = true;
     let frame = ctx
         .sql_with_options(&args.query, read_only)
         .await
