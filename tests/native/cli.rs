@@ -1597,3 +1597,27 @@ fn sql_decimal_literals_are_exact_and_join_columns_keep_their_names() {
     ]);
     assert_eq!(stdout(&out).trim(), r#"{"a.letter":"a","b.letter":"b"}"#);
 }
+
+/// `--table NAME@N=TABLE` opens version N: one query compares two versions of a table.
+#[test]
+fn sql_tables_open_at_a_version() {
+    let path = common::table_dir("dat__basic_append");
+    let (old, new) = (
+        format!("old@0={}", path.to_string_lossy()),
+        format!("new={}", path.to_string_lossy()),
+    );
+    let out = dar_ok(&[
+        "sql",
+        "SELECT (SELECT count(*) FROM old) AS o, (SELECT count(*) FROM new) AS n",
+        "--table",
+        &old,
+        "--table",
+        &new,
+        "--json",
+    ]);
+    assert_eq!(stdout(&out).trim(), r#"{"o":3,"n":5}"#);
+    let missing = format!("old@99={}", path.to_string_lossy());
+    let out = dar(&["sql", "SELECT 1", "--table", &missing]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("version_not_found"));
+}

@@ -16,8 +16,10 @@ use url::Url;
 pub struct SqlArgs {
     /// The query, e.g. "SELECT letter, count(*) FROM t GROUP BY letter".
     pub query: String,
-    /// A table the query names: NAME=TABLE (path or URL), repeatable.
-    #[arg(long = "table", value_name = "NAME=TABLE", required = true)]
+    /// A table the query names: NAME=TABLE (path or URL), repeatable. NAME@N=TABLE opens
+    /// version N, NAME@TIME=TABLE the newest version committed at or before TIME (as
+    /// --timestamp takes it): `--table old@3=PATH --table new=PATH` compares two versions.
+    #[arg(long = "table", value_name = "NAME[@VERSION]=TABLE", required = true)]
     pub tables: Vec<String>,
     /// Storage option KEY=VALUE for every table (repeatable).
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
@@ -106,7 +108,10 @@ async fn plan(
             .split_once('=')
             .filter(|(n, l)| !n.trim().is_empty() && !l.trim().is_empty())
             .ok_or_else(|| invalid(format!("--table '{spec}' is not NAME=TABLE")))?;
-        let name = name.trim();
+        let (name, at) = match name.trim().split_once('@') {
+            Some((name, at)) => (name.trim(), Some(at.trim())),
+            None => (name.trim(), None),
+        };
         // A name SQL can spell unquoted (`t.x` would name table x of schema t): letters,
         // digits and `_`, not starting with a digit.
         let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
@@ -117,10 +122,24 @@ async fn plan(
                  digit), as SQL spells a table unquoted"
             )));
         }
-        let table = DeltaTableBuilder::new(location.trim())
-            .with_storage_options(storage.clone())
-            .load_table_with_eager_scan_metadata()
-            .await?;
+        let mut builder =
+            DeltaTableBuilder::new(location.trim()).with_storage_options(storage.clone());
+        match at {
+            Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => {
+                let version = v.parse::<u64>().map_err(|_| {
+                    invalid(format!("--table '{spec}': version {v} is past the largest"))
+                })?;
+                builder = builder.with_version(version);
+            }
+            Some(t) if !t.is_empty() => builder = builder.with_timestamp_str(t)?,
+            Some(_) => {
+                return Err(invalid(format!(
+                    "--table '{spec}': give a version or a time after @ (NAME@3=TABLE)"
+                )))
+            }
+            None => {}
+        }
+        let table = builder.load_table_with_eager_scan_metadata().await?;
         register_table(ctx, name, table, options.clone()).map_err(from_df)?;
     }
     // A read tool: DDL (CREATE, DROP), DML (INSERT, COPY … TO, which writes files) and
