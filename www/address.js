@@ -49,16 +49,26 @@ export function readAddress() {
   return { url: params.get('url'), version: params.get('version'), timestamp: params.get('timestamp'), filter: params.get('filter') };
 }
 
+/** The address parts that name what is shown: another table or version is a new history
+ * entry (Back returns to the one before); another filter replaces the entry. */
+const NAVIGATING = ['url', 'version', 'timestamp'];
+
 /**
  * Writes the state into the page address (without a navigation); empty values are left out.
+ * A change of table or version after one was shown adds a history entry, so that the
+ * browser's Back button goes back to it (app.js reopens it on `popstate`).
  * @param {{ url?: string, version?: string, timestamp?: string, filter?: string }} state
  */
 export function writeAddress(state) {
+  const before = new URLSearchParams(location.search);
   const params = new URLSearchParams(location.search);
   for (const [k, v] of Object.entries(state)) {
     if (v) params.set(k, v);
     else params.delete(k);
   }
   const query = params.toString();
-  history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
+  const address = `${location.pathname}${query ? `?${query}` : ''}`;
+  const moved = before.get('url') && NAVIGATING.some((k) => (before.get(k) ?? '') !== (params.get(k) ?? ''));
+  if (moved) history.pushState(null, '', address);
+  else history.replaceState(null, '', address);
 }

@@ -435,6 +435,16 @@ document.addEventListener('keydown', (e) => {
   if (view.panel.isOpen) view.panel.close();
   else state.action?.controller.abort();
 });
+// Back and Forward: the address names a table and version shown before; open it again.
+window.addEventListener('popstate', () => {
+  const address = readAddress();
+  if (!address.url || !state.ready) return;
+  ui.url.value = address.url;
+  ui.version.value = address.version ?? '';
+  ui.timestamp.value = address.timestamp ?? '';
+  ui.filter.value = address.filter ?? '';
+  open();
+});
 $('cols-all').addEventListener('click', () => tickAll(true));
 $('cols-none').addEventListener('click', () => tickAll(false));
 

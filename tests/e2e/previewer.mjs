@@ -741,6 +741,16 @@ await test('time travel by version shows older versions', async () => {
   await idle();
   assert.equal(await text('#info-version'), String(DV.latest));
   assert.equal(await rowCount(), DV.rows);
+  // The browser's Back button returns to the version shown before, and Forward again.
+  await page.goBack();
+  await page.waitForFunction(() => document.querySelector('#info-version')?.textContent === '12');
+  await idle();
+  assert.equal(await rowCount(), DV.rowsAt[12], 'Back: version 12 again');
+  assert.match(page.url(), /version=12/);
+  await page.goForward();
+  await page.waitForFunction((v) => document.querySelector('#info-version')?.textContent === v, String(DV.latest));
+  await idle();
+  assert.equal(await rowCount(), DV.rows, 'Forward: the latest again');
 });
 
 await test('the version slider: shows the version while moving, opens where it stops', async () => {
