@@ -148,16 +148,15 @@ async fn open(
     let spec = Arc::clone(&ctx.spec);
     let columns = spec.columns.columns.to_vec();
     let (_, projected) = projected_file_schema(&file_schema, &columns, spec.mode);
-    let transform = FileTransform::new(
-        Arc::clone(&spec.columns.read_schema),
-        &columns,
-        &task.partition_arrays(&columns)?,
-        &projected,
-        spec.mode,
-    );
-    transform.check_file_types(&projected, &columns, &path)?;
     let output = FileOutput {
-        transform,
+        transform: FileTransform::for_file(
+            Arc::clone(&spec.columns.read_schema),
+            &columns,
+            &task.partition_arrays(&columns)?,
+            &projected,
+            spec.mode,
+            &path,
+        )?,
         columns,
         post_filter: true,
     };

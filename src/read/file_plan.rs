@@ -227,8 +227,8 @@ pub(crate) fn plan_file(
         (columns, Arc::clone(&spec.columns.output_schema), values)
     };
     let (roots, projected) = projected_file_schema(file_schema, &columns, spec.mode);
-    let transform = FileTransform::new(schema, &columns, &values, &projected, spec.mode);
-    transform.check_file_types(&projected, &columns, &task.path)?;
+    let transform =
+        FileTransform::for_file(schema, &columns, &values, &projected, spec.mode, &task.path)?;
     Ok(FilePlan {
         row_groups_pruned,
         read: Some(FileRead {

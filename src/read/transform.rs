@@ -171,12 +171,26 @@ impl FileTransform {
         }
     }
 
-    /// Checks, before any row is decoded, that every column this file holds converts to its
-    /// table type (see [`crate::schema::cast`]): a file whose `long` column the log calls
-    /// `float`, or `string`, contradicts the log, and is refused naming the column and the
-    /// file. `projected` is the schema the transform was planned for; values that do not fit
-    /// (a long beyond an int's range) are still found as they are converted.
-    pub fn check_file_types(
+    /// [`new`](Self::new) for the data file at `path`, checked before any row is decoded:
+    /// every column the file holds must convert to its table type (see
+    /// [`crate::schema::cast`]). A file whose `long` column the log calls `float`, or
+    /// `string`, contradicts the log, and is refused naming the column and the file; values
+    /// that do not fit (a long beyond an int's range) are still found as they are converted.
+    pub fn for_file(
+        output: SchemaRef,
+        columns: &[ReadColumn],
+        partition_values: &[Option<ArrayRef>],
+        projected: &Schema,
+        mode: ColumnMappingMode,
+        path: &str,
+    ) -> Result<Self> {
+        let transform = Self::new(output, columns, partition_values, projected, mode);
+        transform.check_file_types(projected, columns, path)?;
+        Ok(transform)
+    }
+
+    /// The check of [`for_file`](Self::for_file).
+    fn check_file_types(
         &self,
         projected: &Schema,
         columns: &[ReadColumn],
@@ -404,14 +418,15 @@ mod tests {
         let output = output_schema(&columns);
         let check = |fields: Vec<Field>| {
             let file = Schema::new(fields);
-            let t = FileTransform::new(
+            FileTransform::for_file(
                 Arc::clone(&output),
                 &columns,
                 &[],
                 &file,
                 ColumnMappingMode::None,
-            );
-            t.check_file_types(&file, &columns, "part-0.parquet")
+                "part-0.parquet",
+            )
+            .map(|_| ())
         };
         // An int widened to double, a float, a string: the table's types.
         let good = check(vec![
