@@ -86,33 +86,33 @@ impl ObjectStoreRange {
         }
     }
 
-    /// Whether to ask again after `e` on attempt `attempt` (0 for the first) of a read that
-    /// started at `since`, having waited:
-    /// only for a body cut short in transit (object_store resumes one only when the server
-    /// sent an `ETag`, and a cut without one failed the read), never for a status or a check
-    /// of `http_checks` (those repeat). Asking for the whole range again is consistent with
-    /// or without an `ETag`: no bytes of two answers are joined.
-    async fn ask_again(
-        &self,
-        e: &object_store::Error,
-        attempt: usize,
-        since: std::time::Instant,
-    ) -> bool {
-        let Some(retries) = self.cut_body_retries else {
-            return false;
-        };
-        if attempt >= retries.max || since.elapsed() >= retries.within || !cut_in_transit(e) {
-            return false;
+    /// `read()`, asked again (after a wait) while it fails with a body cut short in transit,
+    /// as the retry settings allow: object_store resumes such a body only when the server
+    /// sent an `ETag`, and a cut without one failed the read. Never for a status or a check
+    /// of `http_checks` (those repeat). Asking for the whole again is consistent with or
+    /// without an `ETag`: no bytes of two answers are joined.
+    async fn asking_again<T, F>(&self, mut read: impl FnMut() -> F) -> object_store::Result<T>
+    where
+        F: std::future::Future<Output = object_store::Result<T>>,
+    {
+        let since = std::time::Instant::now();
+        let mut attempt = 0usize;
+        loop {
+            let e = match read().await {
+                Ok(done) => return Ok(done),
+                Err(e) => e,
+            };
+            let Some(retries) = self.cut_body_retries else {
+                return Err(e);
+            };
+            if attempt >= retries.max || since.elapsed() >= retries.within || !cut_in_transit(&e) {
+                return Err(e);
+            }
+            let factor = 1u32 << attempt.min(16);
+            let wait = retries.first_wait.saturating_mul(factor);
+            tokio::time::sleep(wait.min(retries.longest_wait)).await;
+            attempt += 1;
         }
-        let factor = 1u32 << attempt.min(16);
-        tokio::time::sleep(
-            retries
-                .first_wait
-                .saturating_mul(factor)
-                .min(retries.longest_wait),
-        )
-        .await;
-        true
     }
 
     /// A range of an object whose server sends only whole objects: the whole object, if it
@@ -396,18 +396,13 @@ impl RangeRead for ObjectStoreRange {
             if let Some(file) = local {
                 return super::local_read::read_range(&file, &path, &range);
             }
-            let (mut attempt, since) = (0, std::time::Instant::now());
-            let bytes = loop {
-                match self.store.get_range(&full, range.clone()).await {
-                    Ok(bytes) => break bytes,
-                    Err(object_store::Error::NotSupported { .. })
-                        if self.whole_for_range.is_some() =>
-                    {
-                        return self.range_of_whole(&full, &path, &range).await;
-                    }
-                    Err(e) if self.ask_again(&e, attempt, since).await => attempt += 1,
-                    Err(e) => return Err(map_error(&path, e)),
+            let read = self.asking_again(|| self.store.get_range(&full, range.clone()));
+            let bytes = match read.await {
+                Ok(bytes) => bytes,
+                Err(object_store::Error::NotSupported { .. }) if self.whole_for_range.is_some() => {
+                    return self.range_of_whole(&full, &path, &range).await;
                 }
+                Err(e) => return Err(map_error(&path, e)),
             };
             check_range_len(&path, &range, &bytes)?;
             Ok(bytes)
@@ -421,18 +416,9 @@ impl RangeRead for ObjectStoreRange {
             if let Some(file) = self.local_file(&full, &path)? {
                 return super::local_read::read_whole(&file, &path);
             }
-            let (mut attempt, since) = (0, std::time::Instant::now());
-            loop {
-                let read = match self.store.get(&full).await {
-                    Ok(result) => result.bytes().await,
-                    Err(e) => Err(e),
-                };
-                match read {
-                    Ok(bytes) => return Ok(bytes),
-                    Err(e) if self.ask_again(&e, attempt, since).await => attempt += 1,
-                    Err(e) => return Err(map_error(&path, e)),
-                }
-            }
+            self.asking_again(|| async { self.store.get(&full).await?.bytes().await })
+                .await
+                .map_err(|e| map_error(&path, e))
         })
     }
 
