@@ -8,6 +8,11 @@ use bytes::Bytes;
 
 use super::faults::Faults;
 
+/// The longest `idle_timeout` and `header_timeout` a server uses: a day (longer ones are
+/// bounded to it; `Duration::MAX` overflowed the clock's arithmetic and every connection
+/// panicked).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+
 /// A file the server holds in memory (a page embedded in a binary), served at a fixed path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryFile {

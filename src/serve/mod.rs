@@ -39,7 +39,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use config::{MemoryFile, ServeConfig};
+pub use config::{MemoryFile, ServeConfig, MAX_TIMEOUT};
 pub use faults::{Faults, SlowBody};
 pub use server::{run_forever, StaticServer};
 pub use stats::{RequestRecord, ServeStats};

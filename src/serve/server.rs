@@ -20,7 +20,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 
 use super::clients::{ClientSlot, Clients};
-use super::config::ServeConfig;
+use super::config::{ServeConfig, MAX_TIMEOUT};
 use super::progress::{LastProgress, Watched};
 use super::service::{handle, Shared};
 use super::stats::ServeStats;
@@ -226,11 +226,9 @@ fn refuse(stream: TcpStream, shared: &Shared) {
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, slot: ClientSlot) {
     let _open = (slot, shared.stats.connection());
     let _ = stream.set_nodelay(true);
-    // Bounded so that the clock's arithmetic cannot overflow (`Duration::MAX` panicked).
-    let day = Duration::from_secs(86_400);
     let (idle, head) = (
-        shared.config.idle_timeout.min(day),
-        shared.config.header_timeout.min(day),
+        shared.config.idle_timeout.min(MAX_TIMEOUT),
+        shared.config.header_timeout.min(MAX_TIMEOUT),
     );
     let progress = LastProgress::new();
     let stream = Watched::new(stream, progress.clone());

@@ -47,9 +47,8 @@ pub struct ServeArgs {
     pub max_connections_per_client: usize,
 }
 
-/// The longest `--idle-timeout` and `--header-timeout`: a day (larger ones overflowed the
-/// clock's arithmetic, and every connection panicked).
-const MAX_TIMEOUT_SECONDS: u64 = 86_400;
+/// The longest `--idle-timeout` and `--header-timeout`, in seconds: the server's bound.
+const MAX_TIMEOUT_SECONDS: u64 = delta_arrow_reader::serve::MAX_TIMEOUT.as_secs();
 
 /// Runs the server until the process is stopped.
 pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {

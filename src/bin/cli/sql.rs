@@ -257,14 +257,14 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
     };
     let frame = plan(&ctx, args, &ScanOptions::default()).await?;
     // A result of no rows is still printed with its columns, each under a name of its own.
-    let qualified: Vec<(Option<String>, String)> = frame
+    let tables: Vec<Option<String>> = frame
         .schema()
         .iter()
-        .map(|(table, field)| (table.map(ToString::to_string), field.name().clone()))
+        .map(|(table, _)| table.map(ToString::to_string))
         .collect();
     let schema = distinct_names(
         &std::sync::Arc::new(frame.schema().as_arrow().clone()),
-        &qualified,
+        &tables,
     );
     let memory_limit = args.memory_limit;
     let query_error =
@@ -287,12 +287,13 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
 }
 
 /// `schema` with each column under a name no other column has: a name that repeats (`id` of
-/// both tables of a join) is written with its table's name (`t.id`, `u.id`), and one that
-/// still repeats (no table, or the same one) gets a count (`id_2`). JSON lines with two `id`
-/// keys lose one column in most readers, and a CSV header with two is ambiguous.
+/// both tables of a join) is written with its table's name (`t.id`, `u.id`; `tables` holds
+/// each column's, where known), and one that still repeats (no table, or the same one) gets
+/// a count (`id_2`). JSON lines with two `id` keys lose one column in most readers, and a
+/// CSV header with two is ambiguous.
 fn distinct_names(
     schema: &arrow_schema::SchemaRef,
-    qualified: &[(Option<String>, String)],
+    tables: &[Option<String>],
 ) -> arrow_schema::SchemaRef {
     use std::collections::{HashMap, HashSet};
     let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -309,8 +310,8 @@ fn distinct_names(
         .enumerate()
         .map(|(i, field)| {
             let name = field.name();
-            let mut candidate = match qualified.get(i) {
-                Some((Some(table), _)) if seen.get(name.as_str()).is_some_and(|&n| n > 1) => {
+            let mut candidate = match tables.get(i) {
+                Some(Some(table)) if seen.get(name.as_str()).is_some_and(|&n| n > 1) => {
                     format!("{table}.{name}")
                 }
                 _ => name.clone(),
@@ -647,16 +648,9 @@ mod tests {
             Field::new("x", DataType::Int64, true),
             Field::new("x", DataType::Int64, true),
         ]));
-        let q = |t: Option<&str>, n: &str| (t.map(str::to_string), n.to_string());
-        let qualified = [
-            q(Some("t"), "id"),
-            q(Some("t"), "name"),
-            q(Some("u"), "id"),
-            q(None, "t.id"),
-            q(None, "x"),
-            q(None, "x"),
-        ];
-        let names: Vec<String> = distinct_names(&schema, &qualified)
+        let tables =
+            [Some("t"), Some("t"), Some("u"), None, None, None].map(|t| t.map(str::to_string));
+        let names: Vec<String> = distinct_names(&schema, &tables)
             .fields()
             .iter()
             .map(|f| f.name().clone())
