@@ -24,8 +24,17 @@ use serde_json::{json, Value};
 /// A table of `files` data files of ids `10 * i .. 10 * i + 10`, with `extra` actions in the
 /// commit after the adds.
 fn table(files: usize, extra: impl Fn(&[Value]) -> Vec<Value>) -> TableWriter {
+    table_declaring("long", files, extra)
+}
+
+/// [`table`] whose log declares its `id` column (longs in the data files) as `declared`.
+fn table_declaring(
+    declared: &str,
+    files: usize,
+    extra: impl Fn(&[Value]) -> Vec<Value>,
+) -> TableWriter {
     let schema = json!({"type": "struct", "fields": [
-        {"name": "id", "type": "long", "nullable": false, "metadata": {}}]});
+        {"name": "id", "type": declared, "nullable": false, "metadata": {}}]});
     let arrow = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
     let mut w = TableWriter::new();
     let mut adds = Vec::new();
@@ -201,13 +210,18 @@ async fn a_negative_file_size_is_an_invalid_log() {
 /// The table of one data file (ids 0..10, `part-0.parquet`) whose `add` (its real size,
 /// `numRecords` 10) is first given to `edit`.
 async fn one_file_with_add(edit: impl FnOnce(&mut Value)) -> TableWriter {
+    one_file_declaring("long", edit).await
+}
+
+/// [`one_file_with_add`] whose log declares the `id` column as `declared`.
+async fn one_file_declaring(declared: &str, edit: impl FnOnce(&mut Value)) -> TableWriter {
     let data = table(1, |_| Vec::new())
         .store()
         .clone()
         .get("part-0.parquet")
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut w = table(0, |_| Vec::new());
+    let mut w = table_declaring(declared, 0, |_| Vec::new());
     w.store().put("part-0.parquet", data.clone());
     let mut add = w.add_action("part-0.parquet", data.len() as u64, 10, json!({}), None);
     edit(&mut add);
@@ -343,25 +357,7 @@ async fn a_footer_disagreeing_with_num_records_is_a_parquet_error() {
 #[tokio::test]
 async fn a_column_its_declared_type_cannot_hold_is_refused_naming_file_and_column() {
     for declared in ["float", "double", "string", "boolean", "date"] {
-        let w = table(1, |_| Vec::new());
-        let data = w
-            .store()
-            .clone()
-            .get("part-0.parquet")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let schema = json!({"type": "struct", "fields": [
-            {"name": "id", "type": declared, "nullable": false, "metadata": {}}]});
-        let mut lying = TableWriter::new();
-        lying.store().put("part-0.parquet", data.clone());
-        let mut actions = TableWriter::create_actions(
-            &schema,
-            &[],
-            json!({}),
-            json!({"minReaderVersion": 1, "minWriterVersion": 2}),
-        );
-        actions.push(lying.add_action("part-0.parquet", data.len() as u64, 10, json!({}), None));
-        lying.commit("WRITE", actions);
+        let lying = one_file_declaring(declared, |_| {}).await;
         let store: Arc<dyn RangeRead> = Arc::new(lying.store().clone());
         match ids(store, 1).await {
             Err(e @ DeltaError::InvalidLog { .. }) => {
