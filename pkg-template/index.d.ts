@@ -146,8 +146,9 @@ export interface SkippedFile {
   /** Its size in bytes: what skipping it saved. */
   size: number;
   /** `'partition'`: its partition values cannot match; `'stats'`: its statistics show no row
-   * can match. */
-  reason: 'partition' | 'stats';
+   * can match; `'filter'`: the filter is false for every row, whatever a file holds
+   * (`int_col = 1.5`), so no file is read. */
+  reason: 'partition' | 'stats' | 'filter';
 }
 
 /** What a scan did so far (`scan.metrics`): the Rust `ScanMetricsSnapshot` under its
@@ -169,6 +170,8 @@ export interface ScanMetrics {
   filesSkippedByPartition: number;
   /** Files left out by their statistics. */
   filesSkippedByStats: number;
+  /** Files left out because the filter is false for every row (`int_col = 1.5`). */
+  filesSkippedByFilter: number;
   /** Row groups left out by their Parquet statistics. */
   rowGroupsPruned: number;
   /** File tasks admitted (both permits held, the file stream created). */

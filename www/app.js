@@ -152,7 +152,7 @@ function showMetrics(kind, m, started) {
   const parts = [formatDuration(performance.now() - started), plural(m.requests, 'request')];
   if (m.bytesReceived !== undefined) parts.push(`${formatBytes(m.bytesReceived)} fetched`);
   if (kind === 'read') {
-    const skipped = m.filesSkippedByPartition + m.filesSkippedByStats;
+    const skipped = m.filesSkippedByPartition + m.filesSkippedByStats + (m.filesSkippedByFilter ?? 0);
     parts.push(`${formatCount(skipped)} of ${formatCount(m.filesInSnapshot)} ${m.filesInSnapshot === 1 ? 'file' : 'files'} skipped`);
     parts.push(`${plural(m.rowGroupsPruned, 'row group')} skipped`);
   }

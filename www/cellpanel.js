@@ -49,7 +49,7 @@ export class CellPanel {
       ['Row', cell.row],
       ['Delta type', cell.deltaType || '—'],
       ['Arrow type', cell.arrowType || '—'],
-      ['Length', cell.isNull ? 'null' : `${codePoints(cell.text).toLocaleString('en-US')} characters`],
+      ['Length', cell.isNull ? '— (the value is null)' : `${codePoints(cell.text).toLocaleString('en-US')} characters`],
     ];
     this.facts.replaceChildren(
       ...facts.flatMap(([k, v]) => {

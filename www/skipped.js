@@ -1,5 +1,6 @@
 // The skipped-files panel: after a filtered read, which data files the filter ruled out
-// before reading (by their partition values or by their statistics) and the bytes that
+// before reading (by their partition values, by their statistics, or all of them because the
+// filter is false for every row) and the bytes that
 // saved. It lists `scan.skippedFiles` where the package has it (and it agrees with the
 // scan's counts); otherwise it shows the counts of `scan.metrics` alone.
 
@@ -9,7 +10,7 @@ import { decodePath, formatBytes, formatCount, plural } from './format.js';
 const MAX_LISTED = 1000;
 
 /**
- * What the scan skipped: `{ byPartition, byStats, files, bytes }`; `files` (and `bytes`) are
+ * What the scan skipped: `{ byPartition, byStats, byFilter, files, bytes }`; `files` (and `bytes`) are
  * null when the package does not name the files.
  * @param {{ metrics: object, skippedFiles?: Array<{ path: string, size: number, reason: string }> }} scan
  */
@@ -17,13 +18,17 @@ export function skippedOf(scan) {
   const m = scan.metrics ?? {};
   const byPartition = m.filesSkippedByPartition ?? 0;
   const byStats = m.filesSkippedByStats ?? 0;
+  const byFilter = m.filesSkippedByFilter ?? 0;
   const list = Array.isArray(scan.skippedFiles) ? scan.skippedFiles : null;
   // A package that has the property but not the data answers [] whatever the counts are.
-  const named = list !== null && list.length === byPartition + byStats;
+  const named = list !== null && list.length === byPartition + byStats + byFilter;
   const files = named ? list : null;
   const bytes = files ? files.reduce((sum, f) => sum + Number(f.size || 0), 0) : null;
-  return { byPartition, byStats, files, bytes };
+  return { byPartition, byStats, byFilter, files, bytes };
 }
+
+/** How the panel names a skipped file's reason. */
+const REASONS = { partition: 'partition values', stats: 'statistics', filter: 'the filter matches no row' };
 
 const cell = (text, className = '') => Object.assign(document.createElement('td'), { textContent: text, className });
 
@@ -39,17 +44,19 @@ export function renderSkipped(root, skipped, filter) {
   const body = root.querySelector('#skipped-body');
   root.hidden = !filter || !skipped;
   if (root.hidden) return;
-  const total = skipped.byPartition + skipped.byStats;
+  const total = skipped.byPartition + skipped.byStats + skipped.byFilter;
   const parts = [`${plural(total, 'file')} skipped`];
-  parts.push(`${formatCount(skipped.byPartition)} by partition values`, `${formatCount(skipped.byStats)} by statistics`);
+  if (skipped.byFilter > 0) parts.push('the filter is false for every row, whatever a file holds');
+  else parts.push(`${formatCount(skipped.byPartition)} by partition values`, `${formatCount(skipped.byStats)} by statistics`);
   if (skipped.bytes !== null) parts.push(`${formatBytes(skipped.bytes)} not read`);
   summary.textContent = parts.join(' · ');
   root.dataset.partition = String(skipped.byPartition);
   root.dataset.stats = String(skipped.byStats);
+  root.dataset.filter = String(skipped.byFilter);
   root.dataset.bytes = skipped.bytes === null ? '' : String(skipped.bytes);
   const rows = (skipped.files ?? []).slice(0, MAX_LISTED).map((f) => {
     const tr = document.createElement('tr');
-    tr.append(cell(decodePath(f.path), 'path'), cell(formatBytes(f.size), 'num'), cell(f.reason === 'partition' ? 'partition values' : 'statistics'));
+    tr.append(cell(decodePath(f.path), 'path'), cell(formatBytes(f.size), 'num'), cell(REASONS[f.reason] ?? f.reason));
     tr.title = f.path;
     tr.dataset.reason = f.reason;
     tr.dataset.size = String(f.size);

@@ -50,13 +50,15 @@ impl SkippedFiles {
         })
     }
 
-    /// The bytes of the files left out, by reason: (partition values, statistics).
-    pub fn bytes_by_reason(&self) -> (u64, u64) {
-        self.iter().fold((0, 0), |(p, s), f| {
+    /// The bytes of the files left out, by reason: (partition values, statistics, a
+    /// filter false for every row).
+    pub fn bytes_by_reason(&self) -> (u64, u64, u64) {
+        self.iter().fold((0, 0, 0), |(p, s, n), f| {
             let size = u64::try_from(f.add.size).unwrap_or(0);
             match f.reason {
-                SkipReason::Partition => (p + size, s),
-                SkipReason::Stats => (p, s + size),
+                SkipReason::Partition => (p + size, s, n),
+                SkipReason::Stats => (p, s + size, n),
+                SkipReason::Filter => (p, s, n + size),
             }
         })
     }

@@ -490,6 +490,7 @@ impl ExecutionPlan for DeltaScanExec {
             ("files_planned", m.files_planned),
             ("files_skipped_by_partition", m.files_skipped_by_partition),
             ("files_skipped_by_stats", m.files_skipped_by_stats),
+            ("files_skipped_by_filter", m.files_skipped_by_filter),
             ("file_tasks_started", m.file_tasks_started),
             ("file_tasks_skipped_dynamic", m.file_tasks_skipped),
             ("row_groups_pruned", m.row_groups_pruned),

@@ -137,6 +137,7 @@ struct SelectionWire {
     files_selected: u64,
     skipped_by_partition: u64,
     skipped_by_stats: u64,
+    skipped_by_filter: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -333,6 +334,7 @@ pub fn encode_scan(exec: &DeltaScanExec) -> Result<Vec<u8>> {
             files_selected: to_u64(parts.selection.files_selected),
             skipped_by_partition: to_u64(parts.selection.skipped_by_partition),
             skipped_by_stats: to_u64(parts.selection.skipped_by_stats),
+            skipped_by_filter: to_u64(parts.selection.skipped_by_filter),
         },
         tasks,
         partitions: parts
@@ -439,6 +441,7 @@ pub fn decode_scan(bytes: &[u8], store_for: StoreForRoot<'_>) -> Result<DeltaSca
             files_selected: to_usize(s.files_selected, "a file count")?,
             skipped_by_partition: to_usize(s.skipped_by_partition, "a file count")?,
             skipped_by_stats: to_usize(s.skipped_by_stats, "a file count")?,
+            skipped_by_filter: to_usize(s.skipped_by_filter, "a file count")?,
         },
         limit: wire.limit.map(|n| to_usize(n, "a limit")).transpose()?,
         batch_size: to_usize(wire.batch_size, "a batch size")?,

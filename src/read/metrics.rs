@@ -66,6 +66,7 @@ pub struct DeltaScanMetrics {
     files_planned: AtomicU64,
     files_skipped_by_partition: AtomicU64,
     files_skipped_by_stats: AtomicU64,
+    files_skipped_by_filter: AtomicU64,
     pub(crate) row_groups_pruned: Arc<AtomicU64>,
     file_tasks_started: AtomicU64,
     file_tasks_completed: AtomicU64,
@@ -102,6 +103,8 @@ pub struct ScanMetricsSnapshot {
     pub files_skipped_by_partition: u64,
     /// Files left out by their statistics.
     pub files_skipped_by_stats: u64,
+    /// Files left out because the filter is false for every row (`int_col = 1.5`).
+    pub files_skipped_by_filter: u64,
     /// Row groups left out by their Parquet statistics.
     pub row_groups_pruned: u64,
     /// File tasks admitted (both permits held, the file stream created).
@@ -159,6 +162,7 @@ impl DeltaScanMetrics {
             files_planned: AtomicU64::new(0),
             files_skipped_by_partition: AtomicU64::new(0),
             files_skipped_by_stats: AtomicU64::new(0),
+            files_skipped_by_filter: AtomicU64::new(0),
             row_groups_pruned: Arc::new(AtomicU64::new(0)),
             file_tasks_started: AtomicU64::new(0),
             file_tasks_completed: AtomicU64::new(0),
@@ -200,6 +204,10 @@ impl DeltaScanMetrics {
         add(
             &self.files_skipped_by_stats,
             selection.skipped_by_stats as u64,
+        );
+        add(
+            &self.files_skipped_by_filter,
+            selection.skipped_by_filter as u64,
         );
         add(&self.log_files_read, log_files_read);
     }
@@ -309,6 +317,11 @@ impl DeltaScanMetrics {
         get(&self.files_skipped_by_stats)
     }
 
+    /// Files left out because the filter is false for every row (`int_col = 1.5`).
+    pub fn files_skipped_by_filter(&self) -> u64 {
+        get(&self.files_skipped_by_filter)
+    }
+
     /// Row groups left out by their Parquet statistics.
     pub fn row_groups_pruned(&self) -> u64 {
         get(&self.row_groups_pruned)
@@ -392,6 +405,7 @@ impl DeltaScanMetrics {
             files_planned: self.files_planned(),
             files_skipped_by_partition: self.files_skipped_by_partition(),
             files_skipped_by_stats: self.files_skipped_by_stats(),
+            files_skipped_by_filter: self.files_skipped_by_filter(),
             row_groups_pruned: self.row_groups_pruned(),
             file_tasks_started: self.file_tasks_started(),
             file_tasks_completed: self.file_tasks_completed(),

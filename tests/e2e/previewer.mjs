@@ -421,6 +421,7 @@ const skippedPanel = () =>
       visible: !root.hidden,
       partition: Number(root.dataset.partition),
       stats: Number(root.dataset.stats),
+      filter: Number(root.dataset.filter ?? 0),
       bytes: root.dataset.bytes === '' ? null : Number(root.dataset.bytes),
       summary: document.getElementById('skipped-summary').textContent,
       rows: [...document.querySelectorAll('#skipped-body tr[data-reason]')].map((tr) => ({ path: tr.title, reason: tr.dataset.reason, size: Number(tr.dataset.size) })),
@@ -444,12 +445,14 @@ async function checkSkipped(want) {
   assert.ok(m, metrics);
   const panel = await skippedPanel();
   assert.ok(panel.visible, 'the panel shows after a filtered read');
-  assert.equal(panel.partition + panel.stats, Number(m[1]), `${panel.summary} vs ${metrics}`);
+  assert.equal(panel.partition + panel.stats + panel.filter, Number(m[1]), `${panel.summary} vs ${metrics}`);
   assert.equal(panel.partition, want.partition, panel.summary);
+  assert.equal(panel.filter, want.filter ?? 0, panel.summary);
   if (want.stats !== undefined) assert.equal(panel.stats, want.stats, panel.summary);
   else assert.ok(panel.stats > 0, `some files skipped by statistics: ${panel.summary}`);
   if (PKG_SKIPPED) {
-    assert.equal(panel.rows.length, panel.partition + panel.stats, 'every skipped file is listed');
+    assert.equal(panel.rows.length, panel.partition + panel.stats + panel.filter, 'every skipped file is listed');
+    assert.equal(panel.rows.filter((r) => r.reason === 'filter').length, panel.filter);
     assert.equal(panel.rows.filter((r) => r.reason === 'partition').length, panel.partition);
     const paths = new Set(await tableFiles());
     assert.ok(panel.rows.every((r) => paths.has(r.path)), 'the skipped files are files of the table');
@@ -494,6 +497,11 @@ await test('a data filter skips files by statistics; the column picker', async (
   const col2 = column(unfiltered, 'col2');
   const part = column(unfiltered, 'part');
   assert.equal(await rowCount(), col2.filter((v, i) => v === 'foo3' && part[i] !== '8').length);
+  // False for every row (an integer equal to 1.5): every file skipped, for that reason.
+  await readWith({ filter: 'col1 = 1.5' });
+  assert.equal(await rowCount(), 0);
+  await checkSkipped({ partition: 0, stats: 0, filter: DV.files });
+  assert.match((await skippedPanel()).summary, /false for every row/);
   await readWith({ filter: '' });
   assert.ok(await page.locator('#skipped').isHidden(), 'no panel without a filter');
   return note;

@@ -295,9 +295,18 @@ fn skipped_files_agree(scan: &delta_arrow_reader::DeltaScan) -> Result<(), Strin
     let sel = scan.file_selection();
     let listed = scan.skipped_files();
     let count = |reason| listed.iter().filter(|f| f.reason == reason).count();
-    let counts = (count(SkipReason::Partition), count(SkipReason::Stats));
-    if counts != (sel.skipped_by_partition, sel.skipped_by_stats)
-        || listed.len() != counts.0 + counts.1
+    let counts = (
+        count(SkipReason::Partition),
+        count(SkipReason::Stats),
+        count(SkipReason::Filter),
+    );
+    if counts
+        != (
+            sel.skipped_by_partition,
+            sel.skipped_by_stats,
+            sel.skipped_by_filter,
+        )
+        || listed.len() != counts.0 + counts.1 + counts.2
     {
         return Err(format!(
             "skipped_files {counts:?} of {}, selection {sel:?}",
@@ -413,6 +422,7 @@ async fn predicates_on_string_views_prune_and_filter_like_utf8() {
                 if !plain_facts.ends_with(" 0 row groups pruned")
                     || !plain_facts.contains("skipped_by_stats: 0")
                     || !plain_facts.contains("skipped_by_partition: 0")
+                    || !plain_facts.contains("skipped_by_filter: 0")
                 {
                     pruning += 1;
                 }

@@ -223,6 +223,13 @@ await check('filter, columns, limit, batchSize, metrics', async () => {
   const none = tableFromIPC(await table.scan({ filter: 'part = 12345' }).toIPC());
   assertEq(none.numRows, 0, 'no rows: schema-only stream');
   assertEq(none.schema.fields.length, 3, 'schema of an empty result');
+  // A filter false for every row (an integer equal to 1.5) reads no file, and says so.
+  const never = table.scan({ filter: 'col1 = 1.5' });
+  assertEq(tableFromIPC(await never.toIPC()).numRows, 0, 'col1 = 1.5: no rows');
+  assertEq(never.metrics.filesSkippedByFilter, table.numFiles, 'every file skipped: the filter is false for every row');
+  assertEq(never.metrics.filesSkippedByPartition + never.metrics.filesSkippedByStats, 0, 'none by partition values or statistics');
+  assert(never.skippedFiles.length === table.numFiles && never.skippedFiles.every((f) => f.reason === 'filter'), `reasons: ${JSON.stringify(never.skippedFiles.slice(0, 2))}`);
+  assertEq(m.filesSkippedByFilter, 0, 'part = 0 is not false for every row');
 });
 
 await check('scan.metrics and table.metrics have exactly the fields of ScanMetrics and TableMetrics in index.d.ts', async () => {
