@@ -32,10 +32,12 @@ impl fmt::Display for TableLocation {
 impl TableLocation {
     /// Parses a path or URL.
     pub fn parse(location: &str) -> Result<TableLocation> {
+        // Spaces around a URL are not part of it (URL parsers drop them); a path is taken
+        // byte for byte: `sales ` and `sales` may be two tables.
         let trimmed = location.trim();
         if trimmed.is_empty() {
             return Err(DeltaError::InvalidLocation {
-                location: String::new(),
+                location: location.to_string(),
                 reason: "the location is empty".into(),
             });
         }
@@ -50,8 +52,20 @@ impl TableLocation {
                 reason: e.to_string(),
             })?
         } else {
-            local_path_url(trimmed)?
+            local_path_url(location)?
         };
+        if url.scheme() == "file"
+            && url
+                .host_str()
+                .is_some_and(|h| !h.is_empty() && h != "localhost")
+        {
+            return Err(DeltaError::InvalidLocation {
+                location: redact(trimmed),
+                reason: "a file URL names another host: only file:///path or \
+                         file://localhost/path is read from this machine"
+                    .into(),
+            });
+        }
         if url.cannot_be_a_base() {
             return Err(DeltaError::InvalidLocation {
                 location: redact(trimmed),
@@ -138,6 +152,10 @@ mod tests {
             .map(|u| u.path().to_string());
         assert_eq!(joined.as_deref(), Some("/t/_delta_log/x.json"));
         assert!(TableLocation::parse("").is_err());
+        // Another host's file is not read from this machine's disk.
+        assert!(TableLocation::parse("file://otherhost/t").is_err());
+        let local = TableLocation::parse("file://localhost/t").map(|l| l.url().path().to_string());
+        assert_eq!(local.ok().as_deref(), Some("/t/"));
     }
 
     #[cfg(not(target_arch = "wasm32"))]
@@ -151,5 +169,10 @@ mod tests {
             l.map(|l| l.url().path().to_string()).as_deref(),
             Some("/tmp/some%20table/")
         );
+        // A path is taken as written: a space at its end is part of the folder's name.
+        let l = TableLocation::parse("/tmp/sales ").map(|l| l.url().path().to_string());
+        assert_eq!(l.ok().as_deref(), Some("/tmp/sales%20/"));
+        let l = TableLocation::parse(" sales").map(|l| l.url().path().to_string());
+        assert!(l.is_ok_and(|p| p.ends_with("/%20sales/")));
     }
 }

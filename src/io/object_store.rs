@@ -167,6 +167,48 @@ impl ObjectStoreRange {
         }
     }
 
+    /// For a local store: an error when the listed folder holds an entry named like a log
+    /// file (a version's digits first) that is not a regular file, such as a FIFO or a folder
+    /// named `00000000000000000001.json`. The listing leaves such entries out, so the log
+    /// would seem to end before them and an older version pass for the latest.
+    fn refuse_unreadable_log_entries(&self, full: &Path, folder: &str, prefix: &str) -> Result<()> {
+        let Some(dir) = self
+            .local
+            .as_ref()
+            .and_then(|local| local.path_to_filesystem(full).ok())
+        else {
+            return Ok(());
+        };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(());
+        };
+        let name_prefix = &prefix[folder.len()..].trim_start_matches('/');
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if !name.starts_with(|c: char| c.is_ascii_digit()) || !name.starts_with(name_prefix) {
+                continue;
+            }
+            // Symbolic links are followed, as the reads follow them.
+            if std::fs::metadata(entry.path()).is_ok_and(|m| !m.is_file()) {
+                let path = if folder.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{folder}/{name}")
+                };
+                return Err(DeltaError::Io {
+                    message: "named like a log file but not a regular file (a folder, FIFO, \
+                              device or socket): the log cannot be read past it"
+                        .into(),
+                    phase: phase_for(&path),
+                    path,
+                    transient: false,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The store for a table location, configured by `options`.
     pub fn from_location(
         location: &TableLocation,
@@ -343,6 +385,11 @@ fn s3_store(
     Ok((store, retries))
 }
 
+/// The folder a listing prefix ends in (`_delta_log` of `_delta_log/0000`; `""` at the root).
+fn folder_of(prefix: &str) -> &str {
+    prefix.rsplit_once('/').map_or("", |(folder, _)| folder)
+}
+
 fn map_error(path: &str, e: object_store::Error) -> DeltaError {
     match e {
         object_store::Error::NotFound { .. } => DeltaError::NotFound {
@@ -462,7 +509,7 @@ impl RangeRead for ObjectStoreRange {
         // `object_store` lists whole path segments: list the folder `prefix` ends in and keep
         // the names that start with `prefix` as a string. The log loader's prefix is a folder
         // (`_delta_log/`), so it lists nothing more than it asks for.
-        let folder = prefix.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let folder = folder_of(prefix);
         let full_folder = self.full_path(folder);
         // `start-after` narrows the listing where the store supports it; the names are
         // compared again below, so an offset that cannot be expressed is simply left out.
@@ -481,6 +528,7 @@ impl RangeRead for ObjectStoreRange {
                 .try_collect()
                 .await
                 .map_err(|e| map_error(&prefix, e))?;
+            self.refuse_unreadable_log_entries(&full_folder, folder_of(&prefix), &prefix)?;
             let entries = metas
                 .into_iter()
                 .filter_map(|m| {

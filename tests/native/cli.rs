@@ -495,6 +495,21 @@ fn export_to_descriptors_and_protected_files() {
         let kept = std::fs::read_to_string(dir.path().join("r")).unwrap_or_default();
         assert_eq!(kept, "KEEP\n", "{script}");
     }
+    // Standard output closed (`>&-`): the runtime puts /dev/null there; the export fails
+    // instead of saying it wrote rows nobody got. `>/dev/null` is still written.
+    let out = sh(r#""$1" export "$2" --out - --format csv >&-"#);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("closed when dar started") && !err.contains("wrote"),
+        "{err}"
+    );
+    let out = sh(r#""$1" export "$2" --out - --format csv >/dev/null"#);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A write-protected file keeps its contents.
     let kept = dir.path().join("keep.csv");
     std::fs::write(&kept, "IMPORTANT\n").unwrap_or_else(|e| panic!("{e}"));

@@ -48,15 +48,15 @@ pub struct ExportArgs {
     /// --format).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
-    /// Comma-separated columns (default: all).
-    #[arg(long, value_delimiter = ',')]
+    /// Comma-separated columns (default: all); a name in double quotes is taken as written, commas and spaces included ("a,b")
+    #[arg(long)]
     pub columns: Vec<String>,
     /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000" (a
     /// filter may start with `-`: `--filter "-5 < x"`).
     #[arg(long, allow_hyphen_values = true)]
     pub filter: Option<String>,
     /// Write at most this many rows.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub limit: Option<usize>,
     /// The largest uncompressed Parquet page a data file may declare, in bytes, K, M or G
     /// (default 256M); a larger one is refused (limit_exceeded) before anything is allocated.
@@ -239,7 +239,7 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
         .scan()
         .with_execution_options(super::execution_options(args.max_page_bytes));
     if !args.columns.is_empty() {
-        scan = scan.with_projection(args.columns.iter().map(|c| c.trim().to_string()));
+        scan = scan.with_projection(super::column_list::column_list(&args.columns)?);
     }
     if let Some(n) = args.limit {
         scan = scan.with_limit(n);
@@ -262,11 +262,22 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
             ),
         });
     }
+    // CSV or JSON on the screen: escaped as `dar head` escapes, so a value cannot drive the
+    // terminal; and no progress bar among the rows.
+    let sink: OutputSink = if output.is_terminal {
+        Box::new(super::terminal::TerminalSafe::new(sink))
+    } else {
+        sink
+    };
     let mut stream = scan.into_stream();
     let schema = stream.schema();
     let metrics = stream.metrics();
     let mut writer = Writer::new(format, BufWriter::with_capacity(1 << 20, sink), &schema)?;
-    let bar = progress_bar(total_bytes);
+    let bar = if output.is_terminal {
+        indicatif::ProgressBar::hidden()
+    } else {
+        progress_bar(total_bytes)
+    };
     let started = Instant::now();
     let mut rows = 0usize;
     let copy = async {

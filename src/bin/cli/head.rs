@@ -14,10 +14,10 @@ pub struct HeadArgs {
     #[command(flatten)]
     pub table: TableArgs,
     /// Number of rows to show.
-    #[arg(short = 'n', long = "rows", default_value_t = DEFAULT_ROWS)]
+    #[arg(short = 'n', long = "rows", default_value_t = DEFAULT_ROWS, allow_negative_numbers = true)]
     pub rows: usize,
-    /// Comma-separated columns to show (default: all).
-    #[arg(long, value_delimiter = ',')]
+    /// Comma-separated columns to show (default: all); a name in double quotes is taken as written, commas and spaces included ("a,b")
+    #[arg(long)]
     pub columns: Vec<String>,
     /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000" (a
     /// filter may start with `-`: `--filter "-5 < x"`).
@@ -49,7 +49,7 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         .with_limit(args.rows)
         .with_execution_options(super::execution_options(args.max_page_bytes));
     if !args.columns.is_empty() {
-        scan = scan.with_projection(args.columns.iter().map(|c| c.trim().to_string()));
+        scan = scan.with_projection(super::column_list::column_list(&args.columns)?);
     }
     if let Some(f) = &args.filter {
         scan = scan.with_filter(f.clone());

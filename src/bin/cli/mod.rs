@@ -4,6 +4,7 @@
 mod cluster;
 #[cfg(feature = "distributed")]
 mod cluster_bench;
+mod column_list;
 mod csv_rows;
 mod data_grid;
 mod export;
@@ -75,7 +76,7 @@ pub struct TableArgs {
     /// Table path or URL (file://, http(s)://, s3://). Default: the built-in demo table.
     table: Option<String>,
     /// Open this version.
-    #[arg(long, conflicts_with = "timestamp")]
+    #[arg(long, conflicts_with = "timestamp", allow_negative_numbers = true)]
     version: Option<u64>,
     /// Open the newest version committed at or before this time (RFC 3339, or
     /// `YYYY-MM-DD[ HH:MM:SS]` in UTC).
@@ -85,7 +86,7 @@ pub struct TableArgs {
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
     options: Vec<String>,
     /// Refuse a log of more than N commits after its checkpoint (default 100000).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     max_commits: Option<u64>,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -245,7 +246,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         "T" => 40,
         other if other.starts_with(['.', ',']) => {
             return Err(format!(
-                "{text:?}: a whole number of bytes or units is needed (1536M, not 1.5G)"
+                "{text:?}: a whole number of bytes or of a unit is needed (1.5G is written 1536M)"
             ))
         }
         _ => return Err(format!("{text:?}: unknown unit (K, M, G or T)")),

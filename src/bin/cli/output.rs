@@ -118,6 +118,15 @@ impl Output {
         use std::io::IsTerminal;
         match descriptor(out) {
             Some(0) => return Err(io_error(out, "standard input is not an output")),
+            Some(n @ (1 | 2)) if closed_at_start(n) => {
+                return Err(io_error(
+                    out,
+                    format!(
+                        "descriptor {n} was closed when dar started (`{n}>&-`): nothing \
+                         written there would arrive"
+                    ),
+                ))
+            }
             Some(n) if !writable_descriptor(n) => {
                 return Err(io_error(
                     out,
@@ -327,22 +336,40 @@ fn normalised(path: &Path) -> PathBuf {
     out
 }
 
-/// Whether descriptor `n` is open for writing (on Linux, from `/proc/self/fdinfo`; where
-/// that cannot be read, it is taken to be).
-fn writable_descriptor(n: u32) -> bool {
+/// The access mode of descriptor `n` (`O_ACCMODE` of its flags: `O_RDONLY` 0, `O_WRONLY` 1,
+/// `O_RDWR` 2), on Linux from `/proc/self/fdinfo`: `Err` when the descriptor is not open,
+/// `Ok(None)` when that cannot be told.
+fn access_mode(n: u32) -> Result<Option<u32>, ()> {
     match std::fs::read_to_string(format!("/proc/self/fdinfo/{n}")) {
-        Ok(info) => info
+        Ok(info) => Ok(info
             .lines()
             .find_map(|line| line.strip_prefix("flags:"))
             .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
-            // O_ACCMODE is 3: O_RDONLY 0, O_WRONLY 1, O_RDWR 2.
-            .is_none_or(|flags| flags & 3 != 0),
+            .map(|flags| flags & 3)),
+        // No such descriptor here, or no /proc at all.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // No such descriptor here, or no /proc at all.
-            !Path::new("/proc/self/fdinfo").is_dir()
+            if Path::new("/proc/self/fdinfo").is_dir() {
+                Err(())
+            } else {
+                Ok(None)
+            }
         }
-        Err(_) => true,
+        Err(_) => Ok(None),
     }
+}
+
+/// Whether descriptor `n` is open for writing (where that cannot be told, it is taken to be).
+fn writable_descriptor(n: u32) -> bool {
+    access_mode(n).is_ok_and(|mode| mode.is_none_or(|m| m != 0))
+}
+
+/// Whether standard descriptor `n` was closed when the process started (`>&-`): the Rust
+/// runtime then opens `/dev/null` read-write in its place, where a shell's `>/dev/null`
+/// opens it write-only.
+fn closed_at_start(n: u32) -> bool {
+    access_mode(n) == Ok(Some(2))
+        && std::fs::read_link(format!("/proc/self/fd/{n}"))
+            .is_ok_and(|target| target == Path::new("/dev/null"))
 }
 
 /// `out` with a symbolic link (at its last component) followed; a dangling link is refused.

@@ -16,7 +16,7 @@ pub struct ServeArgs {
     #[arg(default_value = ".")]
     pub dir: PathBuf,
     /// Port on 127.0.0.1 (0 picks a free one).
-    #[arg(long, default_value_t = 8080)]
+    #[arg(long, default_value_t = 8080, allow_negative_numbers = true)]
     pub port: u16,
     /// Added latency per request, to see how a page behaves on a slow network (at most
     /// 600000, ten minutes).

@@ -106,7 +106,7 @@ async fn plan(
     for spec in &args.tables {
         let (name, location) = spec
             .split_once('=')
-            .filter(|(n, l)| !n.trim().is_empty() && !l.trim().is_empty())
+            .filter(|(n, l)| !n.trim().is_empty() && !l.is_empty())
             .ok_or_else(|| invalid(format!("--table '{spec}' is not NAME=TABLE")))?;
         let (name, at) = match name.trim().split_once('@') {
             Some((name, at)) => (name.trim(), Some(at.trim())),
@@ -122,8 +122,8 @@ async fn plan(
                  digit), as SQL spells a table unquoted"
             )));
         }
-        let mut builder =
-            DeltaTableBuilder::new(location.trim()).with_storage_options(storage.clone());
+        // The table as written: a path may end in a space (`t=sales ` is not `sales`).
+        let mut builder = DeltaTableBuilder::new(location).with_storage_options(storage.clone());
         match at {
             Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => {
                 let version = v.parse::<u64>().map_err(|_| {

@@ -81,9 +81,98 @@ pub fn print_text(text: &str) -> Result<(), DeltaError> {
     write_stdout(&safe(text, true)).map(|_| ())
 }
 
+/// A writer for a terminal: what it is given goes on with [`safe`]'s escapes (lines kept), so
+/// an export to the screen cannot move the cursor, set the title or clear it. Bytes that are
+/// not UTF-8 are written as `\x..`; a character cut between two writes waits for its end.
+pub struct TerminalSafe<W: Write> {
+    inner: W,
+    /// The start of a character whose other bytes have not come yet (at most 3 bytes).
+    pending: Vec<u8>,
+}
+
+impl<W: Write> TerminalSafe<W> {
+    /// Escapes what is written before it reaches `inner`.
+    pub fn new(inner: W) -> Self {
+        TerminalSafe {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Escapes and writes the complete characters of `bytes`; keeps an incomplete last one.
+    fn pass(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        while !bytes.is_empty() {
+            match std::str::from_utf8(bytes) {
+                Ok(text) => return self.inner.write_all(safe(text, true).as_bytes()),
+                Err(e) => {
+                    let (valid, rest) = bytes.split_at(e.valid_up_to());
+                    let text = std::str::from_utf8(valid).unwrap_or_default();
+                    self.inner.write_all(safe(text, true).as_bytes())?;
+                    let Some(bad) = e.error_len() else {
+                        // A character cut at the end: wait for the rest.
+                        self.pending.extend_from_slice(rest);
+                        return Ok(());
+                    };
+                    let (bad, after) = rest.split_at(bad.min(rest.len()));
+                    for b in bad {
+                        write!(self.inner, "\\x{b:02x}")?;
+                    }
+                    bytes = after;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for TerminalSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.pending.is_empty() {
+            self.pass(buf)?;
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(buf);
+            self.pass(&joined)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for TerminalSafe<W> {
+    /// A character never completed is shown as its bytes.
+    fn drop(&mut self) {
+        for b in std::mem::take(&mut self.pending) {
+            let _ = write!(self.inner, "\\x{b:02x}");
+        }
+        let _ = self.inner.flush();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_terminal_writer_escapes_across_writes() {
+        let mut out = Vec::new();
+        {
+            let mut w = TerminalSafe::new(&mut out);
+            let text = "a,\u{1b}[2J\nü\u{9b}x\n".as_bytes();
+            // Byte by byte: every character is cut between writes.
+            for b in text {
+                let _ = w.write_all(std::slice::from_ref(b));
+            }
+            let _ = w.write_all(&[0xff, b'z', 0xc3]);
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "a,\\u{1b}[2J\nü\\u{9b}x\n\\xffz\\xc3"
+        );
+    }
 
     #[test]
     fn controls_and_overrides_are_escaped() {
