@@ -482,7 +482,7 @@ fn in_path(path: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-mod store_message;
+pub(crate) mod store_message;
 pub(crate) use store_message::store_message;
 
 /// Removes what must never appear in an error message: the query string of every URL (signed

@@ -82,6 +82,25 @@ pub fn store_message(text: &str) -> String {
     }
 }
 
+/// `e`'s text followed by those of its causes it does not already hold: a store's "error
+/// sending request" then says why (`… tcp connect error: Connection refused (os error 111)`).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    // A cycle of causes is not possible in safe code, but a long chain is cut all the same.
+    for _ in 0..16 {
+        let Some(cause) = source else { break };
+        let part = cause.to_string();
+        if !part.is_empty() && !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
 fn cut_at_char(text: &str, max: usize) -> &str {
     if text.len() <= max {
@@ -236,6 +255,39 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error with a message and an optional cause.
+    #[derive(Debug)]
+    struct Chain(&'static str, Option<Box<Chain>>);
+
+    impl std::fmt::Display for Chain {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Chain {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|c| c as _)
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn causes_follow_the_message_once() {
+        let refused = Chain("Connection refused (os error 111)", None);
+        let connect = Chain("tcp connect error", Some(Box::new(refused)));
+        // A cause the message already quotes is not repeated.
+        let request = Chain(
+            "error sending request: tcp connect error",
+            Some(Box::new(connect)),
+        );
+        assert_eq!(
+            with_causes(&request),
+            "error sending request: tcp connect error: Connection refused (os error 111)"
+        );
+        assert_eq!(with_causes(&Chain("alone", None)), "alone");
+    }
 
     const S3_BODY: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match</Message><AWSAccessKeyId>AKIAIOSFODNN7EXAMPLE</AWSAccessKeyId><StringToSign>AWS4-HMAC-SHA256\n20260101T000000Z\n20260101/us-east-1/s3/aws4_request\n5f1e</StringToSign><SignatureProvided>fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024</SignatureProvided><StringToSignBytes>41 57 53 34</StringToSignBytes><CanonicalRequest>GET\n/bucket/key\nX-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20260101</CanonicalRequest><RequestId>4442587FB7D0A2F9</RequestId></Error>";
 

@@ -404,7 +404,7 @@ fn map_error(path: &str, e: object_store::Error) -> DeltaError {
         }
         other => DeltaError::Io {
             path: path.to_string(),
-            message: store_message(&other.to_string()),
+            message: store_message(&crate::error::store_message::with_causes(&other)),
             phase: phase_for(path),
             transient: cut_in_transit(&other),
         },

@@ -64,6 +64,26 @@ pub fn segment_from_listing(
         .map(|e| (e.version, e))
         .collect();
     let mut expected = checkpoint_version.map_or(0, |c| c.saturating_add(1));
+    if checkpoint_version.is_none() && commits_by_version.is_empty() {
+        // Neither a checkpoint nor a commit at or before `version`: its history was removed
+        // (or never listed); say from which version on the table can be read.
+        let earliest = entries
+            .iter()
+            .filter(|e| e.kind == LogFileKind::Commit || e.is_checkpoint())
+            .map(|e| e.version)
+            .filter(|&v| v > version)
+            .min();
+        return Err(DeltaError::VersionNotFound {
+            requested: version,
+            reason: match earliest {
+                Some(e) => format!(
+                    "the log history before version {e} has been removed (no commit or \
+                     checkpoint at or before version {version} is left)"
+                ),
+                None => format!("no commit or checkpoint at or before version {version}"),
+            },
+        });
+    }
     if checkpoint_version.is_none() {
         if let Some((&first, _)) = commits_by_version.iter().next() {
             if first > 0 {
@@ -234,6 +254,19 @@ mod tests {
         assert_eq!(
             s.map(|s| (s.checkpoint_version, s.commits.len())),
             Some((Some(3), 1))
+        );
+        // A version before what is left names the first version that can be read.
+        let l = listing(&[
+            classic_checkpoint_path(19),
+            commit_path(19),
+            commit_path(20),
+        ]);
+        let e = segment_from_listing(&l, Some(5), "t").err();
+        assert_eq!(e.as_ref().map(|e| e.code()), Some("version_not_found"));
+        let text = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            text.contains("before version 19 has been removed"),
+            "{text}"
         );
     }
 }

@@ -164,6 +164,7 @@ impl Drop for StaticServer {
 pub async fn run_forever(config: ServeConfig) -> io::Result<()> {
     let root = config.root.clone();
     let mounts = config.mounts.clone();
+    let picked = config.port == 0;
     let server = StaticServer::start(config).await?;
     let mut text = format!("Serving {} at {}/\n", root.display(), server.url());
     for (prefix, dir) in &mounts {
@@ -174,11 +175,18 @@ pub async fn run_forever(config: ServeConfig) -> io::Result<()> {
             server.url()
         ));
     }
-    // The server serves on whether or not anyone reads this (a closed pipe, a full disk).
+    // The server serves on whether or not anyone reads this (a closed pipe, a full disk),
+    // unless its port was picked at random: then nobody could learn where it is.
     let mut out = io::stdout().lock();
-    let _ =
+    let printed =
         io::Write::write_all(&mut out, text.as_bytes()).and_then(|()| io::Write::flush(&mut out));
     drop(out);
+    if let (Err(e), true) = (printed, picked) {
+        return Err(io::Error::new(
+            e.kind(),
+            format!("cannot print the server's address, whose port was picked at random: {e}"),
+        ));
+    }
     server.wait().await
 }
 

@@ -407,6 +407,31 @@ fn export_to_special_files_writes_in_place() {
     let meta = std::fs::symlink_metadata(&fifo).unwrap_or_else(|e| panic!("{e}"));
     assert!(meta.file_type().is_fifo(), "the FIFO is still a FIFO");
     assert_no_partial_files(dir.path());
+    // A FIFO whose reader goes away after 10 bytes holds a cut export: an error, not the
+    // quiet end of `--out - | head`. (More rows than a pipe holds: the write waits on it.)
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut first = [0u8; 10];
+            let mut f = std::fs::File::open(fifo).unwrap_or_else(|e| panic!("{e}"));
+            f.read_exact(&mut first).unwrap_or_else(|e| panic!("{e}"));
+        })
+    };
+    let big = common::table_dir("deltars__COVID-19_NYT");
+    let big = big.to_string_lossy();
+    let out = dar(&[
+        "export",
+        &big,
+        "--out",
+        &fifo.to_string_lossy(),
+        "--format",
+        "csv",
+    ]);
+    reader.join().unwrap_or_else(|_| panic!("reader thread"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("its reader closed it after"), "{err}");
     // A directory is refused and left alone.
     let out = dar(&["export", &table, "--out", &dir.path().to_string_lossy()]);
     assert_eq!(out.status.code(), Some(1));

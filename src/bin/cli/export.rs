@@ -292,10 +292,19 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     };
     let result = copy.await.and_then(|()| writer.finish(&schema));
     bar.finish_and_clear();
-    if result.is_err() && output.reader_closed() {
-        // A pipe or FIFO whose reader stopped early (`--out - | head`): it has what it
-        // wanted; the command ends quietly, as the other commands do.
+    if result.is_err() && output.ends_quietly() {
+        // A pipe whose reader stopped early (`--out - | head`): it has what it wanted; the
+        // command ends quietly, as the other commands do.
         return Ok(());
+    }
+    if result.is_err() && output.reader_closed() {
+        return Err(io_error(
+            &args.out,
+            format!(
+                "its reader closed it after {} of the export: the rest was not written",
+                super::info::counted(rows as u64, "row")
+            ),
+        ));
     }
     // On any other failure `output` is dropped unfinished: its temporary file is removed and
     // the target is left as it was.
@@ -313,7 +322,8 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
         super::terminal::message(&summary.to_string());
     } else {
         super::terminal::message(&format!(
-            "wrote {rows} rows to {} ({:?}) in {seconds:.2} s",
+            "wrote {} to {} ({:?}) in {seconds:.2} s",
+            super::info::counted(rows as u64, "row"),
             args.out.display(),
             format,
         ));

@@ -92,7 +92,7 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
             selection.files_selected, selection.files_total
         )
     } else {
-        format!("{} files", selection.files_total)
+        super::info::counted(selection.files_total as u64, "file")
     };
     let text = format!(
         "{}\n{}\n{rows} row{} shown{cut}; version {}, {files}{}\n",

@@ -84,7 +84,7 @@ pub fn print_info(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
          columns:           {}\n\
          files:             {}\n\
          size:              {} ({} bytes)\n\
-         log:               {:?}, checkpoint {}, {} log files read ({})\n",
+         log:               {:?}, checkpoint {}, {} read ({})\n",
         table.location(),
         table.version(),
         timestamp_text(table.timestamp_ms()),
@@ -101,7 +101,7 @@ pub fn print_info(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         load.discovery,
         load.checkpoint_version
             .map_or("none".to_string(), |v| v.to_string()),
-        load.log_files_read,
+        counted(load.log_files_read, "log file"),
         human_bytes(load.log_bytes_read),
     );
     emit(&text)
@@ -138,15 +138,28 @@ pub fn print_schema(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
         .zip(schema.fields().iter())
     {
         let partition = table.partition_columns().contains(&d.name);
-        grid.add_row([
+        grid.add_row(cells([
             f.name().to_string(),
             d.data_type.to_string(),
             f.data_type().to_string(),
             f.is_nullable().to_string(),
             if partition { "yes" } else { "" }.to_string(),
-        ]);
+        ]));
     }
     emit(&format!("{grid}\n"))
+}
+
+/// The cells of a grid row, each on one line with its controls escaped as `dar head`
+/// escapes them (a name or value holding a newline or an escape sequence would break the
+/// grid's lines or drive the terminal).
+pub(super) fn cells<const N: usize>(row: [String; N]) -> [String; N] {
+    row.map(|text| super::terminal::safe(&text, false).into_owned())
+}
+
+/// `count` and `noun`, plural unless one (`1 file`, `3 files`).
+pub(super) fn counted(count: impl Into<u64>, noun: &str) -> String {
+    let count = count.into();
+    format!("{count} {noun}{}", if count == 1 { "" } else { "s" })
 }
 
 /// A table with `header`, drawn like `dar head`'s (ASCII lines, as wide as its cells).
@@ -216,20 +229,20 @@ pub fn print_files(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
             .as_ref()
             .map(|d| d.cardinality.to_string())
             .unwrap_or_default();
-        grid.add_row([
+        grid.add_row(cells([
             f.size.to_string(),
             f.path.clone(),
             parts.join(", "),
             deleted,
-        ]);
+        ]));
     }
     if let Some(size) = grid.column_mut(0) {
         size.set_cell_alignment(comfy_table::CellAlignment::Right);
     }
     let mut text = format!("{grid}\n");
     text.push_str(&format!(
-        "{} files, {}\n",
-        table.eager_files().unwrap_or_default().len(),
+        "{}, {}\n",
+        counted(table.eager_files().unwrap_or_default().len() as u64, "file"),
         human_bytes(table.eager_size_bytes().unwrap_or_default())
     ));
     emit(&text)

@@ -102,6 +102,9 @@ pub struct Output {
     commit: Commit,
     /// Set when a write found the pipe or FIFO closed by its reader.
     reader_closed: Arc<AtomicBool>,
+    /// Whether the output is an inherited descriptor (`-`, `/dev/fd/N`), whose reader may
+    /// stop early (`| head`) with all it wanted, rather than a FIFO named by its path.
+    inherited: bool,
 }
 
 enum Commit {
@@ -136,12 +139,12 @@ impl Output {
             Some(1) => {
                 let stdout = std::io::stdout();
                 let is_terminal = stdout.is_terminal();
-                return Ok(Self::in_place(stdout, is_terminal));
+                return Ok(Self::in_place(stdout, is_terminal, true));
             }
             Some(2) => {
                 let stderr = std::io::stderr();
                 let is_terminal = stderr.is_terminal();
-                return Ok(Self::in_place(stderr, is_terminal));
+                return Ok(Self::in_place(stderr, is_terminal, true));
             }
             Some(n) => {
                 // Another inherited descriptor (`3>>log`, `>(gzip > x.gz)`): opened again
@@ -151,7 +154,7 @@ impl Output {
                     .open(format!("/dev/fd/{n}"))
                     .map_err(|e| io_error(out, e))?;
                 let is_terminal = file.is_terminal();
-                return Ok(Self::in_place(file, is_terminal));
+                return Ok(Self::in_place(file, is_terminal, true));
             }
             None => {}
         }
@@ -165,7 +168,7 @@ impl Output {
                     .open(&target)
                     .map_err(|e| io_error(out, e))?;
                 let is_terminal = std::io::IsTerminal::is_terminal(&file);
-                Ok(Self::in_place(file, is_terminal))
+                Ok(Self::in_place(file, is_terminal, false))
             }
             Ok(meta) if meta.permissions().readonly() => Err(io_error(
                 out,
@@ -178,8 +181,13 @@ impl Output {
         }
     }
 
-    /// Standard output or a special file, written in place, its closing by the reader noted.
-    fn in_place(sink: impl Write + Send + 'static, is_terminal: bool) -> (Sink, Self) {
+    /// Standard output or a special file, written in place, its closing by the reader noted;
+    /// `inherited` for a descriptor the command was given (see [`Output::ends_quietly`]).
+    fn in_place(
+        sink: impl Write + Send + 'static,
+        is_terminal: bool,
+        inherited: bool,
+    ) -> (Sink, Self) {
         let reader_closed = Arc::new(AtomicBool::new(false));
         let sink = PipeWatch {
             inner: sink,
@@ -189,6 +197,7 @@ impl Output {
             is_terminal,
             commit: Commit::InPlace,
             reader_closed,
+            inherited,
         };
         (Box::new(sink), output)
     }
@@ -209,14 +218,21 @@ impl Output {
             is_terminal: false,
             commit: Commit::Rename { temp, target },
             reader_closed: Arc::default(),
+            inherited: false,
         };
         Ok((Box::new(file), output))
     }
 
-    /// Whether the reader of the pipe or FIFO written in place closed it before the end
-    /// (`dar export ... --out - | head`): it has what it wanted, so the export ends quietly.
+    /// Whether the reader of the pipe or FIFO written in place closed it before the end.
     pub fn reader_closed(&self) -> bool {
         self.reader_closed.load(Ordering::Relaxed)
+    }
+
+    /// Whether a failed export ends quietly: the reader of the pipe the command was given
+    /// closed it (`dar export ... --out - | head`) and has what it wanted. A FIFO named by
+    /// its path whose reader went away holds a cut export: that is an error.
+    pub fn ends_quietly(&self) -> bool {
+        self.inherited && self.reader_closed()
     }
 
     /// Ends a successful export: the temporary file (if any) replaces the target.

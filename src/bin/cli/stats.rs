@@ -5,7 +5,7 @@ use delta_arrow_reader::predicate::Scalar;
 use delta_arrow_reader::{DeltaError, DeltaTable};
 use serde_json::json;
 
-use super::info::{emit, grid, pretty};
+use super::info::{cells, emit, grid, pretty};
 
 /// Prints `dar stats`.
 pub async fn print_stats(table: &DeltaTable, json: bool) -> Result<(), DeltaError> {
@@ -22,12 +22,12 @@ pub async fn print_stats(table: &DeltaTable, json: bool) -> Result<(), DeltaErro
         let bound = |v: &Option<Scalar>, sign: &str| {
             v.as_ref().map(|v| format!("{sign}{v}")).unwrap_or_default()
         };
-        out.add_row([
+        out.add_row(cells([
             c.path.join("."),
             bound(&c.min, lo),
             bound(&c.max, hi),
             c.null_count.map(|n| n.to_string()).unwrap_or_default(),
-        ]);
+        ]));
     }
     if let Some(nulls) = out.column_mut(3) {
         nulls.set_cell_alignment(comfy_table::CellAlignment::Right);
@@ -55,9 +55,19 @@ pub async fn print_stats(table: &DeltaTable, json: bool) -> Result<(), DeltaErro
     } else {
         ""
     };
+    // What `<=` and `>=` mean, where a bound shown carries one.
+    let loose = if profile
+        .columns
+        .iter()
+        .any(|c| !c.complete && (c.min.is_some() || c.max.is_some()))
+    {
+        "<= and >=: not every file has bounds for the column"
+    } else {
+        "every bound shown holds for every file"
+    };
     let text = format!(
         "{out}\n{rows}; statistics of {} of {} files, from the log (no data file read); \
-         <= and >=: not every file has bounds for the column{nulls}{precision}\n",
+         {loose}{nulls}{precision}\n",
         profile.files_with_stats, profile.files
     );
     emit(&text)
