@@ -29,6 +29,8 @@ pub const DEFAULT_LOG_CONCURRENCY: usize = 512;
 enum Answer {
     Listing(Option<Vec<LogPath>>),
     File(String, Option<bytes::Bytes>),
+    /// An optional file whose read failed other than as missing.
+    Failed(String, DeltaError),
     Range(String, std::ops::Range<u64>, bytes::Bytes),
 }
 
@@ -52,6 +54,10 @@ async fn answer(store: &dyn RangeRead, request: LogRequest) -> Result<Answer> {
         LogRequest::Get { path, optional } => match store.get(&path).await {
             Ok(bytes) => Ok(Answer::File(path, Some(bytes))),
             Err(DeltaError::NotFound { .. }) if optional => Ok(Answer::File(path, None)),
+            // The loader decides whether it needed the file (see `push_failure`).
+            Err(e) if optional && !matches!(e, DeltaError::Aborted { .. }) => {
+                Ok(Answer::Failed(path, e))
+            }
             Err(e) => Err(e),
         },
         LogRequest::GetRange { path, range } => {
@@ -127,6 +133,7 @@ async fn drive(
                     }
                 }
                 Answer::File(path, data) => loader.push_file(&path, data)?,
+                Answer::Failed(path, e) => loader.push_failure(&path, e)?,
             }
         }
         #[cfg(not(target_arch = "wasm32"))]

@@ -707,9 +707,6 @@ impl DeltaScan {
     /// [`Self::cap_task_bytes`]); the partitions then number up to the scan's target, and
     /// `partitions()` and `tasks()`, which describe the plan, show the whole files.
     pub fn into_stream(mut self) -> DeltaBatchStream {
-        let schema = Arc::clone(&self.columns.output_schema);
-        let metrics = Arc::clone(&self.metrics);
-        let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
         let ordered = self.limit.is_some();
         // Whole files that would leave cores idle are cut into byte ranges (a limited scan
         // reads in log order, from as few files as it needs).
@@ -717,13 +714,76 @@ impl DeltaScan {
         if !ordered && super::spawn::partitions_run_in_parallel() {
             self = self.spread_files();
         }
+        let ahead = self.execution.batches_ahead_per_partition;
+        self.merged(ordered, ahead)
+    }
+
+    /// Starts reading, as [`into_stream`](Self::into_stream), with the batches in the scan's
+    /// task order even without a limit: the files in the log's order, each file's rows in
+    /// its order, so the same snapshot gives the same rows in the same order every time (an
+    /// export that can be compared byte for byte).
+    ///
+    /// Natively, on a multi-thread runtime, it still decodes on every core: the files are
+    /// cut into byte ranges of about [`ORDERED_TASK_BYTES`] (each range reads the row
+    /// groups it owns) dealt to the partitions in turn, and each partition reads up to
+    /// [`ORDERED_BATCHES_AHEAD`] batches ahead (or `batches_ahead_per_partition`, when
+    /// larger), so that a range waits whole for its turn while the next is decoded. That
+    /// read-ahead is the memory it costs over `into_stream`.
+    pub fn into_ordered_stream(mut self) -> DeltaBatchStream {
+        let mut ahead = self.execution.batches_ahead_per_partition;
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.limit.is_none() && super::spawn::partitions_run_in_parallel() && self.target > 1 {
+            let (task_bytes, at_least) = ordered_tuning();
+            self = self.cap_task_bytes(task_bytes).dealt_in_turn();
+            ahead = ahead.max(at_least);
+        }
+        self.merged(true, ahead)
+    }
+
+    /// The most partitions an ordered merge of this scan can read at once (see
+    /// `merge_safe_partitions`): a partition waiting for its turn holds its open files'
+    /// permits, and the one in turn must still get one.
+    fn merge_safe(&self) -> usize {
+        let o = self.execution.effective();
+        let held = o.max_concurrent_file_reads_per_partition.min(
+            o.prefetch_files(self.table.store().reads_local_files())
+                .saturating_add(1),
+        );
+        merge_safe_partitions(o.scan_wide_file_reads(self.target), held)
+    }
+
+    /// The tasks dealt anew, one by one in order, to as many partitions as the target and an
+    /// ordered merge allow (task `i` to partition `i % n`): neighbours in the log are read
+    /// side by side.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn dealt_in_turn(mut self) -> Self {
+        let count = self
+            .target
+            .min(self.merge_safe())
+            .min(self.tasks.len())
+            .max(1);
+        let mut partitions = vec![Vec::new(); count];
+        for i in 0..self.tasks.len() {
+            if let Some(group) = partitions.get_mut(i % count) {
+                group.push(i);
+            }
+        }
+        self.partitions = partitions;
+        self.metrics.set_partitions_planned(self.partitions.len());
+        self
+    }
+
+    /// All partitions read at once, merged: in the scan's task order when `ordered`, else as
+    /// batches arrive (the partitions then share one queue of the tasks); each partition reads
+    /// up to `ahead` batches ahead.
+    fn merged(mut self, ordered: bool, ahead: usize) -> DeltaBatchStream {
+        let schema = Arc::clone(&self.columns.output_schema);
+        let metrics = Arc::clone(&self.metrics);
+        let limit = self.limit.map(|n| Arc::new(AtomicUsize::new(n)));
+        self.execution.batches_ahead_per_partition = ahead;
         let o = self.execution.effective();
         if ordered {
-            let held = o.max_concurrent_file_reads_per_partition.min(
-                o.prefetch_files(self.table.store().reads_local_files())
-                    .saturating_add(1),
-            );
-            let safe = merge_safe_partitions(o.scan_wide_file_reads(self.target), held);
+            let safe = self.merge_safe();
             if self.partitions.len() > safe {
                 let sizes: Vec<Option<u64>> = self.tasks.iter().map(|t| Some(t.bytes())).collect();
                 self.partitions = group_whole_files(&sizes, safe);
@@ -849,6 +909,21 @@ impl DeltaScan {
             })
             .collect()
     }
+}
+
+/// TEMPORARY: measuring the ordered stream's task size and read-ahead.
+#[cfg(not(target_arch = "wasm32"))]
+fn ordered_tuning() -> (u64, usize) {
+    let get = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    (
+        get("DAR_ORDERED_TASK_BYTES", 4 << 20),
+        get("DAR_ORDERED_AHEAD", 16) as usize,
+    )
 }
 
 /// The decoder of `backend` (options validation refused `DeltaKernel` without the feature).

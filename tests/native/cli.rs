@@ -27,6 +27,37 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Conventions of the command line: `--version` alone after a command is the tool's version;
+/// a negative count is refused as a bad value (not as an unknown argument with a tip that
+/// does not work); a table path is taken as written, a space at its end included.
+#[test]
+fn command_line_conventions() {
+    let tool = stdout(&dar_ok(&["--version"]));
+    assert!(tool.starts_with("dar "), "{tool}");
+    for command in ["info", "head", "export", "files"] {
+        assert_eq!(stdout(&dar_ok(&[command, "--version"])), tool, "{command}");
+    }
+    for args in [
+        ["head", "-n", "-1"],
+        ["head", "--version", "-2"],
+        ["export", "--limit", "-3"],
+    ] {
+        let out = dar(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("invalid value '-"), "{args:?}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    copy_dir(
+        &common::table_dir("dat__basic_append"),
+        &dir.path().join("sales"),
+    );
+    let spaced = dir.path().join("sales ").to_string_lossy().into_owned();
+    let out = dar(&["info", &spaced]);
+    assert_eq!(out.status.code(), Some(1), "'sales ' is not 'sales'");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[not_a_table]"));
+}
+
 #[test]
 fn no_argument_previews_the_demo_table() {
     let out = dar_ok(&[]);

@@ -313,3 +313,59 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "(non-text panic)".into())
 }
+
+/// `into_ordered_stream`, decoding on two threads, gives every readable corpus table's rows
+/// in exactly the order of a read on one partition (the log's order): the same values,
+/// row for row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ordered_stream_is_the_log_order_on_the_corpus() {
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for (name, dir) in common::corpus_tables() {
+        let Ok(table) = DeltaTableBuilder::new(dir.to_string_lossy())
+            .load_table()
+            .await
+        else {
+            continue;
+        };
+        let read = |ordered: bool| {
+            let table = table.clone();
+            async move {
+                let mut scan = table.scan().with_batch_size(1000);
+                if !ordered {
+                    scan = scan.with_target_partitions(1);
+                }
+                let scan = scan.build().await?;
+                let schema = scan.schema();
+                let stream = if ordered {
+                    scan.into_ordered_stream()
+                } else {
+                    scan.into_stream()
+                };
+                let batches = stream.collect_batches().await?;
+                arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| {
+                    delta_arrow_reader::DeltaError::Arrow {
+                        phase: delta_arrow_reader::Phase::Read,
+                        source: e,
+                    }
+                })
+            }
+        };
+        let (Ok(sequential), ordered) = (read(false).await, read(true).await) else {
+            continue;
+        };
+        compared += 1;
+        match ordered {
+            Ok(ordered) if ordered == sequential => {}
+            Ok(ordered) => failures.push(format!(
+                "{name}: {} rows in another order or with other values than the {} of one \
+                 partition",
+                ordered.num_rows(),
+                sequential.num_rows()
+            )),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(compared > 100, "only {compared} tables read");
+    assert!(failures.is_empty(), "{failures:#?}");
+}

@@ -840,6 +840,70 @@ async fn into_stream_decodes_partitions_on_two_threads_at_once() {
     .await;
 }
 
+/// The ordered stream: every row in the log's order (files in order, each file's rows in
+/// order), while two partitions still decode on two threads at once; a slow first file
+/// holds the output back but not the order; dropping it mid-scan ends every task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn into_ordered_stream_keeps_the_log_order_on_two_threads_at_once() {
+    let rows = [200; 6];
+    let store = Arc::new(Rendezvous {
+        inner: table_store(&rows),
+        seen: Mutex::new((Vec::new(), None)),
+        met: std::sync::Condvar::new(),
+    });
+    let table = ok(DeltaTableBuilder::new("memory://rendezvous/")
+        .with_store(Arc::clone(&store) as Arc<dyn RangeRead>)
+        .load_table_with_eager_scan_metadata()
+        .await);
+    let scan = ok(table
+        .scan()
+        .with_target_partitions(2)
+        .with_batch_size(7)
+        .build()
+        .await);
+    let metrics = scan.metrics();
+    let got = common::ids(&ok(scan.into_ordered_stream().collect_batches().await));
+    assert_eq!(got, all_ids(&rows), "every row once, in the log's order");
+    assert!(
+        store.met(),
+        "two partitions in flight on two threads at once"
+    );
+    assert_eq!(metrics.partitions_completed(), 2);
+
+    let rows = [50; 8];
+    let probe = Probe::new(true);
+    if let Ok(mut d) = probe.delays.lock() {
+        d.insert(file_path(0), Duration::from_millis(300));
+    }
+    let table = load(&rows, &probe).await;
+    let ordered = |batch_size| {
+        let table = table.clone();
+        async move {
+            ok(table
+                .scan()
+                .with_batch_size(batch_size)
+                .with_execution_options(options(2, None, 2, 1))
+                .build()
+                .await)
+            .into_ordered_stream()
+        }
+    };
+    let ids = common::ids(&ok(ordered(8192).await.collect_batches().await));
+    assert_eq!(ids, all_ids(&rows), "the slow first file still comes first");
+
+    let mut stream = ordered(5).await;
+    let metrics = stream.metrics();
+    for _ in 0..3 {
+        assert!(ok(stream.next().await.unwrap_or_else(|| panic!("no batch"))).num_rows() > 0);
+    }
+    drop(stream);
+    wait_until(
+        "tasks and permits are gone after a partial ordered read",
+        || metrics.partition_tasks_running() == 0 && metrics.file_reads_open() == 0,
+    )
+    .await;
+}
+
 /// Without a limit, the partitions of the merged stream share the scan's files: a partition
 /// held up by a slow file leaves the files it would have been given to the others (with
 /// fixed groups of 2 partitions, half of them would wait behind the slow one).

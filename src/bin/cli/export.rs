@@ -269,7 +269,11 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     } else {
         sink
     };
-    let mut stream = scan.into_stream();
+    let mut stream = if std::env::var_os("DAR_EXPORT_UNORDERED").is_some() {
+        scan.into_stream()
+    } else {
+        scan.into_ordered_stream()
+    };
     let schema = stream.schema();
     let metrics = stream.metrics();
     let mut writer = Writer::new(format, BufWriter::with_capacity(1 << 20, sink), &schema)?;

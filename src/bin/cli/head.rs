@@ -100,8 +100,8 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         grid,
         if rows == 1 { "" } else { "s" },
         table.version(),
-        if total > 0 {
-            format!(", {bound}{total} rows in the table")
+        if total > 0 || bound.is_empty() {
+            format!(", {bound}{}", super::info::counted(total, "row")) + " in the table"
         } else {
             String::new()
         }

@@ -33,7 +33,12 @@ use delta_arrow_reader::{DeltaError, DeltaScanExecutionOptions, DeltaTable, Delt
 
 /// Read Delta Lake tables: metadata, schema, files.
 #[derive(Debug, Parser)]
-#[command(name = "dar", version, about)]
+#[command(
+    name = "dar",
+    version,
+    about,
+    override_usage = "dar [COMMAND]\n       dar [TABLE] [OPTIONS]   (the same as `dar head [TABLE] [OPTIONS]`)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -99,6 +104,13 @@ pub struct TableArgs {
 /// (`dar inof`) is left to clap, which names the commands it may have meant.
 fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     use clap::CommandFactory;
+    // `dar info --version` with no version after it asks for the tool's version (the table
+    // commands' `--version N` opens version N).
+    if args.len() == 3 && args.get(2).is_some_and(|a| a == "--version" || a == "-V") {
+        args.truncate(1);
+        args.push("--version".into());
+        return args;
+    }
     let Some(first) = args.get(1) else {
         return args;
     };

@@ -140,7 +140,9 @@ impl Context {
         for v in 0..SPECULATIVE_COMMITS {
             let path = commit_path(v);
             if v < probe.start() {
+                // Not needed: a failed read of it is forgiven.
                 self.files.remove(&path);
+                self.failed.remove(&path);
             } else if self.decoded.contains_key(&path) {
                 probe.push_decoded(v);
             } else if let Some(answer) = self.files.get(&path) {

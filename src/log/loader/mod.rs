@@ -40,7 +40,7 @@ mod fetch;
 
 use fetch::FileRead;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::mem;
 use std::ops::Range;
 
@@ -248,6 +248,10 @@ struct Context {
     pending_gets: HashSet<String>,
     listing: Option<Option<Vec<LogPath>>>,
     files: HashMap<String, Option<Bytes>>,
+    /// Optional files whose read failed (other than as missing; see
+    /// [`push_failure`](SnapshotLoader::push_failure)), by path: the load fails with the
+    /// first of them after the step, unless the step found that it did not need the file.
+    failed: BTreeMap<String, DeltaError>,
     /// Byte ranges pushed and not yet handed to their file's read, by path.
     ranges: HashMap<String, Vec<(Range<u64>, Bytes)>>,
     /// Actions of commit files the caller decoded (see
@@ -295,6 +299,7 @@ impl SnapshotLoader {
                 pending_gets: HashSet::new(),
                 listing: None,
                 files: HashMap::new(),
+                failed: BTreeMap::new(),
                 ranges: HashMap::new(),
                 decoded: HashMap::new(),
                 files_read: 0,
@@ -395,6 +400,23 @@ impl SnapshotLoader {
         Ok(())
     }
 
+    /// Answers a [`LogRequest::Get`] of an optional file whose read failed other than as
+    /// missing (a `403` for commit 0 on a host that forbids what it does not have, a server
+    /// error): the load fails with `error` after this step, unless the step finds that it
+    /// does not need the file (a commit asked for speculatively, below the checkpoint
+    /// `_last_checkpoint` names).
+    pub fn push_failure(&mut self, path: &str, error: DeltaError) -> Result<()> {
+        let cx = &mut self.cx;
+        if !cx.pending_gets.remove(path) {
+            return Err(DeltaError::InvalidArgument {
+                reason: format!("file {path} failed but the loader did not ask for it"),
+            });
+        }
+        cx.files.insert(path.to_string(), None);
+        cx.failed.insert(path.to_string(), error);
+        Ok(())
+    }
+
     /// Answers a [`LogRequest::GetRange`] with exactly the bytes of `range`.
     pub fn push_range(&mut self, path: &str, range: Range<u64>, data: Bytes) -> Result<()> {
         let cx = &mut self.cx;
@@ -468,9 +490,14 @@ impl SnapshotLoader {
             if !self.cx.pending.is_empty() {
                 return Ok(Step::Need(self.cx.pending.clone()));
             }
-            // A failed step leaves the loader done.
+            // A failed step leaves the loader done. A failed read the step needed is the
+            // cause of whatever the step made of the file's absence.
             let state = mem::replace(&mut self.state, State::Done);
-            match self.cx.transition(state)? {
+            let step = self.cx.transition(state);
+            if let Some((_, failure)) = self.cx.failed.pop_first() {
+                return Err(failure);
+            }
+            match step? {
                 Transition::Next(next) => self.state = next,
                 Transition::Ready(loaded) => return Ok(Step::Ready(loaded)),
             }

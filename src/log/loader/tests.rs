@@ -54,6 +54,58 @@ fn drive_loader(
     drive_changing(&mut files.clone(), can_list, loader, asked, &mut |_, _| {})
 }
 
+/// [`drive_loader`] where every `Get` of a path in `forbidden` fails as a host that forbids
+/// it answers (an `io` error, not missing), whether the file exists or not.
+fn drive_forbidding(files: &Files, forbidden: &[String], loader: SnapshotLoader) -> Run {
+    let mut files = files.clone();
+    let mut loader = loader;
+    for _ in 0..1000 {
+        let needs = match loader.poll() {
+            Err(e) => {
+                return Run {
+                    result: Err(e),
+                    requests: 0,
+                }
+            }
+            Ok(LoadStep::Ready(done)) => {
+                return Run {
+                    result: Ok(*done),
+                    requests: 0,
+                }
+            }
+            Ok(LoadStep::Need(needs)) => needs,
+        };
+        for need in needs {
+            let pushed = match need {
+                LogRequest::Get { path, optional } if forbidden.contains(&path) => {
+                    let e = DeltaError::Io {
+                        path: path.clone(),
+                        message: "unexpected answer: HTTP 403 Forbidden".into(),
+                        phase: crate::error::Phase::Load,
+                        transient: false,
+                    };
+                    if optional {
+                        loader.push_failure(&path, e)
+                    } else {
+                        Err(e)
+                    }
+                }
+                LogRequest::Get { path, .. } => {
+                    loader.push_file(&path, files.remove(&path).map(|(b, _)| b))
+                }
+                other => panic!("a store that cannot list was asked {other:?}"),
+            };
+            if let Err(e) = pushed {
+                return Run {
+                    result: Err(e),
+                    requests: 0,
+                };
+            }
+        }
+    }
+    panic!("loader did not finish");
+}
+
 /// [`drive_loader`] over files that change: `after_missing(path, files)` runs after each
 /// request answered that `path` does not exist (a writer adding commits meanwhile).
 fn drive_changing(
@@ -553,6 +605,40 @@ fn speculative_commits_below_a_checkpoint_are_dropped_not_replayed() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(log.reconciled.version, 1);
     assert!(!asked.contains(&commit_path(2)), "{asked:?}");
+}
+
+/// A host that forbids what it does not have (or may not show) answers `403` for the
+/// speculative commit 0 of a table whose early commits were cleaned up after a checkpoint:
+/// the table loads from the checkpoint `_last_checkpoint` names. A `403` on a commit the
+/// load needs fails it with that answer, not with what its absence would look like.
+#[test]
+fn a_failed_speculative_commit_below_the_checkpoint_is_not_needed() {
+    let mut files = files_of(&table(25));
+    add_v2_json_checkpoint(&mut files, 20, &expected_active(21));
+    for v in 0..20 {
+        files.remove(&commit_path(v));
+    }
+    let forbidden: Vec<String> = (0..SPECULATIVE_COMMITS).map(commit_path).collect();
+    let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing();
+    let log = drive_forbidding(&files, &forbidden, loader)
+        .result
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.reconciled.version, 24);
+    assert_eq!(active(&log), expected_active(25));
+    // Without `_last_checkpoint` commit 0 is needed: its failure is the error.
+    files.remove(crate::log::path::LAST_CHECKPOINT);
+    let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing();
+    let err = drive_forbidding(&files, &forbidden, loader).result.err();
+    assert_eq!(err.as_ref().map(DeltaError::code), Some("io"), "{err:?}");
+    assert!(err.is_some_and(|e| e.to_string().contains("403")));
+    // A failed commit after the checkpoint: the error, never a shorter log.
+    let mut files = files_of(&table(4));
+    add_v2_json_checkpoint(&mut files, 1, &expected_active(2));
+    let loader = SnapshotLoader::new("mem://t", VersionTarget::Latest).without_listing();
+    let err = drive_forbidding(&files, &[commit_path(3)], loader)
+        .result
+        .err();
+    assert_eq!(err.as_ref().map(DeltaError::code), Some("io"), "{err:?}");
 }
 
 #[test]
