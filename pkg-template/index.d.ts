@@ -14,8 +14,9 @@ export function init(
  * and the signal's reason as `cause`. */
 export interface DeltaReaderError extends Error {
   code: string;
-  /** `load`, `plan` or `read` (not set for aborts). */
-  phase?: 'load' | 'plan' | 'read';
+  /** `load` (`open` and its options), `plan` (`scan` and its options), `read`, or `write`
+   * (`toParquet`); not set for aborts. */
+  phase?: 'load' | 'plan' | 'read' | 'write';
   /** Whether trying again may succeed (network trouble, throttling). */
   transient?: boolean;
 }
@@ -127,7 +128,9 @@ export interface ScanOptions {
 }
 
 export interface ScanProgress {
-  /** Data files read to their end (all of them once the scan has read everything). */
+  /** Data files read to their end; all of them in the last event, sent once the scan has
+   * read everything it needs (a `limit` may end it before some files are read: the last
+   * event still ends full, and `scan.metrics` keeps what was read). */
   filesDone: number;
   /** Data files the scan reads (after skipping). */
   filesTotal: number;
@@ -211,11 +214,13 @@ export interface ScanMetrics {
   /** Data files (or file ranges) the scan reads: `onProgress`'s `filesTotal` (a limit may
    * end the scan before all are read). */
   filesToRead: number;
-  /** Of those, the ones read to their end: `onProgress`'s `filesDone`. */
+  /** Of those, the ones read to their end (as `onProgress`'s `filesDone`, but not made
+   * whole at the end of a scan a `limit` cut short). */
   filesDone: number;
   /** Size of the data files the scan reads: `onProgress`'s `bytesTotal`. */
   bytesTotal: number;
-  /** Bytes of those files done: `onProgress`'s `bytesDone`. */
+  /** Bytes of those files received (as `onProgress`'s `bytesDone`, but not made whole at
+   * the end of a scan a `limit` cut short). */
   bytesDone: number;
   /** Whether the scan has ended (read to the end, failed, cancelled or aborted). */
   done: boolean;

@@ -104,12 +104,13 @@ export function nodeFolder(target) {
     } catch (error) {
       if (error?.code === 'ENOENT' || error?.code === 'ENOTDIR') {
         // `not_a_table`, as natively: what is there is not a table (nothing is).
-        throw Object.assign(new Error(`not a Delta table: no such folder: ${root}`), { code: 'not_a_table', phase: 'load' });
+        throw Object.assign(new Error(`not a Delta table: no such folder: ${root}`), { name: 'DeltaError', code: 'not_a_table', phase: 'load' });
       }
       throw error;
     }
     if (!info.isDirectory()) {
       throw Object.assign(new Error(`not a Delta table: ${root} is a file, not a table's folder`), {
+        name: 'DeltaError',
         code: 'not_a_table',
         phase: 'load',
       });
@@ -125,7 +126,9 @@ function localPath(url) {
     return fileURLToPath(url);
   } catch (error) {
     throw Object.assign(new TypeError(`${url} is not a local file URL: ${error.message}`), {
+      name: 'DeltaError',
       code: 'invalid_argument',
+      phase: 'load',
     });
   }
 }

@@ -48,8 +48,9 @@ export function byteSourceFor(target, localFolder) {
   );
 }
 
+/** An `open` argument refused: a `TypeError` named `DeltaError`, as the reader's own errors. */
 function invalid(message) {
-  return Object.assign(new TypeError(message), { code: 'invalid_argument' });
+  return Object.assign(new TypeError(message), { name: 'DeltaError', code: 'invalid_argument', phase: 'load' });
 }
 
 function isDirectoryHandle(value) {

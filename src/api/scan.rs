@@ -706,16 +706,20 @@ impl DeltaScan {
     /// a partition holds at most its share of a large row group that has a page index (see
     /// [`Self::cap_task_bytes`]); the partitions then number up to the scan's target, and
     /// `partitions()` and `tasks()`, which describe the plan, show the whole files.
-    pub fn into_stream(mut self) -> DeltaBatchStream {
+    pub fn into_stream(self) -> DeltaBatchStream {
         let ordered = self.limit.is_some();
         // Whole files that would leave cores idle are cut into byte ranges (a limited scan
         // reads in log order, from as few files as it needs).
         #[cfg(not(target_arch = "wasm32"))]
-        if !ordered && super::spawn::partitions_run_in_parallel() {
-            self = self.spread_files();
-        }
-        let ahead = self.execution.batches_ahead_per_partition;
-        self.merged(ordered, ahead)
+        let scan = if !ordered && super::spawn::partitions_run_in_parallel() {
+            self.spread_files()
+        } else {
+            self
+        };
+        #[cfg(target_arch = "wasm32")]
+        let scan = self;
+        let ahead = scan.execution.batches_ahead_per_partition;
+        scan.merged(ordered, ahead)
     }
 
     /// Starts reading, as [`into_stream`](Self::into_stream), with the batches in the scan's
@@ -729,13 +733,15 @@ impl DeltaScan {
     /// [`ORDERED_BATCHES_AHEAD`] batches ahead (or `batches_ahead_per_partition`, when
     /// larger), so that a range waits whole for its turn while the next is decoded. That
     /// read-ahead is the memory it costs over `into_stream`.
-    pub fn into_ordered_stream(mut self) -> DeltaBatchStream {
-        let mut ahead = self.execution.batches_ahead_per_partition;
+    pub fn into_ordered_stream(self) -> DeltaBatchStream {
+        let ahead = self.execution.batches_ahead_per_partition;
         #[cfg(not(target_arch = "wasm32"))]
         if self.limit.is_none() && super::spawn::partitions_run_in_parallel() && self.target > 1 {
             let (task_bytes, at_least) = ordered_tuning();
-            self = self.cap_task_bytes(task_bytes).dealt_in_turn();
-            ahead = ahead.max(at_least);
+            return self
+                .cap_task_bytes(task_bytes)
+                .dealt_in_turn()
+                .merged(true, ahead.max(at_least));
         }
         self.merged(true, ahead)
     }

@@ -66,7 +66,7 @@ use super::fetch_body::{read_body, BodyError};
 use super::fetch_wait::{AbortOnDrop, Sleep, StoreSignal};
 use super::js_text::js_message;
 use super::link_estimate::LinkEstimate;
-use super::{check_range_len, check_range_order, past_end, phase_for, BoxFuture, RangeRead};
+use super::{check_range_len, check_range_order, phase_for, BoxFuture, RangeRead};
 use crate::error::{redact, store_message, DeltaError, Result};
 
 /// Characters left as they are in a path segment: RFC 3986 "unreserved". Everything else,
@@ -756,22 +756,39 @@ fn unexpected_status(path: &str, response: &Response) -> Failure {
     ))
 }
 
-/// A rejected `fetch`: the network failed, the server is unreachable, or CORS refused.
+/// A rejected `fetch`: the network failed, the server is unreachable, or CORS refused; or
+/// the answer timed out (`answerTimeoutMs`: a `TimeoutError`, whose text says so).
 fn network_failure(e: JsValue) -> Failure {
-    Failure::Transient(
+    let timed_out = js_sys::Reflect::get(&e, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|n| n.as_string())
+        .is_some_and(|n| n == "TimeoutError");
+    let text = if timed_out {
+        format!("timed out: {}", js_message(&e))
+    } else {
         format!(
             "network error (server unreachable, connection lost, or the answer lacks CORS \
              headers): {}",
             js_message(&e)
-        ),
-        None,
-    )
+        )
+    };
+    Failure::Transient(text, None)
 }
 
-/// A range (never a whole get) that starts at or beyond the end of the object.
+/// A range (never a whole get) that starts at or beyond the end of the object, as the
+/// server has it: it answered `416`, or a whole body that ends before the range.
 fn past_end_error(path: &str, range: Option<&Range<u64>>) -> DeltaError {
     let range = range.cloned().unwrap_or_default();
-    past_end(&redact(path), &range, None)
+    io_error(
+        path,
+        format!(
+            "the server has no bytes {}..{} (it answered 416 Range Not Satisfiable, or a \
+             whole body that ends before them): the object is shorter than the Delta log \
+             says (truncated or replaced), or the server does not serve byte ranges",
+            range.start, range.end
+        ),
+        false,
+    )
 }
 
 fn io_error(path: &str, message: String, transient: bool) -> DeltaError {

@@ -266,14 +266,25 @@ pub(crate) fn past_end(path: &str, range: &Range<u64>, len: Option<u64>) -> crat
 pub(crate) fn check_range_len(path: &str, range: &Range<u64>, got: &Bytes) -> Result<()> {
     let want = range.end.saturating_sub(range.start);
     if got.len() as u64 != want {
-        return Err(crate::DeltaError::Io {
-            path: path.to_string(),
-            message: format!(
+        let message = if (got.len() as u64) < want {
+            format!(
                 "short read: asked for bytes {}..{} ({want} bytes), got {} bytes",
                 range.start,
                 range.end,
                 got.len()
-            ),
+            )
+        } else {
+            format!(
+                "asked for bytes {}..{} ({want} bytes), got {} bytes: the answer is not the \
+                 range asked for",
+                range.start,
+                range.end,
+                got.len()
+            )
+        };
+        return Err(crate::DeltaError::Io {
+            path: path.to_string(),
+            message,
             phase: phase_for(path),
             transient: false,
         });

@@ -113,10 +113,22 @@ impl CommitProbe {
         self
     }
 
-    /// `Err` when versions `start..=last` are more commits than allowed.
+    /// `Err` when versions `start..=last` are more commits than allowed: found by probing,
+    /// where a server that answers every path (a fallback page, a JSON error with `200`)
+    /// looks like an endless log, which the message says.
     fn within_max(&self, last: u64) -> Result<()> {
         let commits = last.saturating_add(1).saturating_sub(self.start);
-        within_max_commits(commits, self.max_commits)
+        if commits > self.max_commits {
+            return Err(DeltaError::limit_exceeded(
+                "commits found by probing after the checkpoint (option max_commits; a server \
+                 that answers 200 for files it does not have looks like an endless log)",
+                commits,
+                self.max_commits,
+                None,
+                Phase::Load,
+            ));
+        }
+        Ok(())
     }
 
     /// The first version probed.
@@ -397,7 +409,7 @@ mod tests {
         // would ask for 2^38 versions in its fourth round.
         let r = probe_within(|_| true, 0, None, 100_000);
         let e = r.last.err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.contains("commits replayed in one load"), "{e}");
+        assert!(e.contains("commits found by probing"), "{e}");
         assert!(e.contains("100000"), "{e}");
         assert!(r.rounds <= 3 && r.requests < 200, "{} rounds", r.rounds);
         // The default bound is the same.

@@ -109,6 +109,13 @@ impl AbortWatch {
         abort_error(&self.state.reason.borrow())
     }
 
+    /// The `AbortError` to reject with instead of `e`, when `e` is the abort of a read this
+    /// watch stopped (a `fetch` rejected as aborted before the watch saw the signal).
+    pub(crate) fn error_for(&self, e: &crate::error::DeltaError) -> Option<JsValue> {
+        (self.is_aborted() && matches!(e, crate::error::DeltaError::Aborted { .. }))
+            .then(|| self.error())
+    }
+
     /// Runs `work` until it ends or the watch fires; on abort, `work` is dropped and the
     /// `AbortError` returned.
     pub(crate) async fn run<F: Future>(&self, work: F) -> Result<F::Output, JsValue> {

@@ -7,9 +7,13 @@
 //! they end in any order); `bytesDone` counts each file's bytes received, at most its size, and
 //! all of its size once it is read to its end (a projection reads only some of a file);
 //! `filesTotal` and `bytesTotal` are the count and size of the files the scan plans to read.
-//! The last event, sent when the scan has read everything, has `filesDone = filesTotal` and
-//! `bytesDone = bytesTotal` (a `limit` may end the scan before some files are read). A scan
-//! that fails or is aborted sends no last event.
+//! The last event, sent when the scan has read everything it needs, has `filesDone =
+//! filesTotal` and `bytesDone = bytesTotal`, so a bar ends full even where a `limit` ended the
+//! scan before some files were read; `scan.metrics` keeps what was read ([`files_read`],
+//! [`bytes_read`]). A scan that fails or is aborted sends no last event.
+//!
+//! [`files_read`]: ScanProgress::files_read
+//! [`bytes_read`]: ScanProgress::bytes_read
 
 use std::cell::Cell;
 use std::future::Future;
@@ -69,7 +73,7 @@ impl ScanProgress {
         if self.completed.get() {
             return self.files_total;
         }
-        self.metrics.file_tasks_completed().min(self.files_total)
+        self.files_read()
     }
 
     /// Bytes of the data files done (all of them once the scan has read everything).
@@ -77,6 +81,17 @@ impl ScanProgress {
         if self.completed.get() {
             return self.bytes_total;
         }
+        self.bytes_read()
+    }
+
+    /// Data files read to their end so far, whether or not the scan has ended.
+    pub(crate) fn files_read(&self) -> u64 {
+        self.metrics.file_tasks_completed().min(self.files_total)
+    }
+
+    /// Bytes of the data files received so far (at most each file's size, all of it once
+    /// read to its end), whether or not the scan has ended.
+    pub(crate) fn bytes_read(&self) -> u64 {
         self.metrics.file_bytes_done().min(self.bytes_total)
     }
 

@@ -257,9 +257,9 @@ impl WasmScan {
         to_js(&JsScanMetrics {
             counters: s.metrics.snapshot(),
             files_to_read: p.files_total(),
-            files_done: p.files_done(),
+            files_done: p.files_read(),
             bytes_total: p.bytes_total(),
-            bytes_done: p.bytes_done(),
+            bytes_done: p.bytes_read(),
             done: s.ended.get(),
         })
     }
@@ -330,7 +330,9 @@ impl ScanState {
                 Err(aborted) => break Err(aborted),
                 Ok(Some(Ok(batch))) if batch.num_rows() == 0 => continue,
                 Ok(Some(Ok(batch))) => break Ok(Some(batch)),
-                Ok(Some(Err(e))) => break Err(js_error(&e)),
+                Ok(Some(Err(e))) => {
+                    break Err(self.abort.error_for(&e).unwrap_or_else(|| js_error(&e)))
+                }
                 Ok(None) => break Ok(None),
             }
         };

@@ -132,10 +132,12 @@ async fn load(
             builder.with_timestamp(at)
         }
     };
+    // A read the signal stopped fails as aborted: the abort's error (with the signal's
+    // reason), not the store's.
     let table = abort
         .run(builder.load_table_with_eager_scan_metadata())
         .await?
-        .map_err(|e| load_error(&e))?;
+        .map_err(|e| abort.error_for(&e).unwrap_or_else(|| load_error(&e)))?;
     // Later reads do not stop on the open's signal.
     let table = table.with_store(source.store(None));
     Ok(WasmTable { table, source })

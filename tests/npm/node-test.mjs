@@ -256,6 +256,15 @@ await check('onProgress reaches filesTotal and bytesTotal', async () => {
   for (let i = 1; i < events.length; i++) {
     assert(events[i].filesDone >= events[i - 1].filesDone, 'filesDone never decreases');
   }
+  // A limit ends the scan early: the last event still ends full (a bar completes), while
+  // scan.metrics keeps what was read.
+  const limitedEvents = [];
+  const limited = table.scan({ limit: 1, onProgress: (p) => limitedEvents.push(p) });
+  assertEq(await countRows(limited), 1, 'limit 1');
+  const end = limitedEvents.at(-1);
+  assert(end && end.filesDone === end.filesTotal && end.bytesDone === end.bytesTotal, `last event: ${JSON.stringify(end)}`);
+  const lm = limited.metrics;
+  assert(lm.done && lm.filesDone < lm.filesToRead && lm.bytesDone < lm.bytesTotal, `metrics of a limited scan: ${JSON.stringify(lm)}`);
 });
 
 await check('signUrl signs every request; headers are sent', async () => {
