@@ -280,7 +280,7 @@ impl FromStr for StringType {
             "utf8" | "string" => Ok(StringType::Utf8),
             "largeutf8" | "large" | "largestring" => Ok(StringType::LargeUtf8),
             "utf8view" | "view" | "stringview" => Ok(StringType::Utf8View),
-            _ => Err(unknown("string", text, "utf8, large_utf8, utf8_view")),
+            _ => Err(unknown("string", text, "Utf8, LargeUtf8, Utf8View")),
         }
     }
 }
@@ -295,7 +295,7 @@ impl FromStr for BinaryType {
             "binary" => Ok(BinaryType::Binary),
             "largebinary" | "large" => Ok(BinaryType::LargeBinary),
             "binaryview" | "view" => Ok(BinaryType::BinaryView),
-            _ => Err(unknown("binary", text, "binary, large_binary, binary_view")),
+            _ => Err(unknown("binary", text, "Binary, LargeBinary, BinaryView")),
         }
     }
 }

@@ -171,7 +171,12 @@ impl ScanOptions {
             .map(|v| whole_number(&v, "limit").map(saturating_usize))
             .transpose()?;
         let batch_size = get(options, "batchSize")?
-            .map(|v| whole_number(&v, "batchSize").map(saturating_usize))
+            .map(|v| match whole_number(&v, "batchSize") {
+                Ok(0) | Err(_) => Err(invalid(
+                    "options.batchSize must be a whole number from 1 to 2^53",
+                )),
+                Ok(n) => Ok(saturating_usize(n)),
+            })
             .transpose()?;
         let part = get(options, "part")?.map(|v| scan_part(&v)).transpose()?;
         if part.is_some() && limit.is_some() {
