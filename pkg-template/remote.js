@@ -84,13 +84,14 @@ class Channel {
   }
 }
 
-/** The options without what cannot cross to the worker; refuses functions it cannot relay. */
-function cloneable(options, allowed) {
+/** The options without what cannot cross to the worker; refuses functions it cannot relay
+ * (as an error of `phase`: `load` for `openInWorker`'s options, `plan` for a scan's). */
+function cloneable(options, allowed, phase = 'plan') {
   const out = {};
   for (const [key, value] of Object.entries(options ?? {})) {
     if (allowed.has(key)) continue;
     if (typeof value === 'function') {
-      throw coded('invalid_argument', `options.${key} is a function, which cannot be sent to a worker: open the table in the worker yourself`);
+      throw coded('invalid_argument', `options.${key} is a function, which cannot be sent to a worker: open the table in the worker yourself`, phase);
     }
     out[key] = value;
   }
@@ -207,6 +208,7 @@ class RemoteTable {
   #channel;
   #id;
   #info;
+  #freed = false;
   #opening;
   #helpers;
   /** The table opened in each helper worker, by its channel: a promise of its id there. */
@@ -228,16 +230,22 @@ class RemoteTable {
     whenDropped.register(this, releaseTable(channel, id, this.#helperTables), this);
   }
 
-  get version() { return this.#info.version; }
-  get timestamp() { return this.#info.timestamp; }
-  get location() { return this.#info.location; }
-  get schema() { return this.#info.schema; }
-  get partitionColumns() { return this.#info.partitionColumns; }
-  get protocol() { return this.#info.protocol; }
-  get metadata() { return this.#info.metadata; }
-  get numFiles() { return this.#info.numFiles; }
-  get sizeBytes() { return this.#info.sizeBytes; }
-  get loadInfo() { return this.#info.loadInfo; }
+  get version() { return this.#fact('version'); }
+  get timestamp() { return this.#fact('timestamp'); }
+  get location() { return this.#fact('location'); }
+  get schema() { return this.#fact('schema'); }
+  get partitionColumns() { return this.#fact('partitionColumns'); }
+  get protocol() { return this.#fact('protocol'); }
+  get metadata() { return this.#fact('metadata'); }
+  get numFiles() { return this.#fact('numFiles'); }
+  get sizeBytes() { return this.#fact('sizeBytes'); }
+  get loadInfo() { return this.#fact('loadInfo'); }
+
+  /** One of the table's facts; refused once the table is freed, as `DeltaTable`'s are. */
+  #fact(key) {
+    if (this.#freed) throw coded('invalid_argument', 'the table has been freed: open it again', 'load');
+    return this.#info[key];
+  }
 
   /** The active files (asked of the worker). */
   files() {
@@ -373,6 +381,7 @@ class RemoteTable {
   }
 
   free() {
+    this.#freed = true;
     whenDropped.unregister(this);
     releaseTable(this.#channel, this.#id, this.#helperTables)();
   }
@@ -414,7 +423,7 @@ export async function openInWorker(source, options = {}, { worker, workers } = {
   const { first, helpers } = workerPool(worker, workers);
   const channel = channelFor(first);
   const { signal } = options ?? {};
-  const sent = cloneable(options, new Set(['signal']));
+  const sent = cloneable(options, new Set(['signal']), 'load');
   if (signal?.aborted) throw abortError(signal.reason);
   const id = nextId++;
   const unwatch = watch(signal, () => channel.send({ op: 'cancel', target: id }));
