@@ -32,7 +32,10 @@ pub use options::{
 };
 #[cfg(feature = "distributed")]
 pub(crate) use scan::ScanParts;
-pub use scan::{DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE};
+pub use scan::{
+    DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE, ORDERED_AHEAD_BYTES, ORDERED_BATCHES_AHEAD,
+    ORDERED_TASK_BYTES,
+};
 pub use skipped::{SkippedFile, SkippedFiles};
 #[cfg(feature = "distributed")]
 pub(crate) use table::SnapshotFacts;

@@ -42,6 +42,22 @@ use crate::schema::OutputTypes;
 /// Default rows per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
+/// The largest byte range of a file one task of [`DeltaScan::into_ordered_stream`] reads
+/// natively: about two row groups of the benchmark's files (whole files of 11 MB took 50-70%
+/// longer than an unordered read; ranges of 8 MiB as long; 4 MiB and 2 MiB 30% longer: each
+/// range reads its file's footer again).
+pub const ORDERED_TASK_BYTES: u64 = 8 << 20;
+
+/// The most batches a partition of an ordered read reads ahead (see
+/// [`DeltaScan::into_ordered_stream`]): enough to hold a range of [`ORDERED_TASK_BYTES`]
+/// of the benchmark's table whole while it waits for its turn.
+pub const ORDERED_BATCHES_AHEAD: usize = 16;
+
+/// About how many bytes of batches a partition of an ordered read holds ahead, at most (a
+/// table of wide rows reads fewer batches ahead, never fewer than
+/// `batches_ahead_per_partition`).
+pub const ORDERED_AHEAD_BYTES: u64 = 32 << 20;
+
 /// Configures a scan of one snapshot.
 #[derive(Debug, Clone)]
 pub struct DeltaScanBuilder {
@@ -728,22 +744,47 @@ impl DeltaScan {
     /// export that can be compared byte for byte).
     ///
     /// Natively, on a multi-thread runtime, it still decodes on every core: the files are
-    /// cut into byte ranges of about [`ORDERED_TASK_BYTES`] (each range reads the row
-    /// groups it owns) dealt to the partitions in turn, and each partition reads up to
-    /// [`ORDERED_BATCHES_AHEAD`] batches ahead (or `batches_ahead_per_partition`, when
-    /// larger), so that a range waits whole for its turn while the next is decoded. That
-    /// read-ahead is the memory it costs over `into_stream`.
+    /// cut into byte ranges of at most [`ORDERED_TASK_BYTES`] (each range reads the row
+    /// groups it owns) dealt to the partitions in turn, and each partition reads more
+    /// batches ahead than `batches_ahead_per_partition` (up to [`ORDERED_BATCHES_AHEAD`],
+    /// within about [`ORDERED_AHEAD_BYTES`] of batches as the files' sizes and row counts
+    /// estimate them), so that a range waits whole for its turn while the next is decoded.
+    /// That read-ahead is the memory it costs over `into_stream`.
     pub fn into_ordered_stream(self) -> DeltaBatchStream {
         let ahead = self.execution.batches_ahead_per_partition;
         #[cfg(not(target_arch = "wasm32"))]
         if self.limit.is_none() && super::spawn::partitions_run_in_parallel() && self.target > 1 {
-            let (task_bytes, at_least) = ordered_tuning();
+            let ahead = ahead.max(self.ordered_batches_ahead());
             return self
-                .cap_task_bytes(task_bytes)
+                .cap_task_bytes(ORDERED_TASK_BYTES)
                 .dealt_in_turn()
-                .merged(true, ahead.max(at_least));
+                .merged(true, ahead);
         }
         self.merged(true, ahead)
+    }
+
+    /// The batches a partition of an ordered read reads ahead: as many of the scan's batches
+    /// as about [`ORDERED_AHEAD_BYTES`] hold, at most [`ORDERED_BATCHES_AHEAD`]. A batch's
+    /// size is estimated from the files: their bytes per row, for the columns read, times 3
+    /// (what decoding takes compressed Parquet to, about). Files without row counts: half
+    /// the most.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn ordered_batches_ahead(&self) -> usize {
+        let (bytes, rows) = self.tasks.iter().fold((0u64, Some(0u64)), |(b, r), t| {
+            (
+                b.saturating_add(t.size),
+                r.zip(t.num_records).map(|(r, n)| r.saturating_add(n)),
+            )
+        });
+        let Some(rows) = rows.filter(|&r| r > 0) else {
+            return ORDERED_BATCHES_AHEAD / 2;
+        };
+        let all = self.table.delta_schema().fields.len().max(1) as f64;
+        let read = self.columns.output_schema.fields().len().min(all as usize) as f64;
+        let row_bytes = 3.0 * bytes as f64 / rows as f64 * (read / all);
+        let batch_bytes = (row_bytes * self.batch_size as f64).max(1.0);
+        let fit = (ORDERED_AHEAD_BYTES as f64 / batch_bytes) as usize;
+        fit.min(ORDERED_BATCHES_AHEAD)
     }
 
     /// The most partitions an ordered merge of this scan can read at once (see
@@ -915,21 +956,6 @@ impl DeltaScan {
             })
             .collect()
     }
-}
-
-/// TEMPORARY: measuring the ordered stream's task size and read-ahead.
-#[cfg(not(target_arch = "wasm32"))]
-fn ordered_tuning() -> (u64, usize) {
-    let get = |name: &str, default: u64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    (
-        get("DAR_ORDERED_TASK_BYTES", 4 << 20),
-        get("DAR_ORDERED_AHEAD", 16) as usize,
-    )
 }
 
 /// The decoder of `backend` (options validation refused `DeltaKernel` without the feature).

@@ -64,7 +64,11 @@ fn command_line_conventions() {
 fn export_is_in_the_log_order_every_time() {
     let table = common::table_dir("kernel__v2-checkpoints-json-with-sidecars");
     let table = table.to_string_lossy();
-    let csv = || stdout(&dar_ok(&["export", &table, "--out", "-", "--format", "csv"]));
+    let csv = || {
+        stdout(&dar_ok(&[
+            "export", &table, "--out", "-", "--format", "csv",
+        ]))
+    };
     let first = csv();
     assert!(first.lines().count() > 100, "{first}");
     for _ in 0..3 {

@@ -269,11 +269,9 @@ pub async fn export(table: &DeltaTable, args: &ExportArgs) -> Result<(), DeltaEr
     } else {
         sink
     };
-    let mut stream = if std::env::var_os("DAR_EXPORT_UNORDERED").is_some() {
-        scan.into_stream()
-    } else {
-        scan.into_ordered_stream()
-    };
+    // In the table's order: the same snapshot exports to the same bytes (on every core all
+    // the same; see `into_ordered_stream`).
+    let mut stream = scan.into_ordered_stream();
     let schema = stream.schema();
     let metrics = stream.metrics();
     let mut writer = Writer::new(format, BufWriter::with_capacity(1 << 20, sink), &schema)?;
