@@ -33,8 +33,8 @@ pub use options::{
 #[cfg(feature = "distributed")]
 pub(crate) use scan::ScanParts;
 pub use scan::{
-    DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE, ORDERED_AHEAD_BYTES, ORDERED_BATCHES_AHEAD,
-    ORDERED_TASK_BYTES,
+    DeltaScan, DeltaScanBuilder, DEFAULT_BATCH_SIZE, ORDERED_AHEAD_BYTES, ORDERED_AHEAD_BYTES_ALL,
+    ORDERED_BATCHES_AHEAD, ORDERED_TASK_BYTES,
 };
 pub use skipped::{SkippedFile, SkippedFiles};
 #[cfg(feature = "distributed")]

@@ -55,8 +55,13 @@ pub const ORDERED_BATCHES_AHEAD: usize = 16;
 
 /// About how many bytes of batches a partition of an ordered read holds ahead, at most (a
 /// table of wide rows reads fewer batches ahead, never fewer than
-/// `batches_ahead_per_partition`).
+/// `batches_ahead_per_partition`), and [`ORDERED_AHEAD_BYTES_ALL`] for all partitions
+/// together, whichever is less.
 pub const ORDERED_AHEAD_BYTES: u64 = 32 << 20;
+
+/// About how many bytes of batches all partitions of an ordered read hold ahead together, at
+/// most: a machine of many cores reads fewer batches ahead per partition.
+pub const ORDERED_AHEAD_BYTES_ALL: u64 = 256 << 20;
 
 /// Configures a scan of one snapshot.
 #[derive(Debug, Clone)]
@@ -764,7 +769,8 @@ impl DeltaScan {
     }
 
     /// The batches a partition of an ordered read reads ahead: as many of the scan's batches
-    /// as about [`ORDERED_AHEAD_BYTES`] hold, at most [`ORDERED_BATCHES_AHEAD`]. A batch's
+    /// as about [`ORDERED_AHEAD_BYTES`] hold (less on many partitions, see
+    /// [`ORDERED_AHEAD_BYTES_ALL`]), at most [`ORDERED_BATCHES_AHEAD`]. A batch's
     /// size is estimated from the files: their bytes per row, for the columns read, times 3
     /// (what decoding takes compressed Parquet to, about). Files without row counts: half
     /// the most.
@@ -783,7 +789,9 @@ impl DeltaScan {
         let read = self.columns.output_schema.fields().len().min(all as usize) as f64;
         let row_bytes = 3.0 * bytes as f64 / rows as f64 * (read / all);
         let batch_bytes = (row_bytes * self.batch_size as f64).max(1.0);
-        let fit = (ORDERED_AHEAD_BYTES as f64 / batch_bytes) as usize;
+        let partitions = self.target.max(1) as u64;
+        let budget = ORDERED_AHEAD_BYTES.min(ORDERED_AHEAD_BYTES_ALL / partitions);
+        let fit = (budget as f64 / batch_bytes) as usize;
         fit.min(ORDERED_BATCHES_AHEAD)
     }
 
