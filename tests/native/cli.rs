@@ -74,6 +74,24 @@ fn export_is_in_the_log_order_every_time() {
     for _ in 0..3 {
         assert_eq!(csv(), first, "another order");
     }
+    // A format the file's name contradicts is written as asked, with a note.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let named = dir.path().join("rows.csv");
+    let out = dar_ok(&[
+        "export",
+        &table,
+        "--out",
+        &named.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: writing Json") && err.contains("names Csv"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&named).unwrap_or_default();
+    assert!(text.starts_with('{'), "{text}");
     // A limit reads in the log's order too: its rows are the first of the export.
     let limited = stdout(&dar_ok(&[
         "export", &table, "--out", "-", "--format", "csv", "--limit", "50",

@@ -68,19 +68,30 @@ pub struct ExportArgs {
 /// else Parquet for a name without extension (and for `-`). An extension that names none of
 /// them is refused rather than given Parquet bytes (`out.tsv`, `out.csv.gz`).
 fn format_for(args: &ExportArgs) -> Result<Format, DeltaError> {
-    if let Some(f) = args.format {
-        return Ok(f);
-    }
-    let Some(extension) = args.out.extension() else {
-        return Ok(Format::Parquet);
-    };
-    let extension = extension.to_string_lossy().to_ascii_lowercase();
-    match extension.as_str() {
-        "parquet" | "pq" => Ok(Format::Parquet),
-        "arrow" | "ipc" | "feather" => Ok(Format::Ipc),
-        "csv" => Ok(Format::Csv),
-        "json" | "jsonl" | "ndjson" => Ok(Format::Json),
-        _ => Err(DeltaError::InvalidArgument {
+    let by_extension = args
+        .out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .map(|extension| match extension.as_str() {
+            "parquet" | "pq" => Ok(Format::Parquet),
+            "arrow" | "ipc" | "feather" => Ok(Format::Ipc),
+            "csv" => Ok(Format::Csv),
+            "json" | "jsonl" | "ndjson" => Ok(Format::Json),
+            _ => Err(extension),
+        });
+    match (args.format, by_extension) {
+        (Some(f), Some(Ok(named))) if named != f => {
+            // Written as asked, but a reader going by the name would take it for another.
+            super::terminal::message(&format!(
+                "dar: note: writing {f:?} to {}, whose extension names {named:?}",
+                super::terminal::safe(&args.out.display().to_string(), false)
+            ));
+            Ok(f)
+        }
+        (Some(f), _) => Ok(f),
+        (None, None) => Ok(Format::Parquet),
+        (None, Some(Ok(named))) => Ok(named),
+        (None, Some(Err(extension))) => Err(DeltaError::InvalidArgument {
             reason: format!(
                 "cannot tell the output format from the extension '.{extension}': give \
                  --format parquet, ipc, csv or json"
