@@ -79,15 +79,10 @@ fn resolve<'a>(
     index: &FieldIndex<'a>,
     name: &str,
 ) -> Result<&'a crate::schema::StructField> {
-    index.field(name).ok_or_else(|| {
-        let known: Vec<&str> = schema.field_names().collect();
-        DeltaError::InvalidArgument {
-            reason: format!(
-                "unknown column '{name}'; the table has: {}",
-                known.join(", ")
-            ),
-        }
-    })
+    // Named as a filter names it: close names first, else the first 20 columns, quoted.
+    index
+        .field(name)
+        .ok_or_else(|| crate::predicate::bind::unknown_column(&[], name, schema))
 }
 
 /// Resolves the projection and predicate columns.

@@ -473,7 +473,7 @@ fn resolve(path: &[String], schema: &StructType) -> Result<BoundColumn> {
     })
 }
 
-fn unknown_column(parent: &[String], name: &str, within: &StructType) -> DeltaError {
+pub(crate) fn unknown_column(parent: &[String], name: &str, within: &StructType) -> DeltaError {
     let what = if parent.is_empty() {
         format!("unknown column '{name}'")
     } else {

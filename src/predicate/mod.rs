@@ -19,7 +19,7 @@
 //!   columns a predicate reads.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
-mod bind;
+pub(crate) mod bind;
 mod coerce;
 mod eval;
 mod expr;
