@@ -41,11 +41,14 @@ impl TableLocation {
                 reason: "the location is empty".into(),
             });
         }
+        // `file:/path`, the short form of a file URL (RFC 8089), is one too.
         let has_scheme = trimmed.split_once("://").is_some_and(|(s, _)| {
             !s.is_empty()
                 && s.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        });
+        }) || trimmed
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case("file:/"));
         let mut url = if has_scheme {
             Url::parse(trimmed).map_err(|e| DeltaError::InvalidLocation {
                 location: redact(trimmed),
@@ -152,6 +155,8 @@ mod tests {
             .map(|u| u.path().to_string());
         assert_eq!(joined.as_deref(), Some("/t/_delta_log/x.json"));
         assert!(TableLocation::parse("").is_err());
+        let short = TableLocation::parse("file:/t/x").map(|l| l.url().to_string());
+        assert_eq!(short.ok().as_deref(), Some("file:///t/x/"));
         // Another host's file is not read from this machine's disk.
         assert!(TableLocation::parse("file://otherhost/t").is_err());
         let local = TableLocation::parse("file://localhost/t").map(|l| l.url().path().to_string());
