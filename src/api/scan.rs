@@ -749,7 +749,8 @@ impl DeltaScan {
     /// export that can be compared byte for byte).
     ///
     /// Natively, on a multi-thread runtime, it still decodes on every core: the files are
-    /// cut into byte ranges of at most [`ORDERED_TASK_BYTES`] (each range reads the row
+    /// cut into byte ranges of at most [`ORDERED_TASK_BYTES`] (or `max_task_bytes`, when
+    /// smaller; each range reads the row
     /// groups it owns) dealt to the partitions in turn, and each partition reads more
     /// batches ahead than `batches_ahead_per_partition` (up to [`ORDERED_BATCHES_AHEAD`],
     /// within about [`ORDERED_AHEAD_BYTES`] of batches as the files' sizes and row counts
@@ -760,12 +761,23 @@ impl DeltaScan {
         #[cfg(not(target_arch = "wasm32"))]
         if self.limit.is_none() && super::spawn::partitions_run_in_parallel() && self.target > 1 {
             let ahead = ahead.max(self.ordered_batches_ahead());
+            let max = ORDERED_TASK_BYTES.min(self.execution.max_task_bytes);
             return self
-                .cap_task_bytes(ORDERED_TASK_BYTES)
+                .in_task_order()
+                .cap_task_bytes(max)
                 .dealt_in_turn()
                 .merged(true, ahead);
         }
         self.merged(true, ahead)
+    }
+
+    /// The scan as one group of all its tasks in their order, so that cutting them into
+    /// ranges ([`Self::cap_task_bytes`], which numbers the pieces group by group) keeps the
+    /// log's order in the tasks' numbers.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn in_task_order(mut self) -> Self {
+        self.partitions = vec![(0..self.tasks.len()).collect()];
+        self
     }
 
     /// The batches a partition of an ordered read reads ahead: as many of the scan's batches

@@ -316,7 +316,9 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 /// `into_ordered_stream`, decoding on two threads, gives every readable corpus table's rows
 /// in exactly the order of a read on one partition (the log's order): the same values,
-/// row for row.
+/// row for row; with the default options, with files cut into ranges of at most 4 KiB
+/// (`max_task_bytes`: the corpus's files are smaller than the 8 MiB ranges of the default),
+/// and with a filter that leaves some files out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ordered_stream_is_the_log_order_on_the_corpus() {
     let mut compared = 0;
@@ -328,10 +330,28 @@ async fn the_ordered_stream_is_the_log_order_on_the_corpus() {
         else {
             continue;
         };
-        let read = |ordered: bool| {
+        // A filter on the first column that keeps some of its files: `x is not null`.
+        let filter = table
+            .schema()
+            .fields()
+            .first()
+            .map(|f| format!("`{}` is not null", f.name().replace('`', "``")));
+        let read = |ordered: bool, max_task_bytes: Option<u64>, filter: Option<String>| {
             let table = table.clone();
             async move {
                 let mut scan = table.scan().with_batch_size(1000);
+                if let Some(f) = filter {
+                    scan = scan.with_filter(f);
+                }
+                if let Some(max) = max_task_bytes {
+                    scan = scan.with_execution_options(
+                        delta_arrow_reader::DeltaScanExecutionOptions {
+                            max_task_bytes: max,
+                            target_partitions: Some(2),
+                            ..Default::default()
+                        },
+                    );
+                }
                 if !ordered {
                     scan = scan.with_target_partitions(1);
                 }
@@ -351,21 +371,27 @@ async fn the_ordered_stream_is_the_log_order_on_the_corpus() {
                 })
             }
         };
-        let (Ok(sequential), ordered) = (read(false).await, read(true).await) else {
-            continue;
-        };
-        compared += 1;
-        match ordered {
-            Ok(ordered) if ordered == sequential => {}
-            Ok(ordered) => failures.push(format!(
-                "{name}: {} rows in another order or with other values than the {} of one \
-                 partition",
-                ordered.num_rows(),
-                sequential.num_rows()
-            )),
-            Err(e) => failures.push(format!("{name}: {e}")),
+        for (max, filter) in [
+            (None, None),
+            (Some(4096), None),
+            (Some(4096), filter.clone()),
+        ] {
+            let Ok(sequential) = read(false, None, filter.clone()).await else {
+                continue;
+            };
+            compared += 1;
+            match read(true, max, filter.clone()).await {
+                Ok(ordered) if ordered == sequential => {}
+                Ok(ordered) => failures.push(format!(
+                    "{name} (max_task_bytes {max:?}, filter {filter:?}): {} rows in another \
+                     order or with other values than the {} of one partition",
+                    ordered.num_rows(),
+                    sequential.num_rows()
+                )),
+                Err(e) => failures.push(format!("{name} (max_task_bytes {max:?}): {e}")),
+            }
         }
     }
-    assert!(compared > 100, "only {compared} tables read");
+    assert!(compared > 300, "only {compared} reads compared");
     assert!(failures.is_empty(), "{failures:#?}");
 }
