@@ -67,15 +67,23 @@ export function nodeFolder(target) {
     }
     for (const entry of entries) {
       const path = base + entry.name;
+      // A commit or checkpoint the listing would leave out (a folder, a FIFO, a link to
+      // nothing) would make the log seem to end before it: an older version read as the
+      // latest. Refused, as natively.
+      const logFile = base === '_delta_log/' && LOG_FILE.test(entry.name);
       let info;
       try {
         info = await stat(join(dir, entry.name));
       } catch (error) {
         // A dangling link or a file removed while listing: not an object.
         if (error?.code === 'ENOENT') {
+          if (logFile && entry.isSymbolicLink()) throw notReadable(path, 'a symbolic link to nothing');
           continue;
         }
         throw error;
+      }
+      if (logFile && !info.isFile()) {
+        throw notReadable(path, 'not a regular file (a folder, FIFO, device or socket)');
       }
       if (info.isDirectory()) {
         await walk(join(dir, entry.name), `${path}/`, out);
@@ -117,6 +125,14 @@ export function nodeFolder(target) {
     }
   }
   return { source, check, location: pathToFileURL(root.endsWith(sep) ? root : root + sep).href };
+}
+
+/** The names of the log files a load reads: commits and checkpoints (not `.crc`, `.tmp`). */
+const LOG_FILE = /^\d{20}\.(json|checkpoint(\.[^/]+)?\.(parquet|json))$/;
+
+/** A log file that cannot be read as one. */
+function notReadable(path, what) {
+  return Object.assign(new Error(`${path}: a log file that is ${what}: the log cannot be read past it`), { code: 'io' });
 }
 
 /** The local path of a `file:` URL; one Node cannot read (another host, an encoded `/`) is

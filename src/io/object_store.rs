@@ -167,9 +167,9 @@ impl ObjectStoreRange {
         }
     }
 
-    /// For a local store: an error when the listed folder holds an entry named like a log
-    /// file (a version's digits first) that is not a regular file, such as a FIFO or a folder
-    /// named `00000000000000000001.json`. The listing leaves such entries out, so the log
+    /// For a local store: an error when the listed folder holds an entry named as a commit or
+    /// checkpoint that is not a regular file, such as a FIFO, a folder named
+    /// `00000000000000000001.json` or a symbolic link to nothing. The listing leaves such entries out, so the log
     /// would seem to end before them and an older version pass for the latest.
     fn refuse_unreadable_log_entries(&self, full: &Path, folder: &str, prefix: &str) -> Result<()> {
         let Some(dir) = self
@@ -186,25 +186,34 @@ impl ObjectStoreRange {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if !name.starts_with(|c: char| c.is_ascii_digit()) || !name.starts_with(name_prefix) {
+            if !name.starts_with(name_prefix) {
                 continue;
             }
-            // Symbolic links are followed, as the reads follow them.
-            if std::fs::metadata(entry.path()).is_ok_and(|m| !m.is_file()) {
-                let path = if folder.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{folder}/{name}")
-                };
-                return Err(DeltaError::Io {
-                    message: "named like a log file but not a regular file (a folder, FIFO, \
-                              device or socket): the log cannot be read past it"
-                        .into(),
-                    phase: phase_for(&path),
-                    path,
-                    transient: false,
-                });
+            let path = if folder.is_empty() {
+                name.to_string()
+            } else {
+                format!("{folder}/{name}")
+            };
+            // Only the names the loader reads: commits and checkpoints (not `.crc`, `.tmp`).
+            if crate::log::path::LogPath::parse(&path).is_none() {
+                continue;
             }
+            // Symbolic links are followed, as the reads follow them; one to nothing is
+            // refused too.
+            let problem = match std::fs::metadata(entry.path()) {
+                Ok(meta) if meta.is_file() => continue,
+                Ok(_) => "not a regular file (a folder, FIFO, device or socket)",
+                Err(_) if entry.file_type().is_ok_and(|t| t.is_symlink()) => {
+                    "a symbolic link to nothing"
+                }
+                Err(_) => continue,
+            };
+            return Err(DeltaError::Io {
+                message: format!("a log file that is {problem}: the log cannot be read past it"),
+                phase: phase_for(&path),
+                path,
+                transient: false,
+            });
         }
         Ok(())
     }

@@ -311,8 +311,9 @@ async fn a_fifo_in_a_local_table_is_refused_not_waited_on() {
     }
 }
 
-/// A folder named as a table's last commit is refused: listed, the log would end before it
-/// and the version before it would be read as the latest, without a word.
+/// A folder (or a symbolic link to nothing) named as a table's next commit is refused:
+/// listed, the log would end before it and the version before it would be read as the
+/// latest, without a word. A folder merely named after a version is left alone.
 #[tokio::test]
 async fn a_folder_named_as_a_commit_is_refused_not_skipped() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -325,14 +326,38 @@ async fn a_folder_named_as_a_commit_is_refused_not_skipped() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let next = format!("_delta_log/{:020}.json", before.version() + 1);
+    // A folder merely named after a version (a writer's temporary, a `.crc`) is not a log
+    // file: the table opens as before.
+    for other in [
+        format!("{next}.tmp"),
+        format!("{next}x"),
+        next.replace(".json", ".crc"),
+    ] {
+        std::fs::create_dir(dir.path().join(&other)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let same = DeltaTableBuilder::new(location.clone()).load_table().await;
+    assert_eq!(same.map(|t| t.version()).ok(), Some(before.version()));
+    // A folder named as the next commit, or a symbolic link to nothing: refused.
     std::fs::create_dir(dir.path().join(&next)).unwrap_or_else(|e| panic!("{e}"));
-    let err = DeltaTableBuilder::new(location)
-        .load_table()
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("version {} read as the latest", before.version()));
+    let refused = || async {
+        DeltaTableBuilder::new(location.clone())
+            .load_table()
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("version {} read as the latest", before.version()))
+    };
+    let err = refused().await;
     assert_eq!(err.code(), "io", "{err}");
     assert!(err.to_string().contains(&next), "{err}");
+    std::fs::remove_dir(dir.path().join(&next)).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(dir.path().join("gone.json"), dir.path().join(&next))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = refused().await;
+    assert_eq!(err.code(), "io", "{err}");
+    assert!(
+        err.to_string().contains("symbolic link to nothing"),
+        "{err}"
+    );
 }
 
 /// A footer that counts other rows than the file's `numRecords` (row groups dropped,

@@ -16,7 +16,7 @@ import { DeltaTable, DeltaScan } from 'delta-arrow-reader';
 import { RecordBatchReader, tableFromIPC } from 'apache-arrow';
 import { tableFromIPC as flechetteFromIPC } from '@uwdata/flechette';
 import { execFileSync } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -958,6 +958,27 @@ await check('local folder: a FIFO in a table is refused, never opened (no hang)'
       'FIFO data file',
     );
     assert(err.message.includes('not a regular file'), err.message);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+await check('local folder: a folder or a link to nothing named as the next commit is refused, not skipped', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'dar-nextcommit-'));
+  try {
+    await cp(join(CORPUS, DV), dir, { recursive: true });
+    const before = await DeltaTable.open(dir);
+    const next = join(dir, '_delta_log', `${String(before.version + 1).padStart(20, '0')}.json`);
+    // Merely named after a version: not a log file, the table opens as before.
+    await mkdir(`${next}.tmp`);
+    assertEq((await DeltaTable.open(dir)).version, before.version, 'a folder NEXT.json.tmp is not a commit');
+    await mkdir(next);
+    const err = await rejects(DeltaTable.open(dir), (e) => assertEq(e.code, 'io', 'code'), 'a folder named as the next commit');
+    assert(err.message.includes('not a regular file'), err.message);
+    await rm(next, { recursive: true });
+    await symlink(join(dir, 'gone.json'), next);
+    const link = await rejects(DeltaTable.open(dir), (e) => assertEq(e.code, 'io', 'code'), 'a link to nothing named as the next commit');
+    assert(link.message.includes('symbolic link to nothing'), link.message);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
