@@ -136,14 +136,14 @@ function notReadable(path, what) {
 }
 
 /** The local path of a `file:` URL; one Node cannot read (another host, an encoded `/`) is
- * refused as an invalid argument. */
+ * refused as an invalid location, as natively. */
 function localPath(url) {
   try {
     return fileURLToPath(url);
   } catch (error) {
     throw Object.assign(new TypeError(`${url} is not a local file URL: ${error.message}`), {
       name: 'DeltaError',
-      code: 'invalid_argument',
+      code: 'invalid_location',
       phase: 'load',
     });
   }

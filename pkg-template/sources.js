@@ -13,6 +13,14 @@
 export function byteSourceFor(target, localFolder) {
   if (typeof target === 'string' || target instanceof URL) {
     const text = String(target);
+    if (text.trim() === '') {
+      // As natively: not the current folder.
+      throw Object.assign(new TypeError('invalid table location: the location is empty'), {
+        name: 'DeltaError',
+        code: 'invalid_location',
+        phase: 'load',
+      });
+    }
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
     const isWindowsDrive = /^[a-z]:[\\/]/i.test(text);
     const local = scheme === 'file' || (localFolder !== undefined && (scheme === undefined || isWindowsDrive));

@@ -918,11 +918,19 @@ await check('local folder: a path, a file:// URL and a relative path read what H
   for (const file of notTables) {
     await rejects(DeltaTable.open(file), (e) => assertEq(e.code, 'not_a_table', 'code'), `a file: ${file}`);
   }
-  await rejects(
-    DeltaTable.open('file://otherhost/tmp/t/'),
-    (e) => assertEq(e.code, 'invalid_argument', 'code'),
-    'a file URL of another host',
-  );
+  // As natively: another host's file URL and an empty location are invalid locations (the
+  // empty one is not the current folder).
+  for (const [target, what] of [['file://otherhost/tmp/t/', 'a file URL of another host'], ['', 'an empty location'], ['  ', 'spaces']]) {
+    await rejects(
+      DeltaTable.open(target),
+      (e) => {
+        assertEq(e.code, 'invalid_location', 'code');
+        assertEq(e.name, 'DeltaError', 'name');
+        assertEq(e.phase, 'load', 'phase');
+      },
+      what,
+    );
+  }
   for (const options of [5, 'x', [1]]) {
     await rejects(
       DeltaTable.open(folder, options),

@@ -54,7 +54,7 @@ fn split(text: &str) -> Result<Vec<String>, DeltaError> {
     }
     if names.iter().any(String::is_empty) {
         return Err(invalid(
-            "an empty column name (two commas in a row, or a comma at an end)".into(),
+            "an empty column name (\"\", two commas in a row, or a comma at an end)".into(),
         ));
     }
     Ok(names)

@@ -48,7 +48,7 @@ pub struct ExportArgs {
     /// --format).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
-    /// Comma-separated columns (default: all); a name in double quotes is taken as written, commas and spaces included ("a,b")
+    /// Comma-separated top-level columns (default: all); a name in double quotes is taken as written, commas and spaces included ("a,b")
     #[arg(long)]
     pub columns: Vec<String>,
     /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000" (a

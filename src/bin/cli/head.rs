@@ -16,7 +16,7 @@ pub struct HeadArgs {
     /// Number of rows to show.
     #[arg(short = 'n', long = "rows", default_value_t = DEFAULT_ROWS, allow_negative_numbers = true)]
     pub rows: usize,
-    /// Comma-separated columns to show (default: all); a name in double quotes is taken as written, commas and spaces included ("a,b")
+    /// Comma-separated top-level columns to show (default: all); a name in double quotes is taken as written, commas and spaces included ("a,b")
     #[arg(long)]
     pub columns: Vec<String>,
     /// Only rows matching this filter, e.g. "country = 'NL' and population >= 500000" (a
