@@ -195,7 +195,7 @@ impl ObjectStoreRange {
                 format!("{folder}/{name}")
             };
             // Only the names the loader reads: commits and checkpoints (not `.crc`, `.tmp`).
-            if crate::log::path::LogPath::parse(&path).is_none() {
+            if !commit_or_checkpoint_name(name) {
                 continue;
             }
             // Symbolic links are followed, as the reads follow them; one to nothing is
@@ -392,6 +392,20 @@ fn s3_store(
         .build()
         .map_err(|e| store_config_error(location, e))?;
     Ok((store, retries))
+}
+
+/// Whether `name` is named as a commit (`N.json`) or a checkpoint (`N.checkpoint[.…].parquet`
+/// or `.json`), `N` being 20 digits: the files a log's load reads. (The log layer parses them
+/// fully; this layer only needs to tell them from `.crc` files and writers' temporaries.)
+fn commit_or_checkpoint_name(name: &str) -> bool {
+    let Some((version, rest)) = name.split_once('.') else {
+        return false;
+    };
+    version.len() == 20
+        && version.bytes().all(|b| b.is_ascii_digit())
+        && (rest == "json"
+            || (rest.starts_with("checkpoint.")
+                && (rest.ends_with(".parquet") || rest.ends_with(".json"))))
 }
 
 /// The folder a listing prefix ends in (`_delta_log` of `_delta_log/0000`; `""` at the root).
