@@ -47,6 +47,38 @@ fn command_line_conventions() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains("invalid value '-"), "{args:?}: {err}");
     }
+    // A single-valued option given twice takes its last value (POSIX, GNU); options given
+    // to be repeated still gather every value.
+    let text = stdout(&dar_ok(&["head", "-n", "1", "-n", "2"]));
+    assert!(text.contains("2 rows shown"), "{text}");
+    let text = stdout(&dar_ok(&[
+        "head",
+        "--columns",
+        "id",
+        "--columns",
+        "city",
+        "--json",
+    ]));
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("\"id\"") && first.contains("\"city\""),
+        "{text}"
+    );
+    // Help that cannot be written is a failure, not exit 0.
+    if std::path::Path::new("/dev/full").exists() {
+        for flag in ["--help", "--version"] {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap_or_else(|e| panic!("{e}"));
+            let out = Command::new(env!("CARGO_BIN_EXE_dar"))
+                .arg(flag)
+                .stdout(full)
+                .output()
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(out.status.code(), Some(1), "{flag}");
+        }
+    }
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     copy_dir(
         &common::table_dir("dat__basic_append"),

@@ -132,7 +132,10 @@ fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsSt
 
 /// Entry point: runs the command and turns errors into a one-line message and exit code 1.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse_from(with_default_command(std::env::args_os().collect()));
+    let cli = match parse(with_default_command(std::env::args_os().collect())) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     // A decoder's panic on a corrupt file is reported as the file's error, not printed.
     delta_arrow_reader::limits::quiet_contained_panics();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -158,6 +161,46 @@ pub fn main() -> ExitCode {
                 terminal::safe(&text, false)
             ));
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// The command line parsed. A single-valued option given twice takes its last value, as
+/// POSIX and GNU tools do (`-n 5 -n 10` shows 10 rows); options given to be repeated (`-o`,
+/// `--table`) still gather every value. Help and the version are printed here, and an
+/// output that cannot take them (`--help > /dev/full`) fails the command; any other error
+/// is the parser's usage message, exit code 2.
+fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
+    use clap::{CommandFactory, FromArgMatches};
+    let command = Cli::command()
+        .args_override_self(true)
+        .mut_subcommands(|c| c.args_override_self(true));
+    let parsed = command
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    match parsed {
+        Ok(cli) => Ok(cli),
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let shown = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+            if !shown {
+                let _ = e.print();
+                return Err(ExitCode::from(2));
+            }
+            // Styled on a terminal, as clap prints it; flushed, so a full device shows.
+            let printed = e
+                .print()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+            match printed {
+                Ok(()) => Err(ExitCode::SUCCESS),
+                Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
+                Err(err) => {
+                    terminal::message(&format!(
+                        "dar: error [io]: I/O error on standard output: {err}"
+                    ));
+                    Err(ExitCode::FAILURE)
+                }
+            }
         }
     }
 }
