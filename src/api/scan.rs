@@ -750,8 +750,8 @@ impl DeltaScan {
     ///
     /// Natively, on a multi-thread runtime, it still decodes on every core: the files are
     /// cut into byte ranges of at most [`ORDERED_TASK_BYTES`] (or `max_task_bytes`, when
-    /// smaller; each range reads the row
-    /// groups it owns) dealt to the partitions in turn, and each partition reads more
+    /// smaller; each range reads the row groups it owns) dealt to the partitions in turn,
+    /// and each partition reads more
     /// batches ahead than `batches_ahead_per_partition` (up to [`ORDERED_BATCHES_AHEAD`],
     /// within about [`ORDERED_AHEAD_BYTES`] of batches as the files' sizes and row counts
     /// estimate them), so that a range waits whole for its turn while the next is decoded.

@@ -95,10 +95,10 @@ pub async fn print_head(table: &DeltaTable, args: &HeadArgs) -> Result<(), Delta
         super::info::counted(selection.files_total as u64, "file")
     };
     let text = format!(
-        "{}\n{}\n{rows} row{} shown{cut}; version {}, {files}{}\n",
+        "{}\n{}\n{} shown{cut}; version {}, {files}{}\n",
         table.location(),
         grid,
-        if rows == 1 { "" } else { "s" },
+        super::info::counted(rows as u64, "row"),
         table.version(),
         if total > 0 || bound.is_empty() {
             format!(", {bound}{}", super::info::counted(total, "row")) + " in the table"
