@@ -1709,57 +1709,49 @@ fn a_filter_may_start_with_a_minus() {
     );
 }
 
+/// `dar sql QUERY --json` over `tables` (`NAME=TABLE` each, NAME may carry `@VERSION`): its
+/// output, trimmed; the command must succeed.
+fn sql_json(query: &str, tables: &[(&str, &std::path::Path)]) -> String {
+    let specs: Vec<String> = tables
+        .iter()
+        .map(|(name, path)| format!("{name}={}", path.to_string_lossy()))
+        .collect();
+    let mut args = vec!["sql", query, "--json"];
+    for spec in &specs {
+        args.extend(["--table", spec.as_str()]);
+    }
+    stdout(&dar_ok(&args)).trim().to_string()
+}
+
 /// A decimal literal is the decimal it spells (DataFusion's default read it as a double, and
 /// `decimal_col = 22222.22222` found no row); a column two joined tables share keeps both
 /// values, each under a name of its own (`--json` wrote the key twice).
 #[test]
 fn sql_decimal_literals_are_exact_and_join_columns_keep_their_names() {
     let decimals = common::table_dir("golden__basic-decimal-table");
-    let decimals = format!("t={}", decimals.to_string_lossy());
-    let out = dar_ok(&[
-        "sql",
+    let n = sql_json(
         "SELECT count(*) AS n FROM t WHERE col2 = 22222.22222",
-        "--table",
-        &decimals,
-        "--json",
-    ]);
-    assert_eq!(stdout(&out).trim(), r#"{"n":1}"#);
-    let letters = common::table_dir("dat__basic_append");
-    let (a, b) = (
-        format!("a={}", letters.to_string_lossy()),
-        format!("b={}", letters.to_string_lossy()),
+        &[("t", &decimals)],
     );
-    let out = dar_ok(&[
-        "sql",
+    assert_eq!(n, r#"{"n":1}"#);
+    let letters = common::table_dir("dat__basic_append");
+    let joined = sql_json(
         "SELECT a.letter, b.letter FROM a JOIN b ON a.number + 1 = b.number \
          ORDER BY a.number LIMIT 1",
-        "--table",
-        &a,
-        "--table",
-        &b,
-        "--json",
-    ]);
-    assert_eq!(stdout(&out).trim(), r#"{"a.letter":"a","b.letter":"b"}"#);
+        &[("a", &letters), ("b", &letters)],
+    );
+    assert_eq!(joined, r#"{"a.letter":"a","b.letter":"b"}"#);
 }
 
 /// `--table NAME@N=TABLE` opens version N: one query compares two versions of a table.
 #[test]
 fn sql_tables_open_at_a_version() {
     let path = common::table_dir("dat__basic_append");
-    let (old, new) = (
-        format!("old@0={}", path.to_string_lossy()),
-        format!("new={}", path.to_string_lossy()),
-    );
-    let out = dar_ok(&[
-        "sql",
+    let counts = sql_json(
         "SELECT (SELECT count(*) FROM old) AS o, (SELECT count(*) FROM new) AS n",
-        "--table",
-        &old,
-        "--table",
-        &new,
-        "--json",
-    ]);
-    assert_eq!(stdout(&out).trim(), r#"{"o":3,"n":5}"#);
+        &[("old@0", &path), ("new", &path)],
+    );
+    assert_eq!(counts, r#"{"o":3,"n":5}"#);
     let missing = format!("old@99={}", path.to_string_lossy());
     let out = dar(&["sql", "SELECT 1", "--table", &missing]);
     assert!(!out.status.success());

@@ -266,6 +266,17 @@ async fn versions_past_the_longs_are_not_log_files() {
     assert_eq!(rows, (0..20).collect::<Vec<i64>>());
 }
 
+/// A table of two files written to a new folder (kept while the `TempDir` lives), and its
+/// location.
+fn two_files_on_disk() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    table(2, |_| vec![])
+        .write_to_dir(dir.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let location = dir.path().to_string_lossy().into_owned();
+    (dir, location)
+}
+
 /// Replaces the file at `path` by a FIFO nobody writes to.
 fn make_fifo(path: &std::path::Path) {
     std::fs::remove_file(path).unwrap_or_else(|e| panic!("{e}"));
@@ -279,12 +290,8 @@ fn make_fifo(path: &std::path::Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_in_a_local_table_is_refused_not_waited_on() {
     for fifo in ["_delta_log/00000000000000000000.json", "part-1.parquet"] {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        table(2, |_| vec![])
-            .write_to_dir(dir.path())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (dir, location) = two_files_on_disk();
         make_fifo(&dir.path().join(fifo));
-        let location = dir.path().to_string_lossy().into_owned();
         let read = async {
             let table = DeltaTableBuilder::new(location).load_table().await?;
             table
@@ -316,11 +323,7 @@ async fn a_fifo_in_a_local_table_is_refused_not_waited_on() {
 /// latest, without a word. A folder merely named after a version is left alone.
 #[tokio::test]
 async fn a_folder_named_as_a_commit_is_refused_not_skipped() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    table(2, |_| vec![])
-        .write_to_dir(dir.path())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let location = dir.path().to_string_lossy().into_owned();
+    let (dir, location) = two_files_on_disk();
     let before = DeltaTableBuilder::new(location.clone())
         .load_table()
         .await

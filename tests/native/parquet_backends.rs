@@ -79,8 +79,7 @@ async fn both_backends_read_the_same_rows_from_every_corpus_table() {
         else {
             continue;
         };
-        let first = table.schema().fields().first().map(|f| f.name().clone());
-        let filter = first.map(|c| format!("`{c}` IS NOT NULL"));
+        let filter = common::first_column_not_null(&table);
         for filter in [None, filter.as_deref()] {
             let direct = read(&table, ParquetReaderBackend::Direct, filter).await;
             let kernel = read(&table, ParquetReaderBackend::DeltaKernel, filter).await;

@@ -810,11 +810,11 @@ impl RangeRead for Rendezvous {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn into_stream_decodes_partitions_on_two_threads_at_once() {
-    let rows = [200; 6];
+/// A table of files of `rows` rows whose store waits (see [`Rendezvous`]) until two data
+/// reads are in flight at once, and that store.
+async fn rendezvous_table(rows: &[usize]) -> (Arc<Rendezvous>, DeltaTable) {
     let store = Arc::new(Rendezvous {
-        inner: table_store(&rows),
+        inner: table_store(rows),
         seen: Mutex::new((Vec::new(), None)),
         met: std::sync::Condvar::new(),
     });
@@ -822,6 +822,22 @@ async fn into_stream_decodes_partitions_on_two_threads_at_once() {
         .with_store(Arc::clone(&store) as Arc<dyn RangeRead>)
         .load_table_with_eager_scan_metadata()
         .await);
+    (store, table)
+}
+
+/// A table of files of `rows` rows whose first file answers 300 ms late.
+async fn first_file_slow(rows: &[usize]) -> DeltaTable {
+    let probe = Probe::new(true);
+    if let Ok(mut d) = probe.delays.lock() {
+        d.insert(file_path(0), Duration::from_millis(300));
+    }
+    load(rows, &probe).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn into_stream_decodes_partitions_on_two_threads_at_once() {
+    let rows = [200; 6];
+    let (store, table) = rendezvous_table(&rows).await;
     // Default options apart from the partitions: two, whatever this machine's cores.
     let scan = ok(table.scan().with_target_partitions(2).build().await);
     assert_eq!(scan.partitions(), 2);
@@ -846,15 +862,7 @@ async fn into_stream_decodes_partitions_on_two_threads_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn into_ordered_stream_keeps_the_log_order_on_two_threads_at_once() {
     let rows = [200; 6];
-    let store = Arc::new(Rendezvous {
-        inner: table_store(&rows),
-        seen: Mutex::new((Vec::new(), None)),
-        met: std::sync::Condvar::new(),
-    });
-    let table = ok(DeltaTableBuilder::new("memory://rendezvous/")
-        .with_store(Arc::clone(&store) as Arc<dyn RangeRead>)
-        .load_table_with_eager_scan_metadata()
-        .await);
+    let (store, table) = rendezvous_table(&rows).await;
     let scan = ok(table
         .scan()
         .with_target_partitions(2)
@@ -871,11 +879,7 @@ async fn into_ordered_stream_keeps_the_log_order_on_two_threads_at_once() {
     assert_eq!(metrics.partitions_completed(), 2);
 
     let rows = [50; 8];
-    let probe = Probe::new(true);
-    if let Ok(mut d) = probe.delays.lock() {
-        d.insert(file_path(0), Duration::from_millis(300));
-    }
-    let table = load(&rows, &probe).await;
+    let table = first_file_slow(&rows).await;
     let ordered = |batch_size| {
         let table = table.clone();
         async move {
@@ -910,11 +914,7 @@ async fn into_ordered_stream_keeps_the_log_order_on_two_threads_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partitions_of_the_merged_stream_share_the_files() {
     let rows = [50; 8];
-    let probe = Probe::new(true);
-    if let Ok(mut d) = probe.delays.lock() {
-        d.insert(file_path(0), Duration::from_millis(300));
-    }
-    let table = load(&rows, &probe).await;
+    let table = first_file_slow(&rows).await;
     let scan = ok(table
         .scan()
         .with_execution_options(options(2, None, 2, 1))

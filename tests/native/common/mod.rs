@@ -230,6 +230,14 @@ pub fn corpus_tables() -> Vec<(String, PathBuf)> {
     tables
 }
 
+/// A filter on a table's first column that most rows pass, `` `x` is not null `` (a name
+/// holding a backtick quoted as the filter syntax quotes it); `None` for a table of no
+/// columns.
+pub fn first_column_not_null(t: &delta_arrow_reader::DeltaTable) -> Option<String> {
+    let first = t.schema().fields().first().map(|f| f.name().clone())?;
+    Some(format!("`{}` is not null", first.replace('`', "``")))
+}
+
 /// A table's active files as comparable text: path, size, partition values, deletion vector.
 pub fn file_set(t: &delta_arrow_reader::DeltaTable) -> std::collections::BTreeSet<String> {
     t.eager_files()
