@@ -122,8 +122,8 @@ pub enum DeltaError {
         /// Name of the feature, as in `protocol.readerFeatures`.
         feature: String,
     },
-    /// The table needs a newer reader protocol version.
-    #[error("the table needs reader version {version}; this reader supports versions 1 to 3")]
+    /// The table needs a newer reader protocol version (or names one below 1, which none is).
+    #[error("{}", reader_version_message(*.version))]
     UnsupportedReaderVersion {
         /// `protocol.minReaderVersion`.
         version: i64,
@@ -513,6 +513,16 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// The message of [`DeltaError::UnsupportedReaderVersion`]: versions start at 1, so one
+/// below that is the log's fault, not a newer protocol.
+fn reader_version_message(version: i64) -> String {
+    if version < 1 {
+        format!("the table's protocol names reader version {version}, which is not a version (they start at 1)")
+    } else {
+        format!("the table needs reader version {version}; this reader supports versions 1 to 3")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -558,5 +568,13 @@ mod tests {
             "limit exceeded: page uncompressed size is 2147483648, over the maximum of \
              268435456 in https://h/t/part-0.parquet"
         );
+    }
+
+    #[test]
+    fn a_reader_version_below_1_is_not_called_newer() {
+        let old = DeltaError::UnsupportedReaderVersion { version: 0 }.to_string();
+        assert!(old.contains("not a version"), "{old}");
+        let new = DeltaError::UnsupportedReaderVersion { version: 4 }.to_string();
+        assert!(new.contains("needs reader version 4"), "{new}");
     }
 }

@@ -147,6 +147,7 @@ async fn open(
     let file_schema = int96_as_micros(&metadata, &plain).unwrap_or_else(|| Arc::new(plain));
     let spec = Arc::clone(&ctx.spec);
     let columns = spec.columns.columns.to_vec();
+    crate::read::require_field_ids(&file_schema, &columns, spec.mode, &path)?;
     let (_, projected) = projected_file_schema(&file_schema, &columns, spec.mode);
     let output = FileOutput {
         transform: FileTransform::for_file(

@@ -139,7 +139,7 @@ fn best_checkpoint(entries: &[LogPath], version: u64) -> Vec<LogPath> {
     let mut by_version: BTreeMap<u64, Vec<&LogPath>> = BTreeMap::new();
     for e in entries
         .iter()
-        .filter(|e| e.is_checkpoint() && e.version <= version)
+        .filter(|e| e.is_checkpoint() && e.version <= version && !too_small(e))
     {
         by_version.entry(e.version).or_default().push(e);
     }
@@ -149,6 +149,23 @@ fn best_checkpoint(entries: &[LogPath], version: u64) -> Vec<LogPath> {
         }
     }
     Vec::new()
+}
+
+/// The fewest bytes a Parquet file holds: its magic `PAR1` at both ends and the footer's
+/// length.
+const MIN_PARQUET_BYTES: u64 = 12;
+
+/// Whether a listed checkpoint file is too small to be one (a writer that crashed on a file
+/// system without atomic renames can leave it empty): it does not count, so an older
+/// complete checkpoint is used. A size the listing did not give is not held against it.
+fn too_small(file: &LogPath) -> bool {
+    let least = match file.kind {
+        LogFileKind::V2Checkpoint {
+            format: V2Format::Json,
+        } => 1,
+        _ => MIN_PARQUET_BYTES,
+    };
+    file.size.is_some_and(|size| size < least)
 }
 
 /// A complete checkpoint among files of one version: a v2 checkpoint (parquet before json),
@@ -236,6 +253,33 @@ mod tests {
             s.map(|s| (s.checkpoint_version, s.commits.len())),
             Some((None, 5))
         );
+    }
+
+    #[test]
+    fn an_empty_checkpoint_file_is_passed_over() {
+        let mut paths: Vec<String> = (0..=5).map(commit_path).collect();
+        paths.push(classic_checkpoint_path(3));
+        paths.push(classic_checkpoint_path(4));
+        let sized = |sizes: [Option<u64>; 2]| -> Vec<LogPath> {
+            let mut l = listing(&paths);
+            for e in l.iter_mut().filter(|e| e.is_checkpoint()) {
+                e.size = if e.version == 4 { sizes[1] } else { sizes[0] };
+            }
+            l
+        };
+        let chosen = |l: Vec<LogPath>| {
+            segment_from_listing(&l, None, "t")
+                .ok()
+                .map(|s| (s.checkpoint_version, s.commits.len()))
+        };
+        // The newest checkpoint, 0 bytes (or too few for Parquet): the one before it.
+        assert_eq!(chosen(sized([Some(900), Some(0)])), Some((Some(3), 2)));
+        assert_eq!(chosen(sized([Some(900), Some(11)])), Some((Some(3), 2)));
+        // Both empty: the commits from 0.
+        assert_eq!(chosen(sized([Some(0), Some(0)])), Some((None, 6)));
+        // Sizes not known (a store that cannot list them), or large enough: the newest.
+        assert_eq!(chosen(sized([None, None])), Some((Some(4), 1)));
+        assert_eq!(chosen(sized([Some(900), Some(12)])), Some((Some(4), 1)));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use super::read_ahead::{leaves_of, ReadAhead};
 use super::row_filter::{plan_row_filter, ErrorSlot, FilterPlan};
 use super::row_group_reads::DeletedRows;
 use super::row_groups::prune_row_groups;
-use super::transform::{projected_file_schema, FileTransform};
+use super::transform::{projected_file_schema, require_field_ids, FileTransform};
 use crate::error::{DeltaError, Phase, Result};
 use crate::plan::{FileTask, ReadColumn, ScanColumns};
 use crate::predicate::BoundExpr;
@@ -226,6 +226,7 @@ pub(crate) fn plan_file(
             .collect::<Vec<_>>();
         (columns, Arc::clone(&spec.columns.output_schema), values)
     };
+    require_field_ids(file_schema, &columns, spec.mode, &task.path)?;
     let (roots, projected) = projected_file_schema(file_schema, &columns, spec.mode);
     let transform =
         FileTransform::for_file(schema, &columns, &values, &projected, spec.mode, &task.path)?;

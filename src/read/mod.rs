@@ -38,5 +38,5 @@ pub(crate) use {
     footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE},
     ranges::{deleted_rows_owned, owned_rows},
     row_group_reads::PageCheck,
-    transform::{projected_file_schema, FileTransform},
+    transform::{projected_file_schema, require_field_ids, FileTransform},
 };

@@ -103,6 +103,33 @@ pub(crate) fn find_in_file(
     file.named(name)
 }
 
+/// Refuses a data file without Parquet field ids when the table maps columns by them
+/// (column mapping mode `id`) and a column read from the file has one: the protocol requires
+/// a reader to refuse such a file or return nulls for it, and nulls would pass for data. A
+/// file with some field ids is read (a column it lacks is one added after it was written).
+pub(crate) fn require_field_ids(
+    file: &Schema,
+    columns: &[ReadColumn],
+    mode: ColumnMappingMode,
+    path: &str,
+) -> Result<()> {
+    if mode != ColumnMappingMode::Id
+        || file.fields().iter().any(|f| arrow_field_id(f).is_some())
+        || !columns
+            .iter()
+            .any(|c| !c.partition && field_id(&c.field).is_some())
+    {
+        return Ok(());
+    }
+    Err(DeltaError::InvalidSchema {
+        reason: format!(
+            "data file {path} has no Parquet field ids, and the table finds its columns by \
+             field id (column mapping mode `id`): the protocol requires a reader to refuse \
+             such a file"
+        ),
+    })
+}
+
 /// The top-level file columns the logical columns need, in file order (for the projection
 /// mask), given the file's Arrow schema.
 pub fn needed_file_columns(
@@ -594,6 +621,32 @@ mod tests {
             needed_file_columns(&file, &columns[..1], ColumnMappingMode::Name),
             vec![1]
         );
+    }
+
+    #[test]
+    fn id_mode_refuses_a_file_without_field_ids() {
+        let schema = mapped_schema();
+        let columns = ReadColumn::all_of(&schema, &["part"]);
+        let mut meta = std::collections::HashMap::new();
+        meta.insert(PARQUET_FIELD_ID_KEY.to_string(), "1".to_string());
+        let bare = Schema::new(vec![Field::new("col-1a", DataType::Int64, true)]);
+        let with_ids = Schema::new(vec![
+            Field::new("col-1a", DataType::Int64, true).with_metadata(meta)
+        ]);
+        let refused = require_field_ids(&bare, &columns[..1], ColumnMappingMode::Id, "f.parquet");
+        match refused {
+            Err(DeltaError::InvalidSchema { reason }) => {
+                assert!(
+                    reason.contains("f.parquet") && reason.contains("field ids"),
+                    "{reason}"
+                )
+            }
+            other => panic!("expected invalid_schema, got {other:?}"),
+        }
+        // Field ids present (even for other columns), name mode, or no file column read: read.
+        assert!(require_field_ids(&with_ids, &columns[..1], ColumnMappingMode::Id, "f").is_ok());
+        assert!(require_field_ids(&bare, &columns[..1], ColumnMappingMode::Name, "f").is_ok());
+        assert!(require_field_ids(&bare, &[], ColumnMappingMode::Id, "f").is_ok());
     }
 
     #[test]
