@@ -281,7 +281,7 @@ export function createApi(loadDefault, { localFolder } = {}) {
  * pairs or a plain object; the wasm side takes pairs or a plain object. */
 function normalizeOpenOptions(options, overHttp) {
   if (options == null) {
-    return overHttp ? { fetch: answerWithin(globalFetch, DEFAULT_ANSWER_MS) } : {};
+    return overHttp ? { fetch: pinVersions(answerWithin(globalFetch, DEFAULT_ANSWER_MS)) } : {};
   }
   checkOptionNames(options, OPEN_OPTIONS, 'DeltaTable.open()', 'load');
   const headers = headerPairs(options.headers);
@@ -313,9 +313,9 @@ function normalizeOpenOptions(options, overHttp) {
   atLeastOne(options.maxCommits, 'maxCommits', 'load');
   if (typeof options.fetch === 'function') {
     const userFetch = options.fetch;
-    out.fetch = answerWithin(async (...args) => asResponse(await userFetch(...args)), answerTimeoutMs);
+    out.fetch = pinVersions(answerWithin(async (...args) => asResponse(await userFetch(...args)), answerTimeoutMs));
   } else if (overHttp && options.fetch == null) {
-    out.fetch = answerWithin(globalFetch, answerTimeoutMs);
+    out.fetch = pinVersions(answerWithin(globalFetch, answerTimeoutMs));
   }
   return out;
 }
@@ -369,6 +369,56 @@ function answerWithin(fetchFn, ms) {
       clearTimeout(id);
     }
     return bodyWithin(answer, ms, (error) => timer.abort(error));
+  };
+}
+
+/** The most files whose first answer `pinVersions` keeps (then it starts again). */
+const MAX_PINNED = 16_384;
+
+/** `fetchFn`, each file's answers checked against its first one: a file is read in several
+ * requests (footer, pages, deletion vector), and a file replaced between them would join a
+ * footer of one file to the pages of another (wrong rows). Another size (`Content-Range`'s
+ * total, or `Content-Length` of a whole answer), or another `ETag` unless both answers give
+ * the same `Last-Modified` (servers that derive `ETag`s per node), is answered `412` with
+ * the reason, which the read reports as its `io` error and does not retry; every pin is
+ * then dropped, so the table read again reads afresh. `_last_checkpoint` (rewritten by
+ * every checkpoint) is not pinned; headers a cross-origin server does not expose are not
+ * compared. */
+function pinVersions(fetchFn) {
+  const pins = new Map();
+  return async (request) => {
+    const answer = await fetchFn(request);
+    const status = answer?.status;
+    if ((status !== 200 && status !== 206) || typeof answer?.headers?.get !== 'function') {
+      return answer;
+    }
+    const url = new URL(request.url);
+    if (url.pathname.endsWith('/_last_checkpoint')) {
+      return answer;
+    }
+    const key = url.origin + url.pathname;
+    const header = (name) => answer.headers.get(name);
+    const total = status === 206 ? /\/(\d+)\s*$/.exec(header('content-range') ?? '')?.[1] : header('content-length');
+    const now = { size: total ?? null, etag: header('etag'), modified: header('last-modified') };
+    const before = pins.get(key);
+    if (before === undefined) {
+      if (pins.size >= MAX_PINNED) pins.clear();
+      pins.set(key, now);
+      return answer;
+    }
+    const sizes = before.size !== null && now.size !== null && before.size !== now.size;
+    const sameTime = before.modified !== null && before.modified === now.modified;
+    const tags = before.etag !== null && now.etag !== null && before.etag !== now.etag && !sameTime;
+    if (!sizes && !tags) {
+      return answer;
+    }
+    pins.clear();
+    pins.set(key, now);
+    answer.body?.cancel?.().catch(() => {});
+    const describe = (v) => [v.size !== null && `${v.size} bytes`, v.etag !== null && `ETag ${v.etag}`, v.modified !== null && `last modified ${v.modified}`].filter(Boolean).join(', ');
+    // A reason phrase is printable ASCII.
+    const reason = `the file changed while it was read: it was ${describe(before)} and is now ${describe(now)}; read the table again`.replace(/[^\x20-\x7e]/g, '?');
+    return new Response(null, { status: 412, statusText: reason });
   };
 }
 

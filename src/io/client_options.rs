@@ -58,6 +58,7 @@ impl Default for ClientSettings {
                 query: None,
                 whole_for_range: 0,
                 encode_plus: false,
+                log_bytes: Default::default(),
             },
         }
     }

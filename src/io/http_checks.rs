@@ -28,13 +28,14 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use http::header::{ACCEPT_ENCODING, CONTENT_LENGTH, RANGE};
+use http::header::{ACCEPT_ENCODING, CONTENT_LENGTH, ETAG, RANGE};
 use http::uri::PathAndQuery;
 use http::{HeaderValue, Method, StatusCode, Uri};
 use http_body::{Body, Frame, SizeHint};
@@ -50,6 +51,21 @@ use object_store::ClientOptions;
 /// 100,000 files) are a few hundred MiB.
 pub(crate) const MAX_WHOLE_ANSWER_BYTES: u64 = 1 << 30;
 
+/// The most bytes of log answers one store holds while they are read, over all its requests
+/// at once: a load reads many commits together (up to its log concurrency), and a server
+/// answering each with an endless body would otherwise hold up to
+/// [`MAX_WHOLE_ANSWER_BYTES`] per request.
+pub(crate) const MAX_LOG_BYTES_IN_FLIGHT: u64 = 2 << 30;
+
+/// The longest line a log answer may hold, checked as its body comes: the log layer's own
+/// bound on a line (`limits::MAX_LOG_LINE_BYTES`), which it can check only once the whole
+/// body is read (a body of one endless line was read to 1 GiB).
+pub(crate) const MAX_LOG_LINE_BYTES: u64 = 64 << 20;
+
+/// The largest `_last_checkpoint` read: a few hundred bytes, or a few MiB with a v2
+/// checkpoint's actions and a wide schema in it.
+const MAX_LAST_CHECKPOINT_BYTES: u64 = 64 << 20;
+
 /// Makes reqwest clients whose requests go through [`Checked`].
 #[derive(Clone)]
 pub(crate) struct CheckedConnector {
@@ -62,6 +78,9 @@ pub(crate) struct CheckedConnector {
     /// Write each `+` of a request's path as `%2B` (the plain HTTP store only: the cloud
     /// stores sign their paths, and encode `+` themselves).
     pub encode_plus: bool,
+    /// Bytes of log answers being read, by every client of the store (see
+    /// [`MAX_LOG_BYTES_IN_FLIGHT`]).
+    pub log_bytes: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for CheckedConnector {
@@ -85,6 +104,7 @@ impl HttpConnector for CheckedConnector {
             query: self.query.clone(),
             whole_for_range: self.whole_for_range,
             encode_plus: self.encode_plus,
+            log_bytes: Arc::clone(&self.log_bytes),
         }))
     }
 }
@@ -96,6 +116,7 @@ struct Checked {
     query: Option<Arc<str>>,
     whole_for_range: u64,
     encode_plus: bool,
+    log_bytes: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for Checked {
@@ -140,6 +161,16 @@ enum CheckFailed {
          answers a missing file with an endless page?)"
     )]
     WholeTooLong(u64),
+    #[error(
+        "a line of the log file is longer than {0} bytes, the most a log line may be (a \
+         server that answers with an endless body?)"
+    )]
+    LineTooLong(u64),
+    #[error(
+        "the log files being read at once hold more than {0} bytes (a server that answers \
+         with endless bodies?)"
+    )]
+    LogBytesInFlight(u64),
 }
 
 // The trait is declared with `async_trait`; its method written out by hand.
@@ -171,9 +202,15 @@ impl Checked {
             .entry(ACCEPT_ENCODING)
             .or_insert(HeaderValue::from_static("identity"));
         let ranged = req.headers().contains_key(RANGE);
+        // A log answer, and the most bytes it may have.
         let log_text = {
             let path = req.uri().path();
-            !ranged && (path.ends_with(".json") || path.ends_with("_last_checkpoint"))
+            match () {
+                _ if ranged => None,
+                _ if path.ends_with("_last_checkpoint") => Some(MAX_LAST_CHECKPOINT_BYTES),
+                _ if path.ends_with(".json") => Some(MAX_WHOLE_ANSWER_BYTES),
+                _ => None,
+            }
         };
         let asked = req
             .headers()
@@ -191,27 +228,23 @@ impl Checked {
                 CheckFailed::PartialForWhole,
             ));
         }
-        let body = HttpResponseBody::new(IdleBody::new(body, self.idle));
+        // object_store resumes a `GET`'s body cut short when its answer has an `ETag`.
+        let resumed = get && parts.headers.contains_key(ETAG);
+        let body = HttpResponseBody::new(IdleBody::new(body, self.idle, resumed));
         let whole_len = parts
             .headers
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if get && log_text && parts.status == StatusCode::OK {
-            if whole_len.is_some_and(|len| len > MAX_WHOLE_ANSWER_BYTES) {
+        if get && log_text.is_some() && parts.status == StatusCode::OK {
+            let cap = log_text.unwrap_or(MAX_WHOLE_ANSWER_BYTES);
+            if whole_len.is_some_and(|len| len > cap) {
                 return Err(HttpError::new(
                     HttpErrorKind::Decode,
-                    CheckFailed::WholeTooLong(MAX_WHOLE_ANSWER_BYTES),
+                    CheckFailed::WholeTooLong(cap),
                 ));
             }
-            let text = bytes_at_most(
-                body,
-                MAX_WHOLE_ANSWER_BYTES,
-                whole_len,
-                true,
-                CheckFailed::WholeTooLong,
-            )
-            .await?;
+            let text = log_text_at_most(body, cap, whole_len, &self.log_bytes).await?;
             parts
                 .headers
                 .insert(CONTENT_LENGTH, HeaderValue::from(text.len()));
@@ -241,8 +274,7 @@ impl Checked {
                 }
                 Some(_) => {}
                 None => {
-                    let whole =
-                        bytes_at_most(body, cap, None, false, CheckFailed::LongerThanAsked).await?;
+                    let whole = bytes_at_most(body, cap).await?;
                     if let (StatusCode::OK, Some(asked)) = (parts.status, asked) {
                         if whole.len() as u64 <= self.whole_for_range {
                             return cut_to_range(parts, whole, asked);
@@ -275,34 +307,91 @@ fn with_plus_encoded(uri: &Uri) -> Option<Uri> {
     with_path_and_query(uri, joined)
 }
 
-/// The whole of a body, or `too_long(cap)` once it passes `cap` bytes; `declared` (its
-/// `Content-Length`) sizes the first allocation only, up to 64 MiB. With `stop_at_markup`
-/// (a log file, JSON text), a body whose first byte other than white space is `<` (an HTML
-/// page: a host that answers every path with its index page) is not read past the pieces
-/// that show it, which are returned for the log's parser to refuse as it does any HTML:
-/// read to its end, a large or endless page took gigabytes (several commits are fetched at
-/// once).
-async fn bytes_at_most(
-    body: HttpResponseBody,
-    cap: u64,
-    declared: Option<u64>,
-    stop_at_markup: bool,
-    too_long: fn(u64) -> CheckFailed,
-) -> Result<Bytes, HttpError> {
+/// The whole of a body, or [`CheckFailed::LongerThanAsked`] once it passes `cap` bytes.
+async fn bytes_at_most(body: HttpResponseBody, cap: u64) -> Result<Bytes, HttpError> {
     let mut pieces = body.bytes_stream();
-    let hint = declared.unwrap_or(0).min(64 << 20);
-    let mut whole = bytes::BytesMut::with_capacity(usize::try_from(hint).unwrap_or(0));
+    let mut whole = bytes::BytesMut::new();
     while let Some(piece) = pieces.next().await {
         let piece = piece?;
         if (whole.len() as u64).saturating_add(piece.len() as u64) > cap {
-            return Err(HttpError::new(HttpErrorKind::Decode, too_long(cap)));
+            return Err(HttpError::new(
+                HttpErrorKind::Decode,
+                CheckFailed::LongerThanAsked(cap),
+            ));
         }
         whole.extend_from_slice(&piece);
-        if stop_at_markup && super::starts_as_markup(&whole) {
+    }
+    Ok(whole.freeze())
+}
+
+/// The whole of a log answer's body (JSON lines), or an error as soon as it passes `cap`
+/// bytes, holds a line longer than [`MAX_LOG_LINE_BYTES`], or would take the store's log
+/// answers being read (`held`) past [`MAX_LOG_BYTES_IN_FLIGHT`]; `declared` (its
+/// `Content-Length`) sizes the first allocation only, up to 64 MiB. A body whose first byte
+/// other than white space is `<` (an HTML page: a host that answers every path with its
+/// index page) is not read past the pieces that show it, which are returned for the log's
+/// parser to refuse as it does any HTML: read to its end, a large or endless page took
+/// gigabytes (several commits are fetched at once).
+async fn log_text_at_most(
+    body: HttpResponseBody,
+    cap: u64,
+    declared: Option<u64>,
+    held: &AtomicU64,
+) -> Result<Bytes, HttpError> {
+    let failed = |why| Err(HttpError::new(HttpErrorKind::Decode, why));
+    let mut pieces = body.bytes_stream();
+    let hint = declared.unwrap_or(0).min(64 << 20);
+    let mut whole = bytes::BytesMut::with_capacity(usize::try_from(hint).unwrap_or(0));
+    let mut counted = Held { held, bytes: 0 };
+    // Where the line being read starts.
+    let mut line_start = 0usize;
+    while let Some(piece) = pieces.next().await {
+        let piece = piece?;
+        if (whole.len() as u64).saturating_add(piece.len() as u64) > cap {
+            return failed(CheckFailed::WholeTooLong(cap));
+        }
+        if !counted.add(piece.len() as u64) {
+            return failed(CheckFailed::LogBytesInFlight(MAX_LOG_BYTES_IN_FLIGHT));
+        }
+        if let Some(last) = piece.iter().rposition(|&b| b == b'\n') {
+            line_start = whole.len() + last + 1;
+        }
+        whole.extend_from_slice(&piece);
+        if (whole.len() - line_start) as u64 > MAX_LOG_LINE_BYTES {
+            return failed(CheckFailed::LineTooLong(MAX_LOG_LINE_BYTES));
+        }
+        if super::starts_as_markup(&whole) {
             break;
         }
     }
     Ok(whole.freeze())
+}
+
+/// Bytes one log answer adds to its store's count while it is read; taken off when dropped
+/// (the answer read, failed or abandoned).
+struct Held<'a> {
+    held: &'a AtomicU64,
+    bytes: u64,
+}
+
+impl Held<'_> {
+    /// Counts `n` more bytes; `false` (nothing counted) when that takes the store's count past
+    /// [`MAX_LOG_BYTES_IN_FLIGHT`].
+    fn add(&mut self, n: u64) -> bool {
+        let before = self.held.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > MAX_LOG_BYTES_IN_FLIGHT {
+            self.held.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        self.bytes += n;
+        true
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.held.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 /// A `Range` header's single byte range: `(start, last)` of `bytes=start-last` or
@@ -357,17 +446,54 @@ struct IdleBody {
     timer: Pin<Box<tokio::time::Sleep>>,
     last_frame: tokio::time::Instant,
     failed: bool,
+    /// Whether object_store resumes this body when it is cut (see [`ResumedByStore`]).
+    resumed: bool,
 }
 
 impl IdleBody {
-    fn new(inner: HttpResponseBody, idle: Duration) -> Self {
+    fn new(inner: HttpResponseBody, idle: Duration, resumed: bool) -> Self {
         IdleBody {
             inner,
             idle,
             timer: Box::pin(tokio::time::sleep(idle)),
             last_frame: tokio::time::Instant::now(),
             failed: false,
+            resumed,
         }
+    }
+
+    /// `frame`, its error marked [`ResumedByStore`] when object_store resumes this body.
+    fn marked(
+        &self,
+        frame: Option<Result<Frame<Bytes>, HttpError>>,
+    ) -> Option<Result<Frame<Bytes>, HttpError>> {
+        match frame {
+            Some(Err(e)) if self.resumed => Some(Err(HttpError::new(e.kind(), ResumedByStore(e)))),
+            other => other,
+        }
+    }
+}
+
+/// A body error of an answer that object_store resumes itself (it has an `ETag`): by the
+/// time the read fails with it, the store's own retries of the body are spent, so the read
+/// is not asked for again on top of them (see `ObjectStoreRange::asking_again`: the two
+/// together asked for a body that was always cut about 121 times). Shows as the error it
+/// marks.
+#[derive(Debug)]
+pub(crate) struct ResumedByStore(HttpError);
+
+impl fmt::Display for ResumedByStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match std::error::Error::source(&self.0) {
+            Some(cause) => write!(f, "{cause}"),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+impl std::error::Error for ResumedByStore {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.0).and_then(std::error::Error::source)
     }
 }
 
@@ -384,7 +510,7 @@ impl Body for IdleBody {
         }
         if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
             self.last_frame = tokio::time::Instant::now();
-            return Poll::Ready(frame);
+            return Poll::Ready(self.marked(frame));
         }
         loop {
             if self.timer.as_mut().poll(cx).is_pending() {
@@ -412,6 +538,43 @@ impl Body for IdleBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`log_text_at_most`] of `body`, with `held` bytes of other log answers being read.
+    fn log_text(body: Vec<u8>, held: &AtomicU64) -> Result<Bytes, String> {
+        futures::executor::block_on(log_text_at_most(
+            body.into(),
+            MAX_WHOLE_ANSWER_BYTES,
+            None,
+            held,
+        ))
+        .map_err(|e| format!("{e} {:?}", std::error::Error::source(&e)))
+    }
+
+    #[test]
+    fn log_answers_are_bounded_by_line_and_by_what_the_store_reads_at_once() {
+        let held = AtomicU64::new(0);
+        let line = MAX_LOG_LINE_BYTES as usize;
+        // Lines up to the bound, together past it: read.
+        let mut lines = vec![b'x'; line];
+        lines.push(b'\n');
+        lines.extend(std::iter::repeat_n(b'y', line / 2));
+        let read = log_text(lines, &held).map(|b| b.len());
+        assert_eq!(read, Ok(line + 1 + line / 2));
+        assert_eq!(held.load(Ordering::Relaxed), 0, "nothing left counted");
+        // One line past the bound (a body of one endless line): refused.
+        let err = log_text(vec![b'{'; line + 1], &held)
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("longer than 67108864 bytes"), "{err}");
+        assert_eq!(held.load(Ordering::Relaxed), 0);
+        // Other answers hold nearly all a store may: a small one more is refused, and the
+        // count is left as it was.
+        held.store(MAX_LOG_BYTES_IN_FLIGHT - 10, Ordering::Relaxed);
+        let err = log_text(vec![b'{'; 100], &held).err().unwrap_or_default();
+        assert!(err.contains("being read at once"), "{err}");
+        assert_eq!(held.load(Ordering::Relaxed), MAX_LOG_BYTES_IN_FLIGHT - 10);
+        assert!(log_text(vec![b'{'; 10], &held).is_ok());
+    }
 
     #[test]
     fn range_headers_are_read() {

@@ -41,6 +41,8 @@ mod object_store;
 mod platform;
 #[cfg(test)]
 pub(crate) mod unusual;
+#[cfg(not(target_arch = "wasm32"))]
+mod version_pin;
 
 use std::fmt::Debug;
 use std::ops::Range;
@@ -52,6 +54,8 @@ use crate::error::Result;
 
 #[cfg(target_arch = "wasm32")]
 pub use fetch::{FetchOptions, FetchStore, UrlSigner};
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) use http_checks::MAX_LOG_LINE_BYTES;
 #[cfg(target_arch = "wasm32")]
 pub use js_source::JsSourceStore;
 pub use location::TableLocation;

@@ -25,6 +25,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use percent_encoding::percent_decode_str;
 
 use super::client_options::client_settings;
+use super::version_pin::VersionPins;
 use super::{
     check_range_len, check_range_order, past_end, phase_for, BoxFuture, ListEntry, RangeRead,
     TableLocation,
@@ -47,6 +48,9 @@ pub struct ObjectStoreRange {
     /// the retry settings say (their count and time limit; the first wait doubled each
     /// time, at most their longest).
     cut_body_retries: Option<BodyRetries>,
+    /// For remote stores: each object's first answer, against which later ones are checked
+    /// (see `version_pin`).
+    pins: Option<Arc<VersionPins>>,
 }
 
 /// [`ObjectStoreRange::cut_body_retries`].
@@ -69,6 +73,38 @@ impl BodyRetries {
     }
 }
 
+/// The scheme, host and port of `url`, without a `user:password@` (sent as a header by
+/// [`basic_authorization`] instead: the request's URL never carries it).
+fn origin_without_credentials(url: &url::Url) -> String {
+    let mut origin = url.clone();
+    let _ = origin.set_username("");
+    let _ = origin.set_password(None);
+    origin[..url::Position::BeforePath].to_string()
+}
+
+/// `Authorization: Basic …` for the `user:password@` of an http(s) URL, as curl sends it
+/// (percent-escapes in either part decoded); `None` without one. Marked sensitive, so it is
+/// never logged; reqwest drops it on a redirect to another host.
+fn basic_authorization(url: &url::Url) -> Option<http::HeaderValue> {
+    use base64::Engine;
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |text: &str| percent_decode_str(text).decode_utf8_lossy().into_owned();
+    let pair = format!(
+        "{}:{}",
+        decode(url.username()),
+        decode(url.password().unwrap_or_default())
+    );
+    let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+    let mut value = http::HeaderValue::try_from(format!("Basic {encoded}")).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// The store name under which `pinned_range` hands a replaced object's error on.
+const PIN_CHECK: &str = "version_pin";
+
 /// The largest object read whole when an HTTP server ignores `Range` headers.
 const MAX_WHOLE_FOR_RANGE: u64 = 16 * 1024 * 1024;
 
@@ -83,6 +119,7 @@ impl ObjectStoreRange {
             local: None,
             whole_for_range: None,
             cut_body_retries: None,
+            pins: None,
         }
     }
 
@@ -115,11 +152,36 @@ impl ObjectStoreRange {
         }
     }
 
+    /// Bytes `range` of the object `full`, its answer checked against the object's first one
+    /// where versions are pinned (see `version_pin`): a replaced object is an `io` error.
+    async fn pinned_range(
+        &self,
+        full: &Path,
+        path: &str,
+        range: Range<u64>,
+    ) -> object_store::Result<Bytes> {
+        let Some(pins) = &self.pins else {
+            return self.store.get_range(full, range).await;
+        };
+        let options = object_store::GetOptions::new().with_range(Some(range));
+        let answer = self.store.get_opts(full, options).await?;
+        if let Err(e) = pins.check(path, &answer.meta) {
+            return Err(object_store::Error::Generic {
+                store: PIN_CHECK,
+                source: Box::new(e),
+            });
+        }
+        answer.bytes().await
+    }
+
     /// A range of an object whose server sends only whole objects: the whole object, if it
     /// is small enough, cut to `range`.
     async fn range_of_whole(&self, full: &Path, path: &str, range: &Range<u64>) -> Result<Bytes> {
         let limit = self.whole_for_range.unwrap_or(0);
         let result = self.store.get(full).await.map_err(|e| map_error(path, e))?;
+        if let Some(pins) = &self.pins {
+            pins.check(path, &result.meta)?;
+        }
         let size = result.meta.size;
         if size > limit {
             return Err(DeltaError::Io {
@@ -264,11 +326,16 @@ impl ObjectStoreRange {
                 settings.connector.query = url.query().filter(|q| !q.is_empty()).map(Into::into);
                 settings.connector.whole_for_range = MAX_WHOLE_FOR_RANGE;
                 settings.connector.encode_plus = true;
-                let origin = &url[..url::Position::BeforePath];
-                let client = settings.client.with_allow_http(true);
+                let origin = origin_without_credentials(url);
+                let mut client = settings.client.with_allow_http(true);
+                if let Some(basic) = basic_authorization(url) {
+                    let mut headers = http::HeaderMap::new();
+                    headers.insert(http::header::AUTHORIZATION, basic);
+                    client = client.with_default_headers(headers);
+                }
                 let retries = BodyRetries::from(&settings.retry);
                 let store = object_store::http::HttpBuilder::new()
-                    .with_url(origin)
+                    .with_url(&origin)
                     .with_client_options(client)
                     .with_retry(settings.retry)
                     .with_http_connector(settings.connector)
@@ -277,6 +344,7 @@ impl ObjectStoreRange {
                 let mut range = Self::new(Arc::new(store), root, false);
                 range.whole_for_range = Some(MAX_WHOLE_FOR_RANGE);
                 range.cut_body_retries = Some(retries);
+                range.pins = Some(Arc::default());
                 Ok(range)
             }
             #[cfg(feature = "cloud")]
@@ -284,6 +352,7 @@ impl ObjectStoreRange {
                 let (store, retries) = s3_store(location, options)?;
                 let mut range = Self::new(Arc::new(store), root, true);
                 range.cut_body_retries = Some(retries);
+                range.pins = Some(Arc::default());
                 Ok(range)
             }
             other => Err(DeltaError::InvalidLocation {
@@ -371,7 +440,10 @@ fn s3_store(
             reason: "an s3:// location needs a bucket name".into(),
         });
     }
-    let (settings, rest) = client_settings(options)?;
+    let (settings, mut rest) = client_settings(options)?;
+    for (key, value) in aws_environment(&rest) {
+        rest.insert(key, value);
+    }
     let retries = BodyRetries::from(&settings.retry);
     let mut builder = AmazonS3Builder::new()
         .with_bucket_name(bucket)
@@ -398,6 +470,31 @@ fn s3_store(
     Ok((store, retries))
 }
 
+/// The S3 settings of the standard `AWS_*` environment variables (`AWS_REGION`,
+/// `AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, ...: those object_store knows, by its names) that
+/// `options` do not give: options win, and credentials given as options are never joined to
+/// a session token or secret from the environment.
+#[cfg(feature = "cloud")]
+fn aws_environment(options: &HashMap<String, String>) -> Vec<(String, String)> {
+    use object_store::aws::AmazonS3ConfigKey;
+    let key_of = |name: &str| name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>().ok();
+    let given: Vec<AmazonS3ConfigKey> = options.keys().filter_map(|k| key_of(k)).collect();
+    let credentials = [
+        AmazonS3ConfigKey::AccessKeyId,
+        AmazonS3ConfigKey::SecretAccessKey,
+        AmazonS3ConfigKey::Token,
+    ];
+    let own_credentials = given.iter().any(|k| credentials.contains(k));
+    std::env::vars()
+        .filter(|(name, _)| name.starts_with("AWS_"))
+        .filter_map(|(name, value)| {
+            let key = key_of(&name)?;
+            let skip = given.contains(&key) || (own_credentials && credentials.contains(&key));
+            (!skip).then(|| (name.to_ascii_lowercase(), value))
+        })
+        .collect()
+}
+
 /// Whether `name` is named as a commit (`N.json`) or a checkpoint (`N.checkpoint[.…].parquet`
 /// or `.json`), `N` being 20 digits: the files a log's load reads. (The log layer parses them
 /// fully; this layer only needs to tell them from `.crc` files and writers' temporaries.)
@@ -418,6 +515,16 @@ fn folder_of(prefix: &str) -> &str {
 }
 
 fn map_error(path: &str, e: object_store::Error) -> DeltaError {
+    // A replaced object (see `pinned_range`) carries its own error through object_store's.
+    let e = match e {
+        object_store::Error::Generic { store, source } if store == PIN_CHECK => {
+            match source.downcast::<DeltaError>() {
+                Ok(pinned) => return *pinned,
+                Err(source) => object_store::Error::Generic { store, source },
+            }
+        }
+        other => other,
+    };
     match e {
         object_store::Error::NotFound { .. } => DeltaError::NotFound {
             path: path.to_string(),
@@ -447,13 +554,18 @@ fn cut_in_transit(e: &object_store::Error) -> bool {
         return false;
     };
     source.downcast_ref::<HttpError>().is_some_and(|h| {
-        matches!(
-            h.kind(),
-            HttpErrorKind::Connect
-                | HttpErrorKind::Request
-                | HttpErrorKind::Timeout
-                | HttpErrorKind::Interrupted
-        )
+        let resumed = std::error::Error::source(h).is_some_and(|s| {
+            s.downcast_ref::<super::http_checks::ResumedByStore>()
+                .is_some()
+        });
+        !resumed
+            && matches!(
+                h.kind(),
+                HttpErrorKind::Connect
+                    | HttpErrorKind::Request
+                    | HttpErrorKind::Timeout
+                    | HttpErrorKind::Interrupted
+            )
     })
 }
 
@@ -470,7 +582,7 @@ impl RangeRead for ObjectStoreRange {
             if let Some(file) = local {
                 return super::local_read::read_range(&file, &path, &range);
             }
-            let read = self.asking_again(|| self.store.get_range(&full, range.clone()));
+            let read = self.asking_again(|| self.pinned_range(&full, &path, range.clone()));
             let bytes = match read.await {
                 Ok(bytes) => bytes,
                 Err(object_store::Error::NotSupported { .. }) if self.whole_for_range.is_some() => {

@@ -6,7 +6,9 @@
 //! coming, however slowly, is read to its end; the table URL's query string (a token) goes
 //! on every request. A body longer than what was asked for (a `206` that keeps coming, a
 //! commit declared past 1 GiB) is an error as soon as it shows, never a read that
-//! fills memory. A body cut short by a server without `ETag` is asked for again whole.
+//! fills memory. A body cut short by a server without `ETag` is asked for again whole. A data
+//! file replaced between two reads (another `ETag` and `Last-Modified`) is an error, never
+//! its bytes joined to the first's; `ETag`s that differ by node alone are the same file.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -58,7 +60,21 @@ enum Answer {
     /// Data files: the first answer to each request closes its connection halfway through
     /// the body (no `ETag`, so object_store cannot resume it); later ones are whole.
     CutOnce,
+    /// Data files: the first request for each file is answered as version 1 (`ETag` and
+    /// `Last-Modified`), every later one as version 2 (both changed): the file replaced.
+    Replaced,
+    /// Data files: an `ETag` of another node on every answer, one `Last-Modified` (a load
+    /// balancer over copies of one file).
+    ETagByNode,
+    /// Data files: every answer has an `ETag` (so object_store resumes it) and is cut halfway.
+    CutAlways,
+    /// `401` for a request without `Authorization: Basic` of `reader:s/cret`.
+    NeedsBasic,
 }
+
+/// The data files (port, path) a [`Answer::Replaced`] server has answered once.
+static ANSWERED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
 
 /// The data file requests (port, path, range) a [`Answer::CutOnce`] server has cut.
 static CUT: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
@@ -74,6 +90,10 @@ fn data_requests(url: &str) -> usize {
         .and_then(|(_, rest)| rest.split('/').next())
         .and_then(|p| p.parse::<u16>().ok())
         .unwrap_or_default();
+    data_requests_of(port)
+}
+
+fn data_requests_of(port: u16) -> usize {
     DATA_REQUESTS
         .lock()
         .map(|m| m.get(&port).copied().unwrap_or_default())
@@ -113,6 +133,7 @@ fn respond(
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
     let mut range = None;
     let mut identity = false;
+    let mut authorization = String::new();
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
@@ -120,6 +141,10 @@ fn respond(
         }
         let lower = header.to_ascii_lowercase();
         identity |= lower.trim() == "accept-encoding: identity";
+        if lower.starts_with("authorization:") {
+            let value = header.split_once(':').map(|(_, v)| v.trim());
+            authorization = value.unwrap_or_default().to_string();
+        }
         if let Some(value) = lower.strip_prefix("range: bytes=") {
             let (a, b) = value.trim().split_once('-').unwrap_or(("0", ""));
             range = Some((a.parse::<usize>().unwrap_or(0), b.parse::<usize>().ok()));
@@ -128,6 +153,9 @@ fn respond(
     let (path, query) = path.split_once('?').unwrap_or((path.as_str(), ""));
     if answer == Answer::NeedsToken && query != "token=s%2Fcret" {
         return empty(&mut stream, "403 Forbidden");
+    }
+    if answer == Answer::NeedsBasic && authorization != "Basic cmVhZGVyOnMvY3JldA==" {
+        return empty(&mut stream, "401 Unauthorized");
     }
     if answer == Answer::ForbidAll {
         return empty(&mut stream, "403 Forbidden");
@@ -192,6 +220,25 @@ fn respond(
         head.push_str(&format!("Content-Range: {cr}\r\n"));
     }
     let data = path.ends_with(".parquet");
+    if data && answer == Answer::Replaced {
+        let first = ANSWERED
+            .lock()
+            .is_ok_and(|mut seen| seen.insert(format!("{port} {path}")));
+        head.push_str(if first {
+            "ETag: \"v1\"\r\nLast-Modified: Mon, 07 Dec 2026 10:00:00 GMT\r\n"
+        } else {
+            "ETag: \"v2\"\r\nLast-Modified: Mon, 07 Dec 2026 11:00:00 GMT\r\n"
+        });
+    }
+    if data && answer == Answer::CutAlways {
+        head.push_str("ETag: \"v1\"\r\n");
+    }
+    if data && answer == Answer::ETagByNode {
+        let node = data_requests_of(port) % 3;
+        head.push_str(&format!(
+            "ETag: \"node-{node}\"\r\nLast-Modified: Mon, 07 Dec 2026 10:00:00 GMT\r\n"
+        ));
+    }
     match answer {
         Answer::Chunked => head.push_str("Transfer-Encoding: chunked\r\n\r\n"),
         Answer::EndlessRange if data => head.push_str("Transfer-Encoding: chunked\r\n\r\n"),
@@ -229,6 +276,12 @@ fn respond(
             stream.write_all(&body[..body.len() / 2])?;
             stream.flush()?;
             // Closed at once: the client sees the body end short of its Content-Length.
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            return Ok(());
+        }
+        Answer::CutAlways if data => {
+            stream.write_all(&body[..body.len() / 2])?;
+            stream.flush()?;
             let _ = stream.shutdown(std::net::Shutdown::Both);
             return Ok(());
         }
@@ -489,4 +542,82 @@ async fn a_body_cut_short_is_asked_for_again() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows, local_rows().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_file_replaced_between_reads_is_an_error_not_its_rows() {
+    // One table, two scans: the first pins each data file's first answer; the second finds
+    // every file replaced (another ETag and time) and must not join its bytes to the first.
+    for answer in [Answer::Replaced, Answer::ETagByNode] {
+        let table = DeltaTableBuilder::new(serve(answer))
+            .load_table()
+            .await
+            .unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+        let read = || async {
+            let scan = table.scan().build().await?;
+            scan.into_stream().collect_batches().await
+        };
+        let first = read().await.unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+        assert_eq!(
+            common::sorted_rows(&first),
+            local_rows().await,
+            "{answer:?}"
+        );
+        match (answer, read().await) {
+            (Answer::Replaced, Err(e)) => {
+                assert_eq!(e.code(), "io", "{e}");
+                let text = e.to_string();
+                assert!(text.contains("changed while it was read"), "{text}");
+                assert!(text.contains("\"v1\"") && text.contains("\"v2\""), "{text}");
+                // Pinned anew: the table read again gives its rows.
+                let again = read().await.unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(common::sorted_rows(&again), local_rows().await);
+            }
+            (Answer::ETagByNode, Ok(second)) => {
+                assert_eq!(common::sorted_rows(&second), local_rows().await)
+            }
+            (answer, other) => panic!("{answer:?}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_always_cut_is_retried_once_over_not_once_per_retry() {
+    // object_store resumes a cut body that has an ETag, `max_retries` times; the read is not
+    // asked for again on top of that (the two retry loops together made 11 × 11 requests).
+    let url = serve(Answer::CutAlways);
+    let err = common::rows_over(&url, &[("max_retries", "2")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a table whose data bodies are always cut was read"));
+    assert_eq!(err.code(), "io", "{err}");
+    let requests = data_requests(&url);
+    // One file read at a time here, each ask resumed at most twice: at most 3 requests a file
+    // (the table has 3 data files; 9 was 27 before, and 121 a file with the defaults).
+    assert!(
+        (1..=9).contains(&requests),
+        "{requests} data requests: {err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_and_password_in_the_url_go_as_basic_authorization() {
+    let url = serve(Answer::NeedsBasic);
+    let with_user = url.replacen("http://", "http://reader:s%2Fcret@", 1);
+    let rows = common::rows_over(&with_user, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows, local_rows().await);
+    // Without them: refused, and the error shows no password.
+    let err = common::rows_over(&url, &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("read without the password"));
+    assert!(err.to_string().contains("401"), "{err}");
+    let wrong = url.replacen("http://", "http://reader:wrong@", 1);
+    let err = common::rows_over(&wrong, &[("max_retries", "0")])
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("read with a wrong password"));
+    assert!(!err.to_string().contains("wrong"), "{err}");
 }

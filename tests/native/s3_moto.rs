@@ -1,6 +1,8 @@
 //! `s3://` tables against a loopback S3-compatible server (moto's `moto_server`, installed
 //! by `.ci/setup`), started by the test, with endpoint and credentials given as storage
-//! options. The table read from S3 equals the same table read from disk.
+//! options. The table read from S3 equals the same table read from disk. `dar` takes the
+//! same settings from the standard `AWS_*` variables and from `$DAR_STORAGE_OPTIONS` (secrets
+//! off the command line), options on the command line winning.
 
 use crate::common;
 
@@ -189,4 +191,60 @@ async fn reads_tables_from_s3_with_storage_options() {
         .load_table_with_eager_scan_metadata()
         .await;
     assert_eq!(missing.err().map(|e| e.code()), Some("not_a_table"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dar_takes_s3_settings_from_the_environment() {
+    let moto = start_moto().await;
+    let name = "dat__basic_partitioned";
+    upload(&bucket(moto.port), &common::table_dir(name), "env").await;
+    let url = format!("s3://{BUCKET}/env");
+    let settings = options(moto.port);
+    let info = |env: Vec<(String, String)>, args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dar"));
+        command.args(["info", &url, "--json"]).args(args);
+        for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+            command.env_remove(key);
+        }
+        command.env_remove("DAR_STORAGE_OPTIONS").envs(env);
+        let out = command.output().unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.success(), text, err)
+    };
+    let as_env = |keys: &[&str]| -> Vec<(String, String)> {
+        keys.iter()
+            .map(|k| (k.to_ascii_uppercase(), settings[*k].clone()))
+            .collect()
+    };
+    // Everything from AWS_* (the endpoint as AWS_ENDPOINT_URL, as the AWS tools spell it).
+    let mut env = as_env(&["aws_access_key_id", "aws_secret_access_key", "aws_region"]);
+    env.push(("AWS_ENDPOINT_URL".into(), settings["aws_endpoint"].clone()));
+    env.push(("AWS_ALLOW_HTTP".into(), "true".into()));
+    env.push(("AWS_PAGER".into(), "less".into()));
+    let (ok, text, err) = info(env.clone(), &[]);
+    assert!(ok, "{err}");
+    assert!(text.contains("\"numFiles\""), "{text}");
+    // An option on the command line wins over the environment: a wrong endpoint given.
+    let (ok, _, err) = info(
+        env,
+        &[
+            "-o",
+            "aws_endpoint=http://127.0.0.1:9",
+            "-o",
+            "max_retries=0",
+        ],
+    );
+    assert!(!ok && err.contains("127.0.0.1:9"), "{err}");
+    // Everything from $DAR_STORAGE_OPTIONS.
+    let json = serde_json::to_string(&settings).unwrap_or_else(|e| panic!("{e}"));
+    let (ok, text, err) = info(vec![("DAR_STORAGE_OPTIONS".into(), json)], &[]);
+    assert!(ok, "{err}");
+    assert!(text.contains("\"numFiles\""), "{text}");
+    // A value that is not a JSON object names the variable.
+    let (ok, _, err) = info(
+        vec![("DAR_STORAGE_OPTIONS".into(), "aws_region=x".into())],
+        &[],
+    );
+    assert!(!ok && err.contains("DAR_STORAGE_OPTIONS"), "{err}");
 }

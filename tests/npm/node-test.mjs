@@ -437,6 +437,43 @@ await check('a host that answers 403 for missing files (S3 without ListBucket) i
   );
 });
 
+await check('a data file replaced between two reads is an io error, not its bytes joined to the first; ETags by node alone are one file', async () => {
+  // Each data file's first answer is version 1, every later one version 2 (both ETag and
+  // Last-Modified changed): one table read twice finds every file replaced.
+  const replaced = (byNode) => {
+    const seen = new Set();
+    let n = 0;
+    return (req, res) => {
+      if (!req.url.includes('.parquet')) return false;
+      const first = !seen.has(req.url.split('?')[0]);
+      seen.add(req.url.split('?')[0]);
+      n += 1;
+      res.setHeader('ETag', byNode ? `"node-${n % 3}"` : first ? '"v1"' : '"v2"');
+      res.setHeader('Last-Modified', byNode || first ? 'Mon, 07 Dec 2026 10:00:00 GMT' : 'Mon, 07 Dec 2026 11:00:00 GMT');
+      return false;
+    };
+  };
+  await withFolderServer(join(CORPUS, DV), replaced(false), async (at) => {
+    const table = await DeltaTable.open(at, { retries: 0 });
+    assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'the first read');
+    await rejects(
+      countRows(table.scan()),
+      (e) => {
+        assertEq(e.code, 'io', 'code');
+        assert(/changed while it was read/.test(e.message) && /"v1"/.test(e.message) && /"v2"/.test(e.message), e.message);
+      },
+      'a read of replaced files',
+    );
+    // Pinned anew: the table read again reads the files as they are now.
+    assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'the read after');
+  });
+  await withFolderServer(join(CORPUS, DV), replaced(true), async (at) => {
+    const table = await DeltaTable.open(at);
+    assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'the first read');
+    assertEq(await countRows(table.scan()), EXPECT[DV].rows, 'ETags that differ by node, one time');
+  });
+});
+
 await check('a host that answers every missing file with an endless or huge page: a typed error, memory bounded', async () => {
   // The table's own files as they are; any other path (the probe past the last commit,
   // _last_checkpoint) a 200 HTML page that never ends, or one that declares 700 MB. Read to

@@ -18,6 +18,8 @@ use std::collections::HashMap;
 use delta_arrow_reader::distributed::{StorageOptions, TaskReport, TaskReporter};
 use delta_arrow_reader::DeltaError;
 
+use super::STORAGE_OPTIONS_ENV;
+
 /// `dar cluster …`.
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {
@@ -107,21 +109,9 @@ pub(super) fn print_reports() -> TaskReporter {
     })
 }
 
-/// The environment variable holding storage options as a JSON object of strings.
-pub const STORAGE_OPTIONS_ENV: &str = "DAR_STORAGE_OPTIONS";
-
 /// Storage options from $DAR_STORAGE_OPTIONS, then `-o` arguments (which win).
 pub(super) fn storage_options(args: &[String]) -> Result<StorageOptions, DeltaError> {
-    let mut options: HashMap<String, String> = match std::env::var(STORAGE_OPTIONS_ENV) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| {
-            failed(format!(
-                "${STORAGE_OPTIONS_ENV} is not a JSON object of strings: {e}"
-            ))
-        })?,
-        Err(_) => HashMap::new(),
-    };
-    options.extend(super::parse_options(args)?);
-    Ok(Arc::new(options))
+    Ok(Arc::new(super::parse_options(args)?))
 }
 
 pub(super) fn failed(e: impl std::fmt::Display) -> DeltaError {

@@ -252,7 +252,7 @@ pub fn arrow_error(source: arrow_schema::ArrowError) -> DeltaError {
 
 /// Storage options from `KEY=VALUE` arguments.
 pub fn parse_options(args: &[String]) -> Result<HashMap<String, String>, DeltaError> {
-    let mut options = HashMap::new();
+    let mut options = env_options()?;
     for (i, o) in args.iter().enumerate() {
         let (k, v) = o
             .split_once('=')
@@ -262,6 +262,22 @@ pub fn parse_options(args: &[String]) -> Result<HashMap<String, String>, DeltaEr
         options.insert(k.to_string(), v.to_string());
     }
     Ok(options)
+}
+
+/// The environment variable holding storage options as a JSON object of strings: for every
+/// command, so that secrets stay off the command line (where `ps` shows them to others).
+pub const STORAGE_OPTIONS_ENV: &str = "DAR_STORAGE_OPTIONS";
+
+/// Storage options from $DAR_STORAGE_OPTIONS (none when it is unset or empty).
+fn env_options() -> Result<HashMap<String, String>, DeltaError> {
+    match std::env::var(STORAGE_OPTIONS_ENV) {
+        Ok(text) if !text.trim().is_empty() => {
+            serde_json::from_str(&text).map_err(|e| DeltaError::InvalidArgument {
+                reason: format!("${STORAGE_OPTIONS_ENV} is not a JSON object of strings: {e}"),
+            })
+        }
+        _ => Ok(HashMap::new()),
+    }
 }
 
 /// Why option number `i` (`o`, without `=`) is refused, never showing its text past what

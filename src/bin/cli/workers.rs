@@ -14,9 +14,8 @@ use delta_arrow_reader::DeltaError;
 use std::collections::HashMap;
 use url::Url;
 
-use super::cluster::{
-    collect_reports, failed, print_reports, storage_options, STORAGE_OPTIONS_ENV,
-};
+use super::cluster::{collect_reports, failed, print_reports, storage_options};
+use super::STORAGE_OPTIONS_ENV;
 use delta_arrow_reader::distributed::TaskReport;
 use std::sync::Mutex;
 
