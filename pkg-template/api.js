@@ -157,7 +157,10 @@ export function createApi(loadDefault, { localFolder } = {}) {
       this.#raw = null;
       this.#unwatch?.();
       try {
-        this.#metrics = raw.metrics;
+        // Released means ended (read to the end, failed, cancelled or aborted), also when an
+        // abort released it while a read was still under way.
+        const metrics = raw.metrics;
+        this.#metrics = metrics && typeof metrics === 'object' ? { ...metrics, done: true } : metrics;
       } catch {
         // metrics of a scan that cannot describe itself stay undefined
       }

@@ -2,10 +2,21 @@
 // local folders (Node.js) and picked folders (browsers), in browsers, web workers and
 // Node.js 20+.
 
+// Browser types this file names, declared empty for a project whose lib has no DOM (Node.js
+// with @types/node alone): where the DOM is present, these merge with its own.
+declare global {
+  interface FileSystemDirectoryHandle {}
+  interface FileList {}
+  interface Worker {}
+  namespace WebAssembly {
+    interface Module {}
+  }
+}
+
 /** Loads the WebAssembly module. Optional: `DeltaTable.open` calls it. `input` is the .wasm
  * file's URL, a `Response`, its bytes or a compiled `WebAssembly.Module`. */
 export function init(
-  input?: string | URL | Request | Response | BufferSource | WebAssembly.Module | Promise<unknown>,
+  input?: string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module | Promise<unknown>,
 ): Promise<void>;
 
 /** An error from the reader: `code` is stable (`not_a_table`, `not_found`, `io`,

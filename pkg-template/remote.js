@@ -28,6 +28,9 @@ class Channel {
   #worker;
   #pending = new Map();
   #progress = new Map();
+  /** The error of a worker that failed: every later call rejects with it at once (the
+   * worker will never answer). */
+  #failed = null;
 
   constructor(worker) {
     this.#worker = worker;
@@ -35,8 +38,9 @@ class Channel {
     worker.addEventListener('error', (event) => {
       // A worker whose script (or a module it imports) cannot be loaded fails with no
       // message: say what to look at.
-      const why = event.message ?? "it could not start: its script (worker.js) or what it imports could not be loaded — with a bundler, see 'Bundlers and runtimes' in the package README";
+      const why = event.message ?? "it could not start: its script (worker.js) or what it imports could not be loaded — with a bundler, see 'Where it runs' in the package README";
       const error = coded('io', `the reader's worker failed: ${why}`, 'read');
+      this.#failed = error;
       for (const { reject } of this.#pending.values()) reject(error);
       this.#pending.clear();
     });
@@ -67,6 +71,9 @@ class Channel {
 
   /** Sends `message` with a fresh id; resolves to the worker's reply. */
   call(message, id = nextId++) {
+    if (this.#failed) {
+      return Promise.reject(this.#failed);
+    }
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       this.#worker.postMessage({ ...message, id });
@@ -499,13 +506,24 @@ function defaultWorkers() {
   return Math.max(1, Math.min(4, globalThis.navigator?.hardwareConcurrency ?? 1));
 }
 
-/** The package's `index`th own worker, started now if it was not. */
+/** The package's `index`th own worker, started now if it was not (or if it failed). */
 function packageWorker(index) {
-  while (packageWorkers.length <= index) {
-    const name = packageWorkers.length === 0 ? 'delta-arrow-reader' : `delta-arrow-reader-${packageWorkers.length}`;
-    packageWorkers.push(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name }));
+  for (let i = 0; i <= index; i += 1) {
+    packageWorkers[i] ??= startPackageWorker(i);
   }
   return packageWorkers[index];
+}
+
+/** Starts the package's `i`th worker. One that fails (its script could not be loaded) is
+ * not handed out again: the next open starts a new one, and reports its failure too, where
+ * a failed worker kept would leave every later open waiting for ever. */
+function startPackageWorker(i) {
+  const name = i === 0 ? 'delta-arrow-reader' : `delta-arrow-reader-${i}`;
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
+  worker.addEventListener('error', () => {
+    if (packageWorkers[i] === worker) packageWorkers[i] = undefined;
+  });
+  return worker;
 }
 
 /** A URL relative to the page, made absolute here: in the worker it would be resolved

@@ -37,6 +37,7 @@ const state = {
   latestVersion: null, // of state.url, learned from an open without time travel
   action: null, // { controller, kind, id, started }
   actionSeq: 0,
+  opened: '', // openKey() of what the open table was opened as
 };
 
 // ---------------------------------------------------------------- messages
@@ -260,7 +261,7 @@ async function open({ autoRead = true } = {}) {
     const latestOpen = travel.version === undefined && travel.timestamp === undefined;
     if (latestOpen) state.latestVersion = info.version;
     state.table?.free();
-    Object.assign(state, { table, info, url });
+    Object.assign(state, { table, info, url, opened: openKey(url, travel) });
     showInfo(info, state.latestVersion, sameTable);
     slider.set(state.latestVersion, info.version);
     if (state.latestVersion === null) learnLatest(url);
@@ -313,8 +314,25 @@ function showCount(text) {
   }, PROGRESS_EVERY_MS);
 }
 
+/** What an open of `url` with `travel` ({ version } or { timestamp }) opens, as a key. */
+function openKey(url, travel) {
+  return `${url}\n${JSON.stringify(travel)}`;
+}
+
+/** Whether the table controls (address, version, timestamp) name something other than the
+ * open table: a slider move whose open this read would cut short, or a version typed and not
+ * opened. Read then opens what they name first, so the rows are the version they show. */
+function controlsNameAnotherTable() {
+  try {
+    return openKey(tableUrl(ui.url.value), timeTravel()) !== state.opened;
+  } catch {
+    return true; // the open says what is wrong with them
+  }
+}
+
 async function read() {
   if (!state.table) return;
+  if (controlsNameAnotherTable()) return open();
   const action = beginAction('read');
   let scan;
   let begun = false;

@@ -37,7 +37,7 @@ mkdirSync(DOWNLOADS, { recursive: true });
 // vectors, partitioned by `part`. Row counts per version are those of `dar head` and of the
 // corpus' expected rows (expected/golden__dv-partitioned-with-checkpoint).
 const DV_TABLE = 'golden__dv-partitioned-with-checkpoint';
-const DV = { latest: 15, rows: 35, files: 15, rowsAt: { 0: 50, 5: 45, 10: 40, 12: 38 } };
+const DV = { latest: 15, rows: 35, files: 15, rowsAt: { 0: 50, 5: 45, 10: 40, 12: 38, 13: 37 } };
 // 101 data files, 1,233 rows, v2 checkpoint with sidecars: long enough to cancel when slow.
 const SLOW_TABLE = 'kernel__v2-checkpoints-parquet-with-sidecars';
 // The largest corpus table: 8 files, 1,111,930 rows (the sum of its files' numRecords).
@@ -779,6 +779,14 @@ await test('the version slider: shows the version while moving, opens where it s
   // Opened by the slider: the version box and the address follow.
   assert.equal(await page.inputValue('#version'), '12');
   assert.match(page.url(), /version=12/);
+  // Read while the slider's open is under way: the rows are of the version the controls
+  // show (the read cut the open short, and read the version open before).
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.querySelector('#version')?.value === '13');
+  await page.click('#read');
+  await idle();
+  assert.equal(await text('#info-version'), '13', 'the version read is the one shown');
+  assert.equal(await rowCount(), DV.rowsAt[13]);
   // A page opened at an old version learns the latest for the slider.
   await gotoPage(`?url=${encodeURIComponent(`${BASE}${DV_TABLE}/`)}&version=5`);
   await idle();

@@ -232,6 +232,19 @@ await check('filter, columns, limit, batchSize, metrics', async () => {
   assertEq(m.filesSkippedByFilter, 0, 'part = 0 is not false for every row');
 });
 
+await check('a scan aborted while a read is under way reports done in its metrics, as one stopped between reads does', async () => {
+  const table = await DeltaTable.open(join(CORPUS, DV));
+  for (const stop of ['while reading', 'between reads']) {
+    const controller = new AbortController();
+    const scan = table.scan({ batchSize: 1, signal: controller.signal });
+    if (stop === 'between reads') await scan.next();
+    const pending = scan.next();
+    controller.abort();
+    await rejects(pending, (e) => assertEq(e.name, 'AbortError', 'name'), `a read aborted ${stop}`);
+    assert(scan.done && scan.metrics.done, `${stop}: done ${scan.done}, metrics.done ${scan.metrics.done}`);
+  }
+});
+
 await check('scan.metrics and table.metrics have exactly the fields of ScanMetrics and TableMetrics in index.d.ts', async () => {
   const table = await DeltaTable.open(url(DV));
   matchesInterface(DTS, 'TableMetrics', table.metrics);
@@ -1213,6 +1226,13 @@ await check('toParquet: a scan written as Parquet reads back the same rows, here
       await rm(dir, { recursive: true, force: true });
     }
   }
+});
+
+await check('delta-arrow-reader/parquet.js is the Node build in Node, as delta-arrow-reader/parquet is', async () => {
+  const byName = await import('delta-arrow-reader/parquet.js');
+  const table = await DeltaTable.open(join(CORPUS, 'deltars__simple_table'));
+  const file = await byName.toParquet(table.scan());
+  assert(new TextDecoder().decode(file.subarray(0, 4)) === 'PAR1', 'a Parquet file');
 });
 
 await check('toParquet: the pieces of scan.batches() (whole streams end to end) are joined, not cut at the first', async () => {

@@ -1,6 +1,7 @@
 // Compiled with `tsc --noEmit --strict` by scripts/test-npm against the installed package:
 // the shipped types (index.d.ts) describe the API as the tests use it.
 import { DeltaTable, DeltaScan, init } from 'delta-arrow-reader';
+import wasmModule from 'delta-arrow-reader/delta_arrow_reader_bg.wasm';
 import type {
   ByteSource,
   DeltaReaderError,
@@ -93,4 +94,10 @@ export async function parquetAndWorkers(table: DeltaTable, worker: Worker): Prom
   const inWorker: Uint8Array = await toParquetInWorker(file, { rowGroupRows: 10 }, { worker });
   void inWorker;
   return file.byteLength + again.byteLength + parts + memory.length + wasmMemoryBytes();
+}
+
+/** The `.wasm` imported as a compiled module (Cloudflare Workers, the README's sample). */
+export async function withCompiledModule(): Promise<WebAssembly.Module> {
+  await init(wasmModule);
+  return wasmModule;
 }

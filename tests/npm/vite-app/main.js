@@ -184,9 +184,22 @@ async function inTwoWorkers(name, rows) {
   }
 }
 
+/** A worker whose script cannot be loaded: every open through it rejects with code `io`,
+ * the second as the first (a failed worker kept left later opens pending for ever). */
+async function aFailedWorkerIsReported() {
+  const broken = new Worker('/no-such-worker.js', { type: 'module' });
+  const hung = (promise) => Promise.race([failure(promise), new Promise((resolve) => setTimeout(() => resolve('pending after 5 s'), 5000))]);
+  for (const attempt of ['first', 'second']) {
+    const got = await hung(openInWorker('/no-such-table/', {}, { worker: broken }));
+    if (got !== 'io') throw new Error(`the ${attempt} open in a worker that failed: ${got}`);
+  }
+  broken.terminate();
+}
+
 async function main() {
   const out = document.getElementById('result');
   try {
+    await aFailedWorkerIsReported();
     const names = (new URLSearchParams(location.search).get('tables') ?? '').split(',');
     const files = await (await fetch('../files.json')).json();
     const counts = {};
