@@ -538,10 +538,25 @@ fn map_error(path: &str, e: object_store::Error) -> DeltaError {
         }
         other => DeltaError::Io {
             path: path.to_string(),
-            message: store_message(&crate::error::store_message::with_causes(&other)),
+            message: with_timeout_named(store_message(&crate::error::store_message::with_causes(
+                &other,
+            ))),
             phase: phase_for(path),
             transient: cut_in_transit(&other),
         },
+    }
+}
+
+/// `message`, with the storage option that set it named when a whole request timed out
+/// (reqwest says only "operation timed out"; the idle timeout names itself).
+fn with_timeout_named(message: String) -> String {
+    if message.contains("operation timed out") && !message.contains("idle_timeout") {
+        format!(
+            "{message} (storage options: timeout bounds a whole request, connect_timeout a \
+             connection)"
+        )
+    } else {
+        message
     }
 }
 

@@ -11,6 +11,7 @@ mod file;
 mod file_fields;
 mod file_plan;
 mod footer;
+mod kept_tail;
 pub mod metrics;
 // Native only: the statistics of each page (arrow-rs's data-page converters, generic over
 // every type) cost the browser module 9 KB of its 1.2 MB budget.

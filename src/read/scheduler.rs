@@ -361,6 +361,13 @@ impl PartitionStream {
                 task.path.clone(),
                 task.size,
             ));
+        } else if !ctx.store.reads_local_files() {
+            // The footer's read holds the last pages too (see `kept_tail`).
+            ctx.store = Arc::new(super::kept_tail::KeptTailStore::new(
+                Arc::clone(&ctx.store),
+                task.path.clone(),
+                task.size,
+            ));
         }
         self.limits
             .decoder
