@@ -19,12 +19,46 @@ export function init(
   input?: string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module | Promise<unknown>,
 ): Promise<void>;
 
-/** An error from the reader: `code` is stable (`not_a_table`, `not_found`, `io`,
- * `invalid_argument`, `version_not_found`, `timestamp_not_found`, `unsupported_feature`,
- * `parquet`, `aborted`, ...). Aborts reject with `name === 'AbortError'`, `code === 'aborted'`,
- * and the signal's reason as `cause`. */
+/** The stable codes of {@link DeltaReaderError}: a table or file that is not there
+ * (`not_a_table`, `not_found`, `version_not_found`, `timestamp_not_found`), the network or a
+ * byte source (`io`), bad arguments (`invalid_argument`, `invalid_location`,
+ * `invalid_storage_options`), a log or file that breaks the protocol (`invalid_log`,
+ * `non_contiguous_log`, `missing_protocol`, `missing_metadata`, `invalid_schema`,
+ * `parquet`, `path_outside_table`), what this reader does not read (`unsupported_feature`,
+ * `unsupported_reader_version`, `unsupported`), a bound on hostile input
+ * (`limit_exceeded`), a stop (`aborted`), and this reader's own faults (`internal`,
+ * `arrow`, `backend`). Other strings may be added. */
+export type DeltaErrorCode =
+  | 'not_a_table'
+  | 'not_found'
+  | 'version_not_found'
+  | 'timestamp_not_found'
+  | 'io'
+  | 'invalid_argument'
+  | 'invalid_location'
+  | 'invalid_storage_options'
+  | 'invalid_log'
+  | 'non_contiguous_log'
+  | 'missing_protocol'
+  | 'missing_metadata'
+  | 'invalid_schema'
+  | 'parquet'
+  | 'path_outside_table'
+  | 'unsupported_feature'
+  | 'unsupported_reader_version'
+  | 'unsupported'
+  | 'limit_exceeded'
+  | 'aborted'
+  | 'internal'
+  | 'arrow'
+  | 'backend'
+  | (string & {});
+
+/** An error from the reader: an `Error` named `DeltaError` (`AbortError` for aborts) with a
+ * stable `code` ({@link DeltaErrorCode}). Aborts reject with `name === 'AbortError'`,
+ * `code === 'aborted'`, and the signal's reason as `cause`. */
 export interface DeltaReaderError extends Error {
-  code: string;
+  code: DeltaErrorCode;
   /** `load` (`open` and its options), `plan` (`scan` and its options), `read`, or `write`
    * (`toParquet`); not set for aborts. */
   phase?: 'load' | 'plan' | 'read' | 'write';

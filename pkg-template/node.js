@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { createApi } from './api.js';
 import { nodeFolder } from './node-source.js';
+import { coded } from './scan-views.js';
 
 const api = createApi(() => readFile(new URL('./delta_arrow_reader_bg.wasm', import.meta.url)), {
   localFolder: nodeFolder,
@@ -17,15 +18,11 @@ export const wasmMemoryBytes = api.wasmMemoryBytes;
 
 /** Web Workers are a browser API: in Node.js use toParquet from delta-arrow-reader/parquet. */
 export async function toParquetInWorker() {
-  throw Object.assign(new Error('toParquetInWorker runs in browsers (Web Workers); in Node.js use toParquet from delta-arrow-reader/parquet'), {
-    code: 'unsupported_feature',
-  });
+  throw coded('unsupported_feature', 'toParquetInWorker runs in browsers (Web Workers); in Node.js use toParquet from delta-arrow-reader/parquet', 'write');
 }
 
 /** Web Workers are a browser API: in Node.js open tables with DeltaTable.open (in a
  * worker_threads Worker of your own if the event loop must stay free). */
 export async function openInWorker() {
-  throw Object.assign(new Error('openInWorker runs in browsers (Web Workers); in Node.js use DeltaTable.open'), {
-    code: 'unsupported_feature',
-  });
+  throw coded('unsupported_feature', 'openInWorker runs in browsers (Web Workers); in Node.js use DeltaTable.open', 'load');
 }

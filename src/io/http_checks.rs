@@ -21,6 +21,9 @@
 //!   is cut to the range here when the object is at most `whole_for_range` bytes, and
 //!   handed on as the `206` asked for: object_store refuses the `200`, and the store then
 //!   fetched the whole object a second time to cut it.
+//! - **A compressed answer** (`Content-Encoding` other than `identity`, though every request
+//!   asks for the bytes as stored) is refused with the encoding named: it read as a short
+//!   body, or as a commit that is not JSON.
 //! - **The table URL's query string** (`https://host/t/?token=…`, a shared signature or
 //!   access token) goes on every request, as the browser package sends it: object_store's
 //!   HTTP store keeps only the path. Errors never show it (see `error::redact`).
@@ -35,7 +38,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use http::header::{ACCEPT_ENCODING, CONTENT_LENGTH, ETAG, RANGE};
+use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, ETAG, RANGE};
 use http::uri::PathAndQuery;
 use http::{HeaderValue, Method, StatusCode, Uri};
 use http_body::{Body, Frame, SizeHint};
@@ -162,6 +165,12 @@ enum CheckFailed {
     )]
     WholeTooLong(u64),
     #[error(
+        "the server sent the bytes compressed (Content-Encoding: {0}) though they were asked \
+         for as stored (Accept-Encoding: identity): neither a byte range nor a size from the \
+         log fits a compressed body; serve the files without compression"
+    )]
+    Encoded(String),
+    #[error(
         "a line of the log file is longer than {0} bytes, the most a log line may be (a \
          server that answers with an endless body?)"
     )]
@@ -222,6 +231,18 @@ impl Checked {
             .await
             .map_err(|_| idle_error(self.idle))??;
         let (mut parts, body) = answer.into_parts();
+        let encoding = parts
+            .headers
+            .get(CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
+        if let Some(encoding) = encoding.filter(|_| get && parts.status.is_success()) {
+            return Err(HttpError::new(
+                HttpErrorKind::Decode,
+                CheckFailed::Encoded(encoding.to_string()),
+            ));
+        }
         if !ranged && parts.status == StatusCode::PARTIAL_CONTENT {
             return Err(HttpError::new(
                 HttpErrorKind::Decode,

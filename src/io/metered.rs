@@ -139,6 +139,10 @@ impl RangeRead for MeteredStore {
         self.inner.read_ahead_gap()
     }
 
+    fn missing_log_answers(&self) -> (u64, u64) {
+        self.inner.missing_log_answers()
+    }
+
     fn size(&self, path: &str) -> BoxFuture<'_, Result<Option<u64>>> {
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         let fut = self.inner.size(path);

@@ -145,6 +145,14 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
         NEAR_GAP
     }
 
+    /// The log files this store found missing so far: answered `404` (or not there), and
+    /// answered `403 Forbidden` and taken as missing (see [`forbidden_is_missing`]). A front
+    /// end can warn when a host answers both ways: then a `403` may hide a file that exists
+    /// (a newer version read as absent). Stores that cannot tell answer `(0, 0)`.
+    fn missing_log_answers(&self) -> (u64, u64) {
+        (0, 0)
+    }
+
     /// Every object whose path starts with `prefix` (a string prefix, not a folder) and,
     /// when `start_after` is given, sorts after it, in any order. `Ok(None)` means this store
     /// cannot list (a static HTTPS host), and callers must discover objects another way.
@@ -159,8 +167,8 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
 }
 
 /// Inside an `impl RangeRead` block of a store that wraps another (in field `$inner`, a
-/// [`Store`]): `size`, `can_list`, `reads_local_files`, `read_ahead_gap` and `list`
-/// answered as the wrapped store answers them. A wrapper that changes only how bytes are
+/// [`Store`]): `size`, `can_list`, `reads_local_files`, `read_ahead_gap`,
+/// `missing_log_answers` and `list` answered as the wrapped store answers them. A wrapper that changes only how bytes are
 /// read cannot then forget one (the defaults would be wrong for it, not an error).
 macro_rules! forward_to_inner {
     ($inner:ident) => {
@@ -181,6 +189,10 @@ macro_rules! forward_to_inner {
 
         fn read_ahead_gap(&self) -> u64 {
             self.$inner.read_ahead_gap()
+        }
+
+        fn missing_log_answers(&self) -> (u64, u64) {
+            self.$inner.missing_log_answers()
         }
 
         fn list(
@@ -212,6 +224,9 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
     }
     fn read_ahead_gap(&self) -> u64 {
         (**self).read_ahead_gap()
+    }
+    fn missing_log_answers(&self) -> (u64, u64) {
+        (**self).missing_log_answers()
     }
     fn list(
         &self,

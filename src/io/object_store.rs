@@ -51,6 +51,8 @@ pub struct ObjectStoreRange {
     /// For remote stores: each object's first answer, against which later ones are checked
     /// (see `version_pin`).
     pins: Option<Arc<VersionPins>>,
+    /// Log files found missing: `404`, and `403` taken as missing (`missing_log_answers`).
+    missing: Arc<[std::sync::atomic::AtomicU64; 2]>,
 }
 
 /// [`ObjectStoreRange::cut_body_retries`].
@@ -120,6 +122,7 @@ impl ObjectStoreRange {
             whole_for_range: None,
             cut_body_retries: None,
             pins: None,
+            missing: Arc::default(),
         }
     }
 
@@ -149,6 +152,20 @@ impl ObjectStoreRange {
             let wait = retries.first_wait.saturating_mul(factor);
             tokio::time::sleep(wait.min(retries.longest_wait)).await;
             attempt += 1;
+        }
+    }
+
+    /// Counts a log file that `e` says is missing (see `missing_log_answers`).
+    fn count_missing(&self, path: &str, e: &object_store::Error) {
+        use std::sync::atomic::Ordering;
+        let kind = match e {
+            _ if !path.starts_with("_delta_log/") => return,
+            object_store::Error::NotFound { .. } => 0,
+            object_store::Error::PermissionDenied { .. } if super::forbidden_is_missing(path) => 1,
+            _ => return,
+        };
+        if let Some(count) = self.missing.get(kind) {
+            count.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -619,7 +636,10 @@ impl RangeRead for ObjectStoreRange {
             }
             self.asking_again(|| async { self.store.get(&full).await?.bytes().await })
                 .await
-                .map_err(|e| map_error(&path, e))
+                .map_err(|e| {
+                    self.count_missing(&path, &e);
+                    map_error(&path, e)
+                })
         })
     }
 
@@ -642,6 +662,12 @@ impl RangeRead for ObjectStoreRange {
 
     fn reads_local_files(&self) -> bool {
         self.local.is_some()
+    }
+
+    fn missing_log_answers(&self) -> (u64, u64) {
+        let [not_found, forbidden] = &*self.missing;
+        use std::sync::atomic::Ordering::Relaxed;
+        (not_found.load(Relaxed), forbidden.load(Relaxed))
     }
 
     fn read_ahead_gap(&self) -> u64 {

@@ -38,6 +38,10 @@ impl RangeRead for UnusualStore {
         7
     }
 
+    fn missing_log_answers(&self) -> (u64, u64) {
+        (1, 2)
+    }
+
     fn list(
         &self,
         _prefix: &str,
@@ -58,5 +62,10 @@ pub(crate) fn assert_forwards_capabilities(wrapper: &Store) {
         wrapper.read_ahead_gap(),
         7,
         "read_ahead_gap is not forwarded"
+    );
+    assert_eq!(
+        wrapper.missing_log_answers(),
+        (1, 2),
+        "missing_log_answers is not forwarded"
     );
 }

@@ -1,14 +1,18 @@
-//! [`KeptTailStore`]: a store for one remote file read in ranges that keeps the file's tail,
-//! read first for its footer (`footer::read_metadata` asks for the last `FOOTER_HINT`
-//! bytes), and serves the file's later ranges from it where they fall inside it; a range
-//! that begins before the tail and runs into it fetches only the bytes before it. Without
-//! it the last row group's pages, which that tail holds, were fetched a second time: 14% of
-//! the bytes of a full scan in Node of files of 1.8 MB (a 256 KiB tail on wasm32).
-
-use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
+//! [`KeptBytesStore`]: a store for one data file whose bytes, once fetched, serve the file's
+//! later ranges (other paths, such as deletion vectors, pass through).
+//!
+//! - **Whole** (a file under `parquet_full_file_read_threshold_bytes`): the first read
+//!   fetches the whole object once, as the range of the size the log gives (`0..size`, so a
+//!   store that answers more fails at once), and every range is served from memory.
+//! - **Tail** (larger remote files): the first range read that ends at the file's end (the
+//!   footer read, `footer::read_metadata`, of the last `FOOTER_HINT` bytes) is kept; a later
+//!   range inside it is served from it, and one that runs into it fetches only the bytes
+//!   before it. Without it the last row group's pages, which that tail holds, were fetched a
+//!   second time: 14% of the bytes of a full scan in Node of files of 1.8 MB (a 256 KiB tail
+//!   on wasm32).
 
 use bytes::Bytes;
+use std::ops::Range;
 
 use crate::error::Result;
 use crate::io::{BoxFuture, RangeRead};
@@ -17,33 +21,40 @@ type Store = std::sync::Arc<dyn RangeRead>;
 
 /// See the module documentation.
 #[derive(Debug)]
-pub(crate) struct KeptTailStore {
+pub(crate) struct KeptBytesStore {
     inner: Store,
     path: String,
     size: u64,
-    /// The first range read that ends at the file's end: where it starts, and its bytes.
-    tail: Mutex<Option<(u64, Bytes)>>,
+    /// Whether the first read fetches the whole file (else the tail is kept).
+    whole: bool,
+    /// The bytes kept: where they start, and them (the whole file from 0, or its tail).
+    held: futures::lock::Mutex<Option<(u64, Bytes)>>,
 }
 
-impl KeptTailStore {
-    pub(crate) fn new(inner: Store, path: String, size: u64) -> Self {
-        KeptTailStore {
+impl KeptBytesStore {
+    /// A store for the file at `path` of `size` bytes, read `whole` or keeping its tail.
+    pub(crate) fn new(inner: Store, path: String, size: u64, whole: bool) -> Self {
+        KeptBytesStore {
             inner,
             path,
             size,
-            tail: Mutex::new(None),
+            whole,
+            held: futures::lock::Mutex::new(None),
         }
     }
 
-    fn held(&self) -> Option<(u64, Bytes)> {
-        self.tail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// The bytes kept; for a whole file, fetched by the first caller while the others wait.
+    async fn held(&self) -> Result<Option<(u64, Bytes)>> {
+        let mut held = self.held.lock().await;
+        if self.whole && held.is_none() {
+            let bytes = self.inner.get_range(&self.path, 0..self.size).await?;
+            *held = Some((0, bytes));
+        }
+        Ok(held.clone())
     }
 
     async fn read(&self, range: Range<u64>) -> Result<Bytes> {
-        match self.held() {
+        match self.held().await? {
             // Inside the tail: from memory.
             Some((start, tail)) if range.start >= start && range.end <= self.size => {
                 let from = usize::try_from(range.start - start).unwrap_or(usize::MAX);
@@ -69,8 +80,10 @@ impl KeptTailStore {
             held => {
                 let bytes = self.inner.get_range(&self.path, range.clone()).await?;
                 if held.is_none() && range.end == self.size {
-                    *self.tail.lock().unwrap_or_else(PoisonError::into_inner) =
-                        Some((range.start, bytes.clone()));
+                    self.held
+                        .lock()
+                        .await
+                        .get_or_insert_with(|| (range.start, bytes.clone()));
                 }
                 Ok(bytes)
             }
@@ -78,7 +91,7 @@ impl KeptTailStore {
     }
 }
 
-impl RangeRead for KeptTailStore {
+impl RangeRead for KeptBytesStore {
     fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
         if path != self.path {
             return self.inner.get_range(path, range);
@@ -87,7 +100,10 @@ impl RangeRead for KeptTailStore {
     }
 
     fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
-        self.inner.get(path)
+        if path != self.path || !self.whole {
+            return self.inner.get(path);
+        }
+        Box::pin(self.read(0..self.size))
     }
 
     crate::io::forward_to_inner!(inner);
@@ -111,7 +127,7 @@ mod tests {
         mem.put("f.parquet", file.clone());
         mem.put("dv.bin", vec![7; 10]);
         let metered = Arc::new(MeteredStore::new(Arc::new(mem)));
-        let store = KeptTailStore::new(metered.clone(), "f.parquet".into(), 1000);
+        let store = KeptBytesStore::new(metered.clone(), "f.parquet".into(), 1000, false);
         let read = |r: Range<u64>| {
             block_on(store.get_range("f.parquet", r))
                 .map(|b| b.to_vec())
@@ -140,9 +156,34 @@ mod tests {
     }
 
     #[test]
-    fn the_kept_tail_store_forwards_what_the_store_can_do() {
-        let inner: Store = Arc::new(crate::io::unusual::UnusualStore(MemoryStore::new()));
-        let wrapper: Store = Arc::new(KeptTailStore::new(inner, "f".into(), 1));
-        crate::io::unusual::assert_forwards_capabilities(&wrapper);
+    fn a_whole_file_is_fetched_once_and_serves_every_range() {
+        let mem = MemoryStore::new();
+        let file: Vec<u8> = (0..100u8).collect();
+        mem.put("f.parquet", file.clone());
+        let metered = Arc::new(MeteredStore::new(Arc::new(mem)));
+        let store = KeptBytesStore::new(metered.clone(), "f.parquet".into(), 100, true);
+        for range in [90..100, 0..10, 40..60, 0..100] {
+            let got = block_on(store.get_range("f.parquet", range.clone())).map(|b| b.to_vec());
+            assert_eq!(
+                got.ok(),
+                file.get(range.start as usize..range.end as usize)
+                    .map(<[u8]>::to_vec)
+            );
+        }
+        let io = metered.counters().snapshot();
+        assert_eq!((io.requests, io.bytes_received), (1, 100));
+        assert!(
+            block_on(store.get_range("f.parquet", 90..101)).is_err(),
+            "past the end"
+        );
+    }
+
+    #[test]
+    fn the_kept_bytes_store_forwards_what_the_store_can_do() {
+        for whole in [false, true] {
+            let inner: Store = Arc::new(crate::io::unusual::UnusualStore(MemoryStore::new()));
+            let wrapper: Store = Arc::new(KeptBytesStore::new(inner, "f".into(), 1, whole));
+            crate::io::unusual::assert_forwards_capabilities(&wrapper);
+        }
     }
 }

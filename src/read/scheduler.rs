@@ -39,20 +39,18 @@
 //! crate's, so the read path needs no new dependency on either target.
 
 use std::collections::VecDeque;
-use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
-use bytes::Bytes;
 use futures::Stream;
 
 use super::decoder::FileDecoder;
 use super::file::ReadContext;
 use super::progress::{CreditingStore, FileCredit};
 use crate::error::{DeltaError, Phase, Result};
-use crate::io::{BoxFuture, BoxStream, RangeRead, Store};
+use crate::io::{BoxFuture, BoxStream, RangeRead};
 use crate::plan::FileTask;
 use crate::read::metrics::{DeltaScanMetrics, Gauge, GaugeGuard};
 
@@ -355,18 +353,15 @@ impl PartitionStream {
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let mut ctx = self.ctx.clone();
         ctx.store = Arc::new(CreditingStore::new(ctx.store, Arc::clone(credit)));
-        if self.limits.reads_whole(&task) {
-            ctx.store = Arc::new(WholeFileStore::new(
+        // A small file is read whole; a larger remote one keeps the tail its footer read
+        // fetched, which holds its last pages too (see `kept_tail`).
+        let whole = self.limits.reads_whole(&task);
+        if whole || !ctx.store.reads_local_files() {
+            ctx.store = Arc::new(super::kept_tail::KeptBytesStore::new(
                 Arc::clone(&ctx.store),
                 task.path.clone(),
                 task.size,
-            ));
-        } else if !ctx.store.reads_local_files() {
-            // The footer's read holds the last pages too (see `kept_tail`).
-            ctx.store = Arc::new(super::kept_tail::KeptTailStore::new(
-                Arc::clone(&ctx.store),
-                task.path.clone(),
-                task.size,
+                whole,
             ));
         }
         self.limits
@@ -664,82 +659,12 @@ impl Stream for OrderedMerge {
     }
 }
 
-/// A store for one small file: the first read of `path` fetches the whole object once, and
-/// every range of it is served from memory; other paths (deletion vectors) pass through.
-/// The whole object is asked for as the range of the size the log gives (`0..size`), so a
-/// store that answers more (a server whose body does not end) fails at once.
-#[derive(Debug)]
-struct WholeFileStore {
-    inner: Store,
-    path: String,
-    size: u64,
-    data: futures::lock::Mutex<Option<Bytes>>,
-}
-
-impl WholeFileStore {
-    fn new(inner: Store, path: String, size: u64) -> Self {
-        WholeFileStore {
-            inner,
-            path,
-            size,
-            data: futures::lock::Mutex::new(None),
-        }
-    }
-
-    async fn whole(&self) -> Result<Bytes> {
-        let mut data = self.data.lock().await;
-        if let Some(bytes) = data.as_ref() {
-            return Ok(bytes.clone());
-        }
-        let bytes = self.inner.get_range(&self.path, 0..self.size).await?;
-        *data = Some(bytes.clone());
-        Ok(bytes)
-    }
-}
-
-impl RangeRead for WholeFileStore {
-    fn get_range(&self, path: &str, range: Range<u64>) -> BoxFuture<'_, Result<Bytes>> {
-        if path != self.path {
-            return self.inner.get_range(path, range);
-        }
-        let path = path.to_string();
-        Box::pin(async move {
-            let whole = self.whole().await?;
-            let len = whole.len();
-            let start = usize::try_from(range.start).unwrap_or(usize::MAX).min(len);
-            let end = usize::try_from(range.end)
-                .unwrap_or(usize::MAX)
-                .clamp(start, len);
-            let got = whole.slice(start..end);
-            crate::io::check_range_len(&path, &range, &got)?;
-            Ok(got)
-        })
-    }
-
-    fn get(&self, path: &str) -> BoxFuture<'_, Result<Bytes>> {
-        if path != self.path {
-            return self.inner.get(path);
-        }
-        Box::pin(self.whole())
-    }
-
-    crate::io::forward_to_inner!(inner);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::future::Future;
 
     use futures::task::noop_waker;
-
-    #[test]
-    fn the_whole_file_store_forwards_what_the_store_can_do() {
-        let mem = crate::io::MemoryStore::new();
-        let inner: Store = Arc::new(crate::io::unusual::UnusualStore(mem));
-        let wrapper: Store = Arc::new(WholeFileStore::new(inner, "f".into(), 1));
-        crate::io::unusual::assert_forwards_capabilities(&wrapper);
-    }
 
     #[test]
     fn semaphore_is_fair_and_cancellable() {

@@ -70,6 +70,11 @@ enum Answer {
     CutAlways,
     /// `401` for a request without `Authorization: Basic` of `reader:s/cret`.
     NeedsBasic,
+    /// Data files: `Content-Encoding: gzip` on every answer (asked for as stored).
+    Gzipped,
+    /// `403` for the newest commit (version 1), `404` for other missing files: a reader
+    /// that may not read one commit.
+    ForbidNewest,
 }
 
 /// The data files (port, path) a [`Answer::Replaced`] server has answered once.
@@ -157,6 +162,9 @@ fn respond(
     if answer == Answer::NeedsBasic && authorization != "Basic cmVhZGVyOnMvY3JldA==" {
         return empty(&mut stream, "401 Unauthorized");
     }
+    if answer == Answer::ForbidNewest && path.ends_with("00000000000000000001.json") {
+        return empty(&mut stream, "403 Forbidden");
+    }
     if answer == Answer::ForbidAll {
         return empty(&mut stream, "403 Forbidden");
     }
@@ -229,6 +237,9 @@ fn respond(
         } else {
             "ETag: \"v2\"\r\nLast-Modified: Mon, 07 Dec 2026 11:00:00 GMT\r\n"
         });
+    }
+    if data && answer == Answer::Gzipped {
+        head.push_str("Content-Encoding: gzip\r\n");
     }
     if data && answer == Answer::CutAlways {
         head.push_str("ETag: \"v1\"\r\n");
@@ -620,4 +631,30 @@ async fn user_and_password_in_the_url_go_as_basic_authorization() {
         .err()
         .unwrap_or_else(|| panic!("read with a wrong password"));
     assert!(!err.to_string().contains("wrong"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compressed_answer_is_refused_with_its_encoding_named() {
+    let err = refused_quickly(Answer::Gzipped).await;
+    assert_eq!(err.code(), "io", "{err}");
+    assert!(err.to_string().contains("Content-Encoding: gzip"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_commit_beside_missing_ones_is_told_apart() {
+    // Taken as missing (as S3 answers for missing keys), so version 0 is read; the store
+    // says a 403 came beside 404s, for a front end to warn that a newer version may exist.
+    let table = DeltaTableBuilder::new(serve(Answer::ForbidNewest))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(table.version(), 0);
+    let (not_found, forbidden) = table.store().missing_log_answers();
+    assert!(not_found > 0 && forbidden > 0, "{not_found} {forbidden}");
+    // A host that answers 404 alone: no 403 counted.
+    let plain = DeltaTableBuilder::new(serve(Answer::Plain))
+        .load_table()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plain.store().missing_log_answers().1, 0);
 }

@@ -12,7 +12,7 @@
 //   DAR_EXPECT='{"table": {"rows": N, "versions": {"0": N}}, ...}'  from `dar head`
 //
 // Prints one line per check and closes with `node: N passed, N failed`; exits 1 on failure.
-import { DeltaTable, DeltaScan } from 'delta-arrow-reader';
+import { DeltaTable, DeltaScan, openInWorker, toParquetInWorker } from 'delta-arrow-reader';
 import { RecordBatchReader, tableFromIPC } from 'apache-arrow';
 import { tableFromIPC as flechetteFromIPC } from '@uwdata/flechette';
 import { execFileSync } from 'node:child_process';
@@ -230,6 +230,15 @@ await check('filter, columns, limit, batchSize, metrics', async () => {
   assertEq(never.metrics.filesSkippedByPartition + never.metrics.filesSkippedByStats, 0, 'none by partition values or statistics');
   assert(never.skippedFiles.length === table.numFiles && never.skippedFiles.every((f) => f.reason === 'filter'), `reasons: ${JSON.stringify(never.skippedFiles.slice(0, 2))}`);
   assertEq(m.filesSkippedByFilter, 0, 'part = 0 is not false for every row');
+});
+
+await check('the worker functions in Node.js are typed errors that say what to use instead', async () => {
+  for (const [call, phase, instead] of [[() => openInWorker('/t/'), 'load', /DeltaTable\.open/], [() => toParquetInWorker(null), 'write', /toParquet/]]) {
+    await rejects(call(), (e) => {
+      assertEq(`${e.name} ${e.code} ${e.phase}`, `DeltaError unsupported_feature ${phase}`, 'name, code, phase');
+      assert(instead.test(e.message), e.message);
+    }, 'a worker function in Node.js');
+  }
 });
 
 await check('a scan aborted while a read is under way reports done in its metrics, as one stopped between reads does', async () => {

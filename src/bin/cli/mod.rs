@@ -360,5 +360,24 @@ pub async fn open(args: &TableArgs) -> Result<DeltaTable, DeltaError> {
         }
         builder = builder.with_max_commits(n);
     }
-    builder.load_table_with_eager_scan_metadata().await
+    let table = builder.load_table_with_eager_scan_metadata().await?;
+    note_forbidden_log_files(&table);
+    Ok(table)
+}
+
+/// Says so when the table's host answered `404` for some missing log files and `403
+/// Forbidden` for others, which the load also took as missing (S3 answers `403` for every
+/// missing key to a reader without `ListBucket`, so a `403` alone is not remarked on): a
+/// commit the reader may not read would then hide a newer version than the one read.
+fn note_forbidden_log_files(table: &DeltaTable) {
+    let (not_found, forbidden) = table.store().missing_log_answers();
+    if not_found > 0 && forbidden > 0 {
+        terminal::message(&format!(
+            "note: the server answered 403 Forbidden for {} and 404 Not Found for others; the \
+             forbidden ones were taken as missing, so if one exists the version read ({}) is \
+             not the latest",
+            info::counted(forbidden, "log file"),
+            table.version()
+        ));
+    }
 }
