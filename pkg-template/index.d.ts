@@ -13,6 +13,11 @@ declare global {
   }
 }
 
+/** The bytes the reader hands out: a `Uint8Array` over a plain `ArrayBuffer` of its own
+ * (`Uint8Array<ArrayBuffer>` from TypeScript 5.7 on, which `Blob`, `Response`,
+ * `crypto.subtle` and `CompressionStream` take; plain `Uint8Array` before). */
+export type OwnBytes = ReturnType<Uint8Array['slice']>;
+
 /** Loads the WebAssembly module. Optional: `DeltaTable.open` calls it. `input` is the .wasm
  * file's URL, a `Response`, its bytes or a compiled `WebAssembly.Module`. */
 export function init(
@@ -442,7 +447,7 @@ export class DeltaTable {
  * failed), a new read of it (iteration, `stream()`, `batches()`, `toIPC()`) is refused with
  * `invalid_argument`, never an empty result: start a new scan. A cancelled or aborted scan's
  * pending and later reads reject with an `AbortError` (code `aborted`), never as an end. */
-export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
+export class DeltaScan implements AsyncIterableIterator<OwnBytes> {
   private constructor();
   /** The output columns and their Arrow types. (Not `schema`: apache-arrow reads any object
    * with a `schema` property as Arrow JSON, not as the stream the scan is.) */
@@ -451,17 +456,17 @@ export class DeltaScan implements AsyncIterableIterator<Uint8Array> {
   readonly skippedFiles: SkippedFile[];
   readonly metrics: ScanMetrics;
   readonly done: boolean;
-  next(): Promise<IteratorResult<Uint8Array, undefined>>;
-  return(value?: unknown): Promise<IteratorResult<Uint8Array, undefined>>;
+  next(): Promise<IteratorResult<OwnBytes, undefined>>;
+  return(value?: unknown): Promise<IteratorResult<OwnBytes, undefined>>;
   [Symbol.asyncIterator](): DeltaScan;
   /** The same bytes as iteration, as a stream (`new Response(scan.stream())`, `pipeTo`);
    * cancelling the stream cancels the scan. */
-  stream(): ReadableStream<Uint8Array>;
+  stream(): ReadableStream<OwnBytes>;
   /** One complete Arrow IPC stream (schema, batch, end marker) per record batch, each
    * readable on its own (`tableFromIPC(chunk)`); `break` cancels the scan. */
-  batches(): AsyncIterableIterator<Uint8Array>;
+  batches(): AsyncIterableIterator<OwnBytes>;
   /** Everything not yet read as one Arrow IPC stream (schema only when there are no rows). */
-  toIPC(): Promise<Uint8Array>;
+  toIPC(): Promise<OwnBytes>;
   /** Stops reading and releases the scan; a pending `next()`, and every later read,
    * rejects with an AbortError (code `aborted`). Nothing happens to a scan that has ended. */
   cancel(): void;
@@ -504,7 +509,7 @@ export interface RemoteDeltaTable {
 
 /** A scan running in a Web Worker: read like a {@link DeltaScan}; its pieces are
  * transferred from the worker. `metrics` is as of the last piece. */
-export interface RemoteDeltaScan extends AsyncIterableIterator<Uint8Array> {
+export interface RemoteDeltaScan extends AsyncIterableIterator<OwnBytes> {
   readonly outputSchema: ScanSchema;
   /** The files the filter ruled out, in the log's order (empty without a filter). */
   readonly skippedFiles: SkippedFile[];
@@ -512,9 +517,9 @@ export interface RemoteDeltaScan extends AsyncIterableIterator<Uint8Array> {
   readonly done: boolean;
   /** How many workers read this scan. */
   readonly parts: number;
-  stream(): ReadableStream<Uint8Array>;
-  batches(): AsyncIterableIterator<Uint8Array>;
-  toIPC(): Promise<Uint8Array>;
+  stream(): ReadableStream<OwnBytes>;
+  batches(): AsyncIterableIterator<OwnBytes>;
+  toIPC(): Promise<OwnBytes>;
   cancel(): void;
 }
 
@@ -544,4 +549,4 @@ export function toParquetInWorker(
   input: Uint8Array | ArrayBuffer | Blob,
   options?: { rowGroupRows?: number },
   settings?: { worker?: Worker },
-): Promise<Uint8Array>;
+): Promise<OwnBytes>;

@@ -9,7 +9,7 @@ export type ArrowStreamInput = Uint8Array | ArrayBuffer | ArrayBufferView | Blob
  * `rowGroupRows` rows, default 1,048,576) of an Arrow IPC stream: `toParquet(table.scan())`
  * or `toParquet(await scan.toIPC())`. Rejects with code `invalid_argument` when the input is
  * not a stream. */
-export function toParquet(input: ArrowStreamInput, options?: { rowGroupRows?: number }): Promise<Uint8Array>;
+export function toParquet(input: ArrowStreamInput, options?: { rowGroupRows?: number }): Promise<ReturnType<Uint8Array['slice']>>;
 
 /** Loads the writer's module now (from `input`: a URL, Response, bytes or
  * WebAssembly.Module; default: `parquet_writer.wasm` next to the module). Optional. */
