@@ -79,7 +79,10 @@ pub enum DeltaError {
     },
     /// The location has no `_delta_log` holding a commit or checkpoint (none at all, or only
     /// other files).
-    #[error("not a Delta table: {location} has no _delta_log with a commit or checkpoint")]
+    #[error(
+        "not a Delta table: {location} has no _delta_log with a commit or checkpoint{}",
+        inside_the_log(location)
+    )]
     NotATable {
         /// The table location (redacted).
         location: String,
@@ -513,6 +516,17 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// A hint for a location inside a table's log (`…/t/_delta_log/` or a commit in it): the
+/// table is the folder that holds `_delta_log`.
+fn inside_the_log(location: &str) -> &'static str {
+    let path = location.split(['?', '#']).next().unwrap_or_default();
+    if path.trim_end_matches('/').ends_with("_delta_log") || path.contains("/_delta_log/") {
+        " (this location is inside a table's log: the table is the folder that holds _delta_log)"
+    } else {
+        ""
+    }
+}
+
 /// The message of [`DeltaError::UnsupportedReaderVersion`]: versions start at 1, so one
 /// below that is the log's fault, not a newer protocol.
 fn reader_version_message(version: i64) -> String {
@@ -568,6 +582,27 @@ mod tests {
             "limit exceeded: page uncompressed size is 2147483648, over the maximum of \
              268435456 in https://h/t/part-0.parquet"
         );
+    }
+
+    #[test]
+    fn a_location_inside_a_log_is_pointed_to_its_table() {
+        let inside = |location: &str| {
+            DeltaError::NotATable {
+                location: location.into(),
+            }
+            .to_string()
+        };
+        for location in [
+            "/d/t/_delta_log",
+            "/d/t/_delta_log/",
+            "s3://b/t/_delta_log/0.json",
+        ] {
+            assert!(
+                inside(location).contains("the folder that holds"),
+                "{location}"
+            );
+        }
+        assert!(!inside("/d/t").contains("the folder that holds"));
     }
 
     #[test]
