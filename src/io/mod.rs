@@ -146,7 +146,7 @@ pub trait RangeRead: Debug + MaybeSend + MaybeSync {
     }
 
     /// The log files this store found missing so far: answered `404` (or not there), and
-    /// answered `403 Forbidden` and taken as missing (see [`forbidden_is_missing`]). A front
+    /// answered `403 Forbidden` and taken as missing (see `forbidden_is_missing`). A front
     /// end can warn when a host answers both ways: then a `403` may hide a file that exists
     /// (a newer version read as absent). Stores that cannot tell answer `(0, 0)`.
     fn missing_log_answers(&self) -> (u64, u64) {
