@@ -26,7 +26,7 @@ fn allowed(layer: &str) -> Option<Vec<&'static str>> {
         // The bounds on hostile input: checks with no I/O, used by every layer that reads.
         "limits" => "error",
         "schema" => "error limits",
-        "io" => "error",
+        "io" => "error limits",
         "log" => "error limits schema",
         "predicate" => "error limits schema log",
         "plan" => "error limits schema log predicate",

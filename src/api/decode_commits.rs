@@ -288,14 +288,4 @@ mod tests {
         assert_eq!(line_runs(b"", 4), vec![0..0]);
         assert_eq!(line_runs(b"no newline at all", 4), vec![0..17]);
     }
-
-    #[cfg(not(target_arch = "wasm32"))]
-    #[test]
-    fn the_io_layers_line_bound_is_the_logs() {
-        // io checks a log answer's lines as they come, with its own copy of the bound.
-        assert_eq!(
-            crate::io::MAX_LOG_LINE_BYTES,
-            crate::limits::MAX_LOG_LINE_BYTES as u64
-        );
-    }
 }

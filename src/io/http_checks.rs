@@ -61,9 +61,9 @@ pub(crate) const MAX_WHOLE_ANSWER_BYTES: u64 = 1 << 30;
 pub(crate) const MAX_LOG_BYTES_IN_FLIGHT: u64 = 2 << 30;
 
 /// The longest line a log answer may hold, checked as its body comes: the log layer's own
-/// bound on a line (`limits::MAX_LOG_LINE_BYTES`), which it can check only once the whole
-/// body is read (a body of one endless line was read to 1 GiB).
-pub(crate) const MAX_LOG_LINE_BYTES: u64 = 64 << 20;
+/// bound on a line, which it can check only once the whole body is read (a body of one
+/// endless line was read to 1 GiB).
+const MAX_LOG_LINE_BYTES: u64 = crate::limits::MAX_LOG_LINE_BYTES as u64;
 
 /// The largest `_last_checkpoint` read: a few hundred bytes, or a few MiB with a v2
 /// checkpoint's actions and a wide schema in it.
@@ -211,14 +211,17 @@ impl Checked {
             .entry(ACCEPT_ENCODING)
             .or_insert(HeaderValue::from_static("identity"));
         let ranged = req.headers().contains_key(RANGE);
-        // A log answer, and the most bytes it may have.
+        // A log answer: the most bytes it may have.
         let log_text = {
             let path = req.uri().path();
-            match () {
-                _ if ranged => None,
-                _ if path.ends_with("_last_checkpoint") => Some(MAX_LAST_CHECKPOINT_BYTES),
-                _ if path.ends_with(".json") => Some(MAX_WHOLE_ANSWER_BYTES),
-                _ => None,
+            if ranged {
+                None
+            } else if path.ends_with("_last_checkpoint") {
+                Some(MAX_LAST_CHECKPOINT_BYTES)
+            } else if path.ends_with(".json") {
+                Some(MAX_WHOLE_ANSWER_BYTES)
+            } else {
+                None
             }
         };
         let asked = req
@@ -257,8 +260,7 @@ impl Checked {
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if get && log_text.is_some() && parts.status == StatusCode::OK {
-            let cap = log_text.unwrap_or(MAX_WHOLE_ANSWER_BYTES);
+        if let Some(cap) = log_text.filter(|_| get && parts.status == StatusCode::OK) {
             if whole_len.is_some_and(|len| len > cap) {
                 return Err(HttpError::new(
                     HttpErrorKind::Decode,

@@ -54,8 +54,6 @@ use crate::error::Result;
 
 #[cfg(target_arch = "wasm32")]
 pub use fetch::{FetchOptions, FetchStore, UrlSigner};
-#[cfg(all(test, not(target_arch = "wasm32")))]
-pub(crate) use http_checks::MAX_LOG_LINE_BYTES;
 #[cfg(target_arch = "wasm32")]
 pub use js_source::JsSourceStore;
 pub use location::TableLocation;

@@ -18,7 +18,7 @@ use object_store::{
 
 use crate::error::{DeltaError, Phase, Result};
 use crate::io::{BoxFuture, RangeRead, Store};
-use crate::read::{PageCheck, FOOTER_HINT, MIN_PARQUET_SIZE};
+use crate::read::{held_range, PageCheck, FOOTER_HINT, MIN_PARQUET_SIZE};
 
 /// An `object_store` view of one file of a [`Store`]: every location reads that file. Read
 /// only; listing and writing are not implemented. The file's last [`FOOTER_HINT`] bytes are
@@ -105,13 +105,8 @@ impl OneFileStore {
 
     /// `range` of the file: from the tail when it lies inside, else from the store.
     async fn read(&self, range: Range<u64>) -> Result<Bytes> {
-        if range.start >= self.tail_start {
-            let from = usize::try_from(range.start - self.tail_start).unwrap_or(usize::MAX);
-            let to =
-                usize::try_from(range.end.saturating_sub(self.tail_start)).unwrap_or(usize::MAX);
-            if from <= to && to <= self.tail.len() {
-                return Ok(self.tail.slice(from..to));
-            }
+        if let Some(bytes) = held_range(self.tail_start, &self.tail, &range) {
+            return Ok(bytes);
         }
         self.store.get_range(&self.path, range).await
     }

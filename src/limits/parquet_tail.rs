@@ -4,6 +4,10 @@
 //! as a footer of absurd length. (The messages are short: they are in the browser's module,
 //! whose size is budgeted.)
 
+/// The fewest bytes a Parquet file holds: the magic `PAR1` at both ends and the footer's
+/// length (4 + 4 + 4).
+pub(crate) const MIN_PARQUET_SIZE: u64 = 12;
+
 /// What is wrong with the end of a Parquet file of `size` bytes whose last bytes are `tail`
 /// (at least 8 of them; fewer are left to the decoder), if anything.
 pub(crate) fn problem(tail: &[u8], size: u64) -> Option<String> {
@@ -18,8 +22,8 @@ pub(crate) fn problem(tail: &[u8], size: u64) -> Option<String> {
         ));
     }
     let declared = u64::from(u32::from_le_bytes(<[u8; 4]>::try_from(len).ok()?));
-    // The magic at both ends and the length: 12 bytes besides the metadata.
-    (declared + 12 > size).then(|| {
+    // The magic at both ends and the length besides the metadata.
+    (declared + MIN_PARQUET_SIZE > size).then(|| {
         format!(
             "the footer declares {declared} bytes of metadata, more than the file of {size} \
              bytes holds (it is truncated)"

@@ -151,10 +151,6 @@ fn best_checkpoint(entries: &[LogPath], version: u64) -> Vec<LogPath> {
     Vec::new()
 }
 
-/// The fewest bytes a Parquet file holds: its magic `PAR1` at both ends and the footer's
-/// length.
-const MIN_PARQUET_BYTES: u64 = 12;
-
 /// Whether a listed checkpoint file is too small to be one (a writer that crashed on a file
 /// system without atomic renames can leave it empty): it does not count, so an older
 /// complete checkpoint is used. A size the listing did not give is not held against it.
@@ -163,7 +159,7 @@ fn too_small(file: &LogPath) -> bool {
         LogFileKind::V2Checkpoint {
             format: V2Format::Json,
         } => 1,
-        _ => MIN_PARQUET_BYTES,
+        _ => crate::limits::parquet_tail::MIN_PARQUET_SIZE,
     };
     file.size.is_some_and(|size| size < least)
 }

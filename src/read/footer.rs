@@ -21,8 +21,7 @@ pub const FOOTER_HINT: u64 = 64 * 1024;
 #[cfg(target_arch = "wasm32")]
 pub const FOOTER_HINT: u64 = 256 * 1024;
 
-/// The smallest Parquet file: magic, footer length, magic (4 + 4 + 4 bytes).
-pub const MIN_PARQUET_SIZE: u64 = 12;
+pub(crate) use crate::limits::parquet_tail::MIN_PARQUET_SIZE;
 
 fn parquet_error(path: &str, source: parquet::errors::ParquetError) -> DeltaError {
     DeltaError::Parquet {

@@ -25,6 +25,14 @@ type Store = std::sync::Arc<dyn RangeRead>;
 /// that part again costs 0.2% of the file.
 const MAX_JOINED_HEAD: u64 = 4 << 20;
 
+/// Bytes `range` of a file out of `held`, its bytes from `start` on, when they hold all of
+/// them (no copy).
+pub(crate) fn held_range(start: u64, held: &Bytes, range: &Range<u64>) -> Option<Bytes> {
+    let from = usize::try_from(range.start.checked_sub(start)?).ok()?;
+    let to = usize::try_from(range.end.checked_sub(start)?).ok()?;
+    held.get(from..to).map(|piece| held.slice_ref(piece))
+}
+
 /// See the module documentation.
 #[derive(Debug)]
 pub(crate) struct KeptBytesStore {
@@ -60,17 +68,15 @@ impl KeptBytesStore {
     }
 
     async fn read(&self, range: Range<u64>) -> Result<Bytes> {
-        match self.held().await? {
-            // Inside the tail: from memory.
-            Some((start, tail)) if range.start >= start && range.end <= self.size => {
-                let from = usize::try_from(range.start - start).unwrap_or(usize::MAX);
-                let to = usize::try_from(range.end - start).unwrap_or(usize::MAX);
-                let got = tail.get(from..to).map(|b| tail.slice_ref(b));
-                match got {
-                    Some(bytes) => Ok(bytes),
-                    None => self.inner.get_range(&self.path, range).await,
-                }
-            }
+        let held = self.held().await?;
+        // Inside what is held: from memory.
+        if let Some(bytes) = held
+            .as_ref()
+            .and_then(|(start, bytes)| held_range(*start, bytes, &range))
+        {
+            return Ok(bytes);
+        }
+        match held {
             // Running into the tail: the bytes before it, then the tail's (a long head is
             // fetched with the tail's part again rather than copied once more).
             Some((start, tail))

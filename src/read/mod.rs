@@ -37,6 +37,7 @@ pub(crate) use {
     file::{int96_as_micros, load_deletion_vector, BatchFinish, RowLimit},
     file_plan::{row_group_rows, FileOutput},
     footer::{read_metadata, FOOTER_HINT, MIN_PARQUET_SIZE},
+    kept_tail::held_range,
     ranges::{deleted_rows_owned, owned_rows},
     row_group_reads::PageCheck,
     transform::{projected_file_schema, require_field_ids, FileTransform},

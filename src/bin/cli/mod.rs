@@ -373,7 +373,7 @@ fn note_forbidden_log_files(table: &DeltaTable) {
     let (not_found, forbidden) = table.store().missing_log_answers();
     if not_found > 0 && forbidden > 0 {
         terminal::message(&format!(
-            "note: the server answered 403 Forbidden for {} and 404 Not Found for others; the \
+            "dar: note: the server answered 403 Forbidden for {} and 404 Not Found for others; the \
              forbidden ones were taken as missing, so if one exists the version read ({}) is \
              not the latest",
             info::counted(forbidden, "log file"),
