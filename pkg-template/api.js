@@ -5,6 +5,7 @@
 // loading the .wasm file and, in Node, of opening a local folder.
 import initWasm, { openTable, openSource } from './delta_arrow_reader.js';
 import { byteSourceFor } from './sources.js';
+import { warmUp } from './warm-up.js';
 import { batchIterable, checkOptionNames, checkReadable, claim, coded, deepFreeze, endOnAbort, inTurn, markCancelled, OPEN_OPTIONS, progressCallback, restOfStream, SCAN_OPTIONS, ScanViews } from './scan-views.js';
 
 /**
@@ -16,6 +17,18 @@ import { batchIterable, checkOptionNames, checkReadable, claim, coded, deepFreez
 export function createApi(loadDefault, { localFolder } = {}) {
   let ready = null;
   let exports = null;
+  let warmUpStarted = false;
+
+  /** Once per module instance, right after the first open over http(s) has sent its first
+   * requests: the tiny table of warm-up.js read while they are in flight, so the code a
+   * first read runs is compiled then, not between its round trips. Futures of the wasm
+   * module run in microtasks in the order they start, and all of the warm-up's in a row
+   * (it reads from memory), before the page handles any answer. */
+  function warmUpOnce() {
+    if (warmUpStarted) return;
+    warmUpStarted = true;
+    warmUp(openSource).catch(() => {});
+  }
 
   /** Loads and instantiates the WebAssembly module once; later calls share the promise. */
   function init(input) {
@@ -186,11 +199,12 @@ export function createApi(loadDefault, { localFolder } = {}) {
       const found = byteSourceFor(target, localFolder);
       const normalized = normalizeOpenOptions(options, found === null);
       await found?.check?.();
-      const raw =
-        found === null
-          ? await openTable(String(target), normalized)
-          : await openSource(found.source, found.kind, found.location, normalized);
-      return new DeltaTable(raw);
+      if (found !== null) {
+        return new DeltaTable(await openSource(found.source, found.kind, found.location, normalized));
+      }
+      const opening = openTable(String(target), normalized);
+      warmUpOnce();
+      return new DeltaTable(await opening);
     }
 
     #get(key, phase = 'load') {

@@ -13,7 +13,7 @@
 // wasm memory after the read. Decoded MB/s: the uncompressed bytes of the column chunks the
 // task reads (from the Parquet footer) per second.
 
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const env = process.env;
@@ -59,6 +59,22 @@ function serverLog(from) {
   return { bytes, requests, preflights };
 }
 
+/** The 25 functions with the most self time in a V8 CPU profile, to stderr. */
+function printProfile(profile, path) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id).callFrame;
+    const name = `${f.functionName || '(anonymous)'} ${f.url ? f.url.split('/').pop() : ''}`.trim();
+    self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  process.stderr.write(`    profile ${path}: ${(total / 1000).toFixed(0)} ms sampled\n`);
+  for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    process.stderr.write(`    ${(us / 1000).toFixed(1).padStart(8)} ms  ${name}\n`);
+  }
+}
+
 async function runOnce(browser, task, reader) {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -81,8 +97,22 @@ async function runOnce(browser, task, reader) {
     columns: (task.columns ?? []).join(','),
     again: task.again ? '1' : '',
   });
+  // BENCH_PROFILE=first100/ours: V8's sampling profiler on the page over the timed part of
+  // that cell's runs (`wait=1`: the page waits for the profiler); the profile is written
+  // next to the driver and its heaviest functions by self time printed.
+  const profiling = !task.again && env.BENCH_PROFILE && `${task.name}/${reader}`.includes(env.BENCH_PROFILE);
+  if (profiling) query.set('wait', '1');
+  let profiler = null;
   try {
     await page.goto(`${pageBase}bench.html?${query}`);
+    if (profiling) {
+      await page.waitForFunction(() => typeof window.go === 'function', null, { timeout: RUN_TIMEOUT_MS, polling: 20 });
+      profiler = await context.newCDPSession(page);
+      await profiler.send('Profiler.enable');
+      await profiler.send('Profiler.setSamplingInterval', { interval: 100 });
+      await profiler.send('Profiler.start');
+      await page.evaluate(() => window.go());
+    }
     if (task.again) {
       // The untimed first read's bytes are not the task's: the server's log is counted from
       // the timed read on.
@@ -93,6 +123,12 @@ async function runOnce(browser, task, reader) {
     }
     await page.waitForFunction(() => window.benchResult !== undefined, null, { timeout: RUN_TIMEOUT_MS, polling: 50 });
     const result = await page.evaluate(() => window.benchResult);
+    if (profiler) {
+      const { profile } = await profiler.send('Profiler.stop');
+      const file = new URL(`profile-${task.name}-${reader}-${Date.now()}.cpuprofile`, import.meta.url);
+      writeFileSync(file, JSON.stringify(profile));
+      printProfile(profile, file.pathname);
+    }
     // Let the last responses' log lines land.
     await new Promise((r) => setTimeout(r, 100));
     // Only the timed part's requests: the workers' warm-up before the clock (an open of a
@@ -126,7 +162,8 @@ const mb = (x) => (x >= 1 << 20 ? `${(x / (1 << 20)).toFixed(1)} MiB` : `${(x / 
 
 const browser = await chromium.launch({
   executablePath: env.BENCH_CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--no-sandbox', '--enable-precise-memory-info'],
+  // BENCH_CHROMIUM_ARGS: more switches, separated by spaces (e.g. `--js-flags=--no-wasm-lazy-compilation`).
+  args: ['--no-sandbox', '--enable-precise-memory-info', ...(env.BENCH_CHROMIUM_ARGS ?? '').split(' ').filter(Boolean)],
 });
 const readersAll = ['ours', 'ours-workers', 'parquet-wasm', 'hyparquet'];
 const cells = [];
