@@ -6,6 +6,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { LOG_FILE, notReadable } from './sources.js';
 
 /** `{ source, location }` for the table folder at `target` (a path or a `file:` URL). */
 export function nodeFolder(target) {
@@ -125,14 +126,6 @@ export function nodeFolder(target) {
     }
   }
   return { source, check, location: pathToFileURL(root.endsWith(sep) ? root : root + sep).href };
-}
-
-/** The names of the log files a load reads: commits and checkpoints (not `.crc`, `.tmp`). */
-const LOG_FILE = /^\d{20}\.(json|checkpoint(\.[^/]+)?\.(parquet|json))$/;
-
-/** A log file that cannot be read as one. */
-function notReadable(path, what) {
-  return Object.assign(new Error(`${path}: a log file that is ${what}: the log cannot be read past it`), { code: 'io' });
 }
 
 /** The local path of a `file:` URL; one Node cannot read (another host, an encoded `/`) is

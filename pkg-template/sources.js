@@ -23,7 +23,10 @@ export function byteSourceFor(target, localFolder) {
     }
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
     const isWindowsDrive = /^[a-z]:[\\/]/i.test(text);
-    const local = scheme === 'file' || (localFolder !== undefined && (scheme === undefined || isWindowsDrive));
+    // In Node.js a folder may have a colon in its name: `colon:dir/T` (no `//` after the
+    // colon, not http(s)) is a relative path, as the shell reads it.
+    const relativeWithColon = scheme !== undefined && scheme !== 'http' && scheme !== 'https' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(text);
+    const local = scheme === 'file' || (localFolder !== undefined && (scheme === undefined || isWindowsDrive || relativeWithColon));
     if (!local) {
       return null;
     }
@@ -82,6 +85,16 @@ function isFileList(value) {
   );
 }
 
+/** The names of the log files a load reads: commits and checkpoints (not `.crc`, `.tmp`). */
+export const LOG_FILE = /^\d{20}\.(json|checkpoint(\.[^/]+)?\.(parquet|json))$/;
+
+/** A commit or checkpoint a listing would leave out (a folder, a FIFO, a link to nothing)
+ * would make the log seem to end before it: an older version read as the latest. Each
+ * listing source refuses one with this error, as natively. */
+export function notReadable(path, what) {
+  return Object.assign(new Error(`${path}: a log file that is ${what}: the log cannot be read past it`), { code: 'io' });
+}
+
 function notFound(path) {
   const error = new Error(`not found: ${path}`);
   error.name = 'NotFoundError';
@@ -135,6 +148,7 @@ export function directoryHandleSource(root) {
     for await (const [name, handle] of dir.entries()) {
       const path = base + name;
       if (handle.kind === 'directory') {
+        if (base === '_delta_log/' && LOG_FILE.test(name)) throw notReadable(path, 'a folder');
         await walk(handle, `${path}/`, out);
       } else {
         const f = await handle.getFile();
@@ -189,10 +203,17 @@ export function filesSource(fileList) {
   const source = {
     read: async (path, start, end) => blobBytes(file(path), start, end),
     size: async (path) => file(path).size,
-    list: async (prefix) =>
-      [...byPath]
+    list: async (prefix) => {
+      // A folder named as a log file shows as the paths of the files inside it (an empty
+      // one does not show at all).
+      for (const path of byPath.keys()) {
+        const inLog = /^_delta_log\/([^/]+)\//.exec(path);
+        if (inLog && LOG_FILE.test(inLog[1])) throw notReadable(`_delta_log/${inLog[1]}`, 'a folder');
+      }
+      return [...byPath]
         .filter(([path]) => path.startsWith(prefix))
-        .map(([path, f]) => ({ path, size: f.size, lastModified: f.lastModified })),
+        .map(([path, f]) => ({ path, size: f.size, lastModified: f.lastModified }));
+    },
   };
   return { source, name: name ?? 'files' };
 }

@@ -16,14 +16,19 @@ pub(super) fn js_message(e: &JsValue) -> String {
     }
 }
 
-/// `Name: message` of a JS error, or the value as a string.
+/// `Name: message` of a JS error (the message alone for a plain `Error`), or the value as
+/// a string.
 fn js_text(e: &JsValue) -> String {
     match e.dyn_ref::<js_sys::Error>() {
-        Some(error) => format!(
-            "{}: {}",
-            String::from(error.name()),
-            String::from(error.message())
-        ),
+        Some(error) => {
+            let name = String::from(error.name());
+            let message = String::from(error.message());
+            if name == "Error" {
+                message
+            } else {
+                format!("{name}: {message}")
+            }
+        }
         None => e
             .as_string()
             .unwrap_or_else(|| "unknown JavaScript error".into()),

@@ -155,13 +155,22 @@ fn best_checkpoint(entries: &[LogPath], version: u64) -> Vec<LogPath> {
 /// system without atomic renames can leave it empty): it does not count, so an older
 /// complete checkpoint is used. A size the listing did not give is not held against it.
 fn too_small(file: &LogPath) -> bool {
-    let least = match file.kind {
+    file.size
+        .is_some_and(|size| too_small_checkpoint(&file.kind, size))
+}
+
+/// Whether a checkpoint file of `size` bytes is too small to be one: a JSON v2 checkpoint
+/// of no bytes, a Parquet file shorter than its magic numbers and footer length. Probing
+/// (which fetches a named checkpoint whole) applies it too, so that over HTTP such a file
+/// is passed over as it is in a listing.
+pub(crate) fn too_small_checkpoint(kind: &LogFileKind, size: u64) -> bool {
+    let least = match kind {
         LogFileKind::V2Checkpoint {
             format: V2Format::Json,
         } => 1,
         _ => crate::limits::parquet_tail::MIN_PARQUET_SIZE,
     };
-    file.size.is_some_and(|size| size < least)
+    size < least
 }
 
 /// A complete checkpoint among files of one version: a v2 checkpoint (parquet before json),

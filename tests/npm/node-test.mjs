@@ -112,6 +112,17 @@ function matchesInterface(dts, name, object) {
 }
 const DTS = await readFile(new URL('./index.d.ts', import.meta.resolve('delta-arrow-reader/package.json')), 'utf8');
 
+// First of all (the module's first open): the warm-up of warm-up.js runs beside it.
+await check('the first open over http starts the warm-up: it reads 2 of its tiny table\'s 3 rows and asks the server nothing', async () => {
+  const first = await DeltaTable.open(url(CM));
+  const second = await DeltaTable.open(url(CM));
+  assertEq(JSON.stringify(first.metrics), JSON.stringify(second.metrics), 'requests of the first open (warm-up beside it) and of the second');
+  const pkgDir = new URL('./node_modules/delta-arrow-reader/', import.meta.url);
+  const { warmUp } = await import(new URL('warm-up.js', pkgDir));
+  const { openSource } = await import(new URL('delta_arrow_reader.js', pkgDir));
+  assertEq(await warmUp(openSource), 2, 'rows of the warm-up table (its second row deleted)');
+});
+
 for (const [name, expected] of Object.entries(EXPECT)) {
   await check(`${name}: rows by iteration = ${expected.rows}`, async () => {
     const table = await DeltaTable.open(url(name));
@@ -971,6 +982,17 @@ await check('local folder: a path, a file:// URL and a relative path read what H
     assertEq(await countRows((await DeltaTable.open(DV)).scan()), EXPECT[DV].rows, 'relative path');
   } finally {
     process.chdir(cwd);
+  }
+  // A relative path whose first folder has a colon in its name (`colon:dir/T`): a path, as
+  // the shell reads it, not a URL of scheme `colon`.
+  const colonDir = await mkdtemp(join(tmpdir(), 'dar-colon-'));
+  try {
+    await cp(folder, join(colonDir, 'at:home', DV), { recursive: true });
+    process.chdir(colonDir);
+    assertEq(await countRows((await DeltaTable.open(`at:home/${DV}`)).scan()), EXPECT[DV].rows, 'relative path with a colon');
+  } finally {
+    process.chdir(cwd);
+    await rm(colonDir, { recursive: true, force: true });
   }
   await rejects(DeltaTable.open(join(CORPUS, 'no-such-table')), (e) => assertEq(e.code, 'not_a_table', 'code'), 'missing folder');
   const notTables = [join(folder, '_delta_log', '00000000000000000000.json'), '/dev/null'];

@@ -7,7 +7,7 @@ use crate::error::{DeltaError, Phase, Result};
 use crate::log::last_checkpoint::LastCheckpointHint;
 use crate::log::path::{commit_path, LogFileKind, LogPath, LAST_CHECKPOINT, LOG_DIR};
 use crate::log::probe::{within_max_commits, CommitProbe, FAR_TARGET};
-use crate::log::segment::{segment_from_listing, LogSegment};
+use crate::log::segment::{segment_from_listing, too_small_checkpoint, LogSegment};
 use crate::log::step::Step;
 use crate::log::timestamp::TimestampSearch;
 
@@ -182,12 +182,18 @@ impl Context {
                 .iter()
                 .any(|p| !self.files.contains_key(p))
         });
-        // A hinted checkpoint that does not exist: start again from version 0.
+        // A hinted checkpoint that does not exist (or is too small to be one, as a listing
+        // would pass it over): start again from version 0.
         if let Some(h) = hint.as_ref().filter(|_| !unanswered) {
             let missing = h
                 .checkpoint_paths()
                 .iter()
-                .any(|p| matches!(self.files.get(p), Some(None)));
+                .any(|p| match self.files.get(p) {
+                    Some(None) => true,
+                    Some(Some(bytes)) => LogPath::parse(p)
+                        .is_some_and(|f| too_small_checkpoint(&f.kind, bytes.len() as u64)),
+                    None => false,
+                });
             if missing {
                 if let Some(classic) = h.without_v2() {
                     for p in classic.checkpoint_paths() {

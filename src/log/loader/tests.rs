@@ -499,6 +499,32 @@ fn corrupt_or_stale_last_checkpoint_falls_back() {
             );
             f
         }),
+        ("names an empty checkpoint (a crashed writer's)", {
+            let mut f = clean.clone();
+            f.insert(
+                "_delta_log/00000000000000000004.checkpoint.parquet".into(),
+                (Bytes::new(), 0),
+            );
+            let hint = json!({"version": 4, "size": 3});
+            f.insert(
+                "_delta_log/_last_checkpoint".into(),
+                (Bytes::from(hint.to_string()), 0),
+            );
+            f
+        }),
+        ("names a Parquet checkpoint shorter than its footer", {
+            let mut f = clean.clone();
+            f.insert(
+                "_delta_log/00000000000000000004.checkpoint.parquet".into(),
+                (Bytes::from_static(b"PAR1"), 0),
+            );
+            let hint = json!({"version": 4, "size": 3});
+            f.insert(
+                "_delta_log/_last_checkpoint".into(),
+                (Bytes::from(hint.to_string()), 0),
+            );
+            f
+        }),
         ("hint newer than the table", {
             let mut f = clean.clone();
             let hint = json!({"version": 50, "size": 3});

@@ -29,6 +29,40 @@ async function copyToOpfs(name, files) {
   return top;
 }
 
+/** A folder named as the next commit (in the OPFS copy, and among the files of a picked
+ * folder, where it shows as the files inside it) is refused with code io, never passed
+ * over: the log would seem to end before it. */
+async function aFolderNamedAsTheNextCommitIsRefused(name, handle, files, version) {
+  const next = `${String(version + 1).padStart(20, '0')}.json`;
+  const refused = async (target, what) => {
+    let error = null;
+    try {
+      await DeltaTable.open(target);
+    } catch (e) {
+      error = e;
+    }
+    if (error?.code !== 'io') throw new Error(`${name}: ${what} was not refused (${error?.code ?? 'opened'})`);
+  };
+  const log = await handle.getDirectoryHandle('_delta_log');
+  await log.getDirectoryHandle(next, { create: true });
+  try {
+    await refused(handle, `a folder _delta_log/${next} in OPFS`);
+  } finally {
+    await log.removeEntry(next, { recursive: true });
+  }
+  const picked = async (path) => {
+    let dir = handle;
+    const parts = path.split('/');
+    for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+    const file = await (await dir.getFileHandle(parts.at(-1))).getFile();
+    return Object.defineProperty(new File([file], parts.at(-1)), 'webkitRelativePath', { value: `${name}/${path}` });
+  };
+  const list = await Promise.all(files.map(picked));
+  if ((await DeltaTable.open(list)).version !== version) throw new Error(`${name}: the picked files at another version`);
+  list.push(Object.defineProperty(new File(['{}'], 'x'), 'webkitRelativePath', { value: `${name}/_delta_log/${next}/x` }));
+  await refused(list, `a folder _delta_log/${next} among picked files`);
+}
+
 /** The same table opened and read in a Web Worker: the same rows, progress on this page,
  * and a cancelled scan stops. Returns the longest stall of this page's event loop seen
  * while the worker read (a timer ticking every 5 ms). */
@@ -220,6 +254,7 @@ async function main() {
       const local = await DeltaTable.open(handle);
       if (local.version !== table.version) throw new Error(`${name}: OPFS copy at version ${local.version}`);
       agree(name, 'the OPFS copy', (await tableFromIPC(local.scan())).numRows, rows);
+      if (name === names[0]) await aFolderNamedAsTheNextCommitIsRefused(name, handle, files[name] ?? [], table.version);
       await inWorker(name, table, rows);
       counts[name] = rows;
     }
