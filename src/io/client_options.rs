@@ -59,6 +59,7 @@ impl Default for ClientSettings {
                 whole_for_range: 0,
                 encode_plus: false,
                 log_bytes: Default::default(),
+                closing: Default::default(),
             },
         }
     }

@@ -24,6 +24,8 @@
 //! - **A compressed answer** (`Content-Encoding` other than `identity`, though every request
 //!   asks for the bytes as stored) is refused with the encoding named: it read as a short
 //!   body, or as a commit that is not JSON.
+//! - **A server that closes every connection** (`HTTP/1.0`, `Connection: close`) is sent
+//!   only a few requests at once from its first such answer on (see [`ClosingServer`]).
 //! - **The table URL's query string** (`https://host/t/?token=…`, a shared signature or
 //!   access token) goes on every request, as the browser package sends it: object_store's
 //!   HTTP store keeps only the path. Errors never show it (see `error::redact`).
@@ -47,6 +49,9 @@ use object_store::client::{
     HttpResponseBody, HttpService, ReqwestConnector,
 };
 use object_store::ClientOptions;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::closing_server::ClosingServer;
 
 /// Largest answer read for a request without `Range`: 1 GiB. Such requests fetch commit
 /// files and `_last_checkpoint` (data files and deletion vectors are read in ranges of the
@@ -84,6 +89,8 @@ pub(crate) struct CheckedConnector {
     /// Bytes of log answers being read, by every client of the store (see
     /// [`MAX_LOG_BYTES_IN_FLIGHT`]).
     pub log_bytes: Arc<AtomicU64>,
+    /// Whether the server closes its connections, for every client of the store.
+    pub closing: Arc<ClosingServer>,
 }
 
 impl fmt::Debug for CheckedConnector {
@@ -108,6 +115,7 @@ impl HttpConnector for CheckedConnector {
             whole_for_range: self.whole_for_range,
             encode_plus: self.encode_plus,
             log_bytes: Arc::clone(&self.log_bytes),
+            closing: Arc::clone(&self.closing),
         }))
     }
 }
@@ -120,6 +128,7 @@ struct Checked {
     whole_for_range: u64,
     encode_plus: bool,
     log_bytes: Arc<AtomicU64>,
+    closing: Arc<ClosingServer>,
 }
 
 impl fmt::Debug for Checked {
@@ -230,10 +239,12 @@ impl Checked {
             .and_then(|v| v.to_str().ok())
             .and_then(byte_range);
         let get = req.method() == Method::GET;
+        let place = self.closing.place().await;
         let answer = tokio::time::timeout(self.idle, self.inner.execute(req))
             .await
             .map_err(|_| idle_error(self.idle))??;
         let (mut parts, body) = answer.into_parts();
+        self.closing.note_answer(parts.version, &parts.headers);
         let encoding = parts
             .headers
             .get(CONTENT_ENCODING)
@@ -254,7 +265,7 @@ impl Checked {
         }
         // object_store resumes a `GET`'s body cut short when its answer has an `ETag`.
         let resumed = get && parts.headers.contains_key(ETAG);
-        let body = HttpResponseBody::new(IdleBody::new(body, self.idle, resumed));
+        let body = HttpResponseBody::new(IdleBody::new(body, self.idle, resumed, place));
         let whole_len = parts
             .headers
             .get(CONTENT_LENGTH)
@@ -471,10 +482,18 @@ struct IdleBody {
     failed: bool,
     /// Whether object_store resumes this body when it is cut (see [`ResumedByStore`]).
     resumed: bool,
+    /// The request's place at a server that closes its connections (see
+    /// [`ClosingServer`]): the connection lives until the body is read.
+    _place: Option<OwnedSemaphorePermit>,
 }
 
 impl IdleBody {
-    fn new(inner: HttpResponseBody, idle: Duration, resumed: bool) -> Self {
+    fn new(
+        inner: HttpResponseBody,
+        idle: Duration,
+        resumed: bool,
+        place: Option<OwnedSemaphorePermit>,
+    ) -> Self {
         IdleBody {
             inner,
             idle,
@@ -482,6 +501,7 @@ impl IdleBody {
             last_frame: tokio::time::Instant::now(),
             failed: false,
             resumed,
+            _place: place,
         }
     }
 

@@ -18,6 +18,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 mod client_options;
+#[cfg(not(target_arch = "wasm32"))]
+mod closing_server;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 #[cfg(target_arch = "wasm32")]

@@ -9,6 +9,7 @@
 //! fills memory. A body cut short by a server without `ETag` is asked for again whole. A data
 //! file replaced between two reads (another `ETag` and `Last-Modified`) is an error, never
 //! its bytes joined to the first's; `ETag`s that differ by node alone are the same file.
+//! A server that closes every connection gets a few requests at once, not a log's worth.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -85,6 +86,19 @@ static ANSWERED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<
 static CUT: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
     std::sync::LazyLock::new(Default::default);
 
+/// Connections each server had open at once, at most, by port.
+static MOST_OPEN: std::sync::LazyLock<std::sync::Mutex<HashMap<u16, (usize, usize)>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Notes a connection opened (`+1`) or closed (`-1`) at the server on `port`.
+fn note_open(port: u16, change: isize) {
+    if let Ok(mut open) = MOST_OPEN.lock() {
+        let (now, most) = open.entry(port).or_default();
+        *now = now.saturating_add_signed(change);
+        *most = (*most).max(*now);
+    }
+}
+
 /// Requests for data files each server answered, by port.
 static DATA_REQUESTS: std::sync::LazyLock<std::sync::Mutex<HashMap<u16, usize>>> =
     std::sync::LazyLock::new(Default::default);
@@ -118,8 +132,10 @@ fn serve_table(table: &str, answer: Answer) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let root = root.clone();
+            note_open(port, 1);
             std::thread::spawn(move || {
                 let _ = respond(stream, &root, answer, port);
+                note_open(port, -1);
             });
         }
     });
@@ -383,6 +399,39 @@ async fn answers_without_content_length_are_read() {
             .unwrap_or_else(|e| panic!("{answer:?}: {e}"));
         assert_eq!(rows, local, "{answer:?}");
     }
+}
+
+/// This server closes every connection (`Connection: close`, as Python's `http.server`,
+/// whose listen queue of 5 drops the connections past it): after its first answers the
+/// reader sends it 4 requests at once, not a log's 26 commits together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_closes_every_connection_gets_few_at_once() {
+    let table = "kernel__cdf-table-with-cdc-and-dvs";
+    let url = serve_table(table, Answer::Plain);
+    let port = url
+        .trim_end_matches("/t/")
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or_default();
+    let local = common::rows_over(&common::table_dir(table).to_string_lossy(), &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rows = common::rows_over(&url, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows, local);
+    let most = MOST_OPEN
+        .lock()
+        .map(|open| open.get(&port).map_or(0, |o| o.1))
+        .unwrap_or_default();
+    // The first round (`_last_checkpoint` and commits 0 to 5, 7 requests) goes before any
+    // answer; later ones wait for a place, 4 of them, while the first round's last answers
+    // may still be open.
+    assert!(
+        (1..=4 + 7).contains(&most),
+        "{most} connections at once to a server that closes them"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
