@@ -4,9 +4,13 @@ use crate::error::{DeltaError, Result};
 use crate::limits::DEFAULT_MAX_PAGE_BYTES;
 
 /// Default of [`DeltaScanExecutionOptions::max_concurrent_file_reads_per_partition`]
-/// natively.
+/// natively. It bounds the small files (read whole, see
+/// [`DeltaScanExecutionOptions::parquet_full_file_read_threshold_bytes`]) of a remote table
+/// in flight at once, each holding 64 KiB at most; larger files stay at the prefetch depth.
+/// A table of 2,000 small files over HTTP at 50 ms a request read in 4.3 s at 16, 18.7 s at
+/// 3 (about 6 requests in flight on 2 cores).
 #[cfg(not(target_arch = "wasm32"))]
-pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 3;
+pub const DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION: usize = 16;
 
 /// Default of [`DeltaScanExecutionOptions::max_concurrent_file_reads_per_partition`] on
 /// wasm32: the connections a browser opens to one host over HTTP/1.1, so that a table of
@@ -90,7 +94,7 @@ pub struct DeltaScanExecutionOptions {
     /// Files read at once over the whole scan. `None` (default): target partitions ×
     /// `max_concurrent_file_reads_per_partition`. At least 1.
     pub max_concurrent_file_reads: Option<usize>,
-    /// Files read at once in one partition (default 3; 6 on wasm32). With prefetch on, files
+    /// Files read at once in one partition (default 16 natively; 6 on wasm32). With prefetch on, files
     /// read whole (see `parquet_full_file_read_threshold_bytes`) are admitted past the
     /// prefetch depth up to this. At least 1.
     pub max_concurrent_file_reads_per_partition: usize,

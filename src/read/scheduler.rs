@@ -374,13 +374,22 @@ impl PartitionStream {
     /// concurrent reads are open. A small file holds one request's bytes at most, so a table
     /// of many small files keeps every read slot busy (in a browser each request costs a
     /// round trip) while large files stay at the prefetch depth, which bounds the bytes held.
+    /// From a queue shared with other partitions, small files past the prefetch depth are
+    /// taken only while the queue holds more than this partition has open: a partition that
+    /// took a short queue's every file would decode them all on its one thread.
     fn has_room(&self) -> bool {
         let open = self.files.len();
         let prefetch = self.limits.prefetch_files;
         match self.pending.next_is(|task| self.limits.reads_whole(task)) {
             None => false,
             Some(_) if open < prefetch.saturating_add(1) => true,
-            Some(whole) => prefetch > 0 && open < self.limits.max_concurrent_file_reads && whole,
+            Some(whole) => {
+                let leaves_work = match &self.pending {
+                    Pending::Own(_) => true,
+                    Pending::Shared(_) => open < self.pending.len(),
+                };
+                prefetch > 0 && open < self.limits.max_concurrent_file_reads && whole && leaves_work
+            }
         }
     }
 
