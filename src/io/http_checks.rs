@@ -189,6 +189,30 @@ enum CheckFailed {
          with endless bodies?)"
     )]
     LogBytesInFlight(u64),
+    #[error(
+        "the server's TLS certificate was refused ({0}); not retried: a certificate does not \
+         change between tries (to trust a private CA, name its PEM file in SSL_CERT_FILE)"
+    )]
+    Certificate(String),
+}
+
+/// A connection refused for the server's TLS certificate (unknown issuer, expired, another
+/// name), which object_store would retry as a connection error for minutes: an error it
+/// does not retry. Other errors pass unchanged.
+fn certificate_is_final(e: HttpError) -> HttpError {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    let mut certificate = None;
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if text.to_ascii_lowercase().contains("certificate") {
+            certificate = Some(text);
+        }
+        cause = c.source();
+    }
+    match certificate {
+        Some(text) => HttpError::new(HttpErrorKind::Unknown, CheckFailed::Certificate(text)),
+        None => e,
+    }
 }
 
 // The trait is declared with `async_trait`; its method written out by hand.
@@ -242,7 +266,8 @@ impl Checked {
         let place = self.closing.place().await;
         let answer = tokio::time::timeout(self.idle, self.inner.execute(req))
             .await
-            .map_err(|_| idle_error(self.idle))??;
+            .map_err(|_| idle_error(self.idle))?
+            .map_err(certificate_is_final)?;
         let (mut parts, body) = answer.into_parts();
         self.closing.note_answer(parts.version, &parts.headers);
         let encoding = parts
@@ -617,6 +642,18 @@ mod tests {
         assert!(err.contains("being read at once"), "{err}");
         assert_eq!(held.load(Ordering::Relaxed), MAX_LOG_BYTES_IN_FLIGHT - 10);
         assert!(log_text(vec![b'{'; 10], &held).is_ok());
+    }
+
+    #[test]
+    fn a_refused_certificate_is_not_retried_other_connect_errors_are() {
+        let refused = std::io::Error::other("invalid peer certificate: UnknownIssuer");
+        let e = certificate_is_final(HttpError::new(HttpErrorKind::Connect, refused));
+        assert_eq!(e.kind(), HttpErrorKind::Unknown);
+        assert!(e.to_string().contains("UnknownIssuer"), "{e}");
+        assert!(e.to_string().contains("SSL_CERT_FILE"), "{e}");
+        let reset = std::io::Error::other("connection reset by peer");
+        let e = certificate_is_final(HttpError::new(HttpErrorKind::Connect, reset));
+        assert_eq!(e.kind(), HttpErrorKind::Connect);
     }
 
     #[test]
