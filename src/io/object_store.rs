@@ -310,9 +310,18 @@ impl ObjectStoreRange {
         // Object names are used as they are: `Path::parse` keeps a literal `%` (Spark writes
         // partition folders such as `ts=2020-01-01 08%3A09%3A10`), where building a path
         // part by part would escape it to `%25` and miss the object.
-        let decoded = percent_decode_str(url.path())
+        let mut decoded = percent_decode_str(url.path())
             .decode_utf8_lossy()
             .into_owned();
+        // An http(s) path with `//` in it (`https://host/t//table/`, a typo or a joined
+        // prefix) names what the same path with one `/` names on every static server (and
+        // in the browser package, which sends it as it is): an object path has no empty
+        // segments, so the doubled slashes are made one.
+        if matches!(url.scheme(), "http" | "https") {
+            while decoded.contains("//") {
+                decoded = decoded.replace("//", "/");
+            }
+        }
         let root = Path::parse(&decoded).map_err(|e| DeltaError::InvalidLocation {
             location: location.to_string(),
             reason: e.to_string(),

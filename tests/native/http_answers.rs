@@ -434,6 +434,18 @@ async fn a_server_that_closes_every_connection_gets_few_at_once() {
     );
 }
 
+/// `https://host/t//` names what `https://host/t/` names (on every static server, and in
+/// the browser package): the doubled slash is no empty object name, nor an invalid location.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_doubled_slash_in_a_table_url_reads_the_table() {
+    let url = serve(Answer::Plain);
+    let doubled = format!("{}/", url.replacen("/t/", "//t/", 1));
+    let rows = common::rows_over(&doubled, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{doubled}: {e}"));
+    assert_eq!(rows, local_rows().await);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partial_answer_to_a_whole_file_request_is_an_error_not_fewer_rows() {
     let err = common::rows_over(&serve(Answer::PartialForWhole), &[("max_retries", "0")])
