@@ -351,6 +351,12 @@ export interface LoadInfo {
   /** Bytes of the log read: whole files and the ranges of Parquet checkpoints. */
   logBytesRead: number;
   roundTrips: number;
+  /** Log files the host answered `404 Not Found` (or `410`) while loading (over http(s)). */
+  logFilesNotFound: number;
+  /** Log files the host answered `403 Forbidden`, taken as missing as S3 answers `403` for
+   * a missing key to a reader without `ListBucket`. With `logFilesNotFound` above 0 too, a
+   * commit this reader may not read may be hiding the versions from it on: warn your user. */
+  logFilesForbidden: number;
 }
 
 /** One column's statistics summed over the active files (from the log alone). */

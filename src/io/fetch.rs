@@ -194,6 +194,9 @@ pub struct FetchStore {
     request_init: Option<js_sys::Object>,
     /// What the requests so far showed of the link (shared by clones).
     link: Rc<LinkEstimate>,
+    /// Log files answered missing, `404`/`410` and `403` (see `missing_log_answers`; shared
+    /// by clones).
+    missing: Rc<[std::cell::Cell<u64>; 2]>,
 }
 
 impl fmt::Debug for FetchStore {
@@ -275,6 +278,7 @@ impl FetchStore {
             fetch_fn: None,
             request_init: None,
             link: Rc::default(),
+            missing: Rc::default(),
         })
     }
 
@@ -492,10 +496,14 @@ impl FetchStore {
             matches!(status, 404 | 410) || (status == 403 && super::forbidden_is_missing(path));
         match status {
             _ if missing => {
+                if path.starts_with("_delta_log/") {
+                    let count = &self.missing[usize::from(status == 403)];
+                    count.set(count.get().saturating_add(1));
+                }
                 return Err(Failure::Final(DeltaError::NotFound {
                     path: redact(path),
                     phase: phase_for(path),
-                }))
+                }));
             }
             408 | 429 | 500..=599 => {
                 return Err(Failure::Transient(
@@ -640,6 +648,10 @@ impl RangeRead for FetchStore {
 
     fn can_list(&self) -> bool {
         false
+    }
+
+    fn missing_log_answers(&self) -> (u64, u64) {
+        (self.missing[0].get(), self.missing[1].get())
     }
 }
 

@@ -143,6 +143,19 @@ async fn load(
     Ok(WasmTable { table, source })
 }
 
+/// `table.loadInfo` in JS: how the snapshot was loaded, and the log files its host
+/// answered missing (`404`), or forbidden (`403`, taken as missing as S3 answers it to a
+/// reader without `ListBucket`). A host that answers both may hide a commit the reader may
+/// not read, and the versions after it.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsLoadInfo {
+    #[serde(flatten)]
+    info: crate::api::LoadInfo,
+    log_files_not_found: u64,
+    log_files_forbidden: u64,
+}
+
 /// One version of a Delta table. Made by `openTable` and `openSource`.
 #[wasm_bindgen]
 pub struct WasmTable {
@@ -207,10 +220,16 @@ impl WasmTable {
         self.table.eager_size_bytes().unwrap_or_default() as f64
     }
 
-    /// `{ discovery, checkpointVersion, logFilesRead, logBytesRead, roundTrips }`.
+    /// `{ discovery, checkpointVersion, logFilesRead, logBytesRead, roundTrips,
+    /// logFilesNotFound, logFilesForbidden }`.
     #[wasm_bindgen(getter, js_name = loadInfo)]
     pub fn load_info(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.table.load_info())
+        let (not_found, forbidden) = self.table.store().missing_log_answers();
+        to_js(&JsLoadInfo {
+            info: self.table.load_info(),
+            log_files_not_found: not_found,
+            log_files_forbidden: forbidden,
+        })
     }
 
     /// Every request made for this table so far (loading and scans): `{ requests,

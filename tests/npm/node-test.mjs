@@ -456,8 +456,26 @@ await check('a host that answers 403 for missing files (S3 without ListBucket) i
     await withFolderServer(join(CORPUS, name), forbid(false), async (at) => {
       const table = await DeltaTable.open(at);
       assertEq(await countRows(table.scan()), EXPECT[name].rows, `rows of ${name}`);
+      assert(table.loadInfo.logFilesForbidden > 0, `403s counted: ${JSON.stringify(table.loadInfo)}`);
+      assertEq(table.loadInfo.logFilesNotFound, 0, 'no 404 from a host that forbids every missing file');
     });
   }
+  // A host that answers 404 for missing files and 403 for the newest commit: the load
+  // takes that commit as missing (an older version), and loadInfo shows both answers, so an
+  // application can warn its user.
+  const newest = `${String(EXPECT[DV].version).padStart(20, '0')}.json`;
+  const forbidNewest = (req, res) => {
+    if (!req.url.endsWith(newest)) return false;
+    res.writeHead(403, { 'Content-Length': '0' });
+    res.end();
+    return true;
+  };
+  await withFolderServer(join(CORPUS, DV), forbidNewest, async (at) => {
+    const table = await DeltaTable.open(at);
+    assertEq(table.version, EXPECT[DV].version - 1, 'the version before the forbidden commit');
+    assertEq(table.loadInfo.logFilesForbidden, 1, 'the forbidden commit');
+    assert(table.loadInfo.logFilesNotFound > 0, `404s counted: ${JSON.stringify(table.loadInfo)}`);
+  });
   await withFolderServer(join(CORPUS, DV), forbid(true), (at) =>
     rejects(
       DeltaTable.open(at, { retries: 0 }),
