@@ -479,8 +479,10 @@ impl FetchStore {
                 .map(|answer| Promise::resolve(&answer)),
             None => js_fetch(&request),
         }
-        .map_err(network_failure)?;
-        let answer = JsFuture::from(promise).await.map_err(network_failure)?;
+        .map_err(|e| network_failure(path, &e))?;
+        let answer = JsFuture::from(promise)
+            .await
+            .map_err(|e| network_failure(path, &e))?;
         let has_status = js_sys::Reflect::has(&answer, &JsValue::from_str("status"));
         if !answer.is_object() || !has_status.unwrap_or(false) {
             return Err(Failure::Final(io_error(
@@ -769,19 +771,36 @@ fn unexpected_status(path: &str, response: &Response) -> Failure {
 }
 
 /// A rejected `fetch`: the network failed, the server is unreachable, or CORS refused; or
-/// the answer timed out (`answerTimeoutMs`: a `TimeoutError`, whose text says so).
-fn network_failure(e: JsValue) -> Failure {
-    let timed_out = js_sys::Reflect::get(&e, &JsValue::from_str("name"))
+/// the answer timed out (`answerTimeoutMs`: a `TimeoutError`, whose text says so). Node.js,
+/// Deno and Bun give the reason as the error's `cause` (a browser gives none, and may not
+/// say that CORS refused): with a cause, CORS is not suggested, and a refused TLS
+/// certificate fails at once (a certificate does not change between tries).
+fn network_failure(path: &str, e: &JsValue) -> Failure {
+    let timed_out = js_sys::Reflect::get(e, &JsValue::from_str("name"))
         .ok()
         .and_then(|n| n.as_string())
         .is_some_and(|n| n == "TimeoutError");
+    let has_cause = js_sys::Reflect::get(e, &JsValue::from_str("cause"))
+        .is_ok_and(|c| !c.is_undefined() && !c.is_null());
+    let message = js_message(e);
+    if has_cause && message.to_ascii_lowercase().contains("certificate") {
+        return Failure::Final(io_error(
+            path,
+            format!(
+                "the server's TLS certificate was refused, not retried ({message}; Node.js \
+                 trusts a private CA named in NODE_EXTRA_CA_CERTS)"
+            ),
+            false,
+        ));
+    }
     let text = if timed_out {
-        format!("timed out: {}", js_message(&e))
+        format!("timed out: {message}")
+    } else if has_cause {
+        format!("network error: {message}")
     } else {
         format!(
             "network error (server unreachable, connection lost, or the answer lacks CORS \
-             headers): {}",
-            js_message(&e)
+             headers): {message}"
         )
     };
     Failure::Transient(text, None)

@@ -488,6 +488,38 @@ await check('a host that answers 403 for missing files (S3 without ListBucket) i
   );
 });
 
+await check('an https host whose certificate Node refuses: io at once, naming NODE_EXTRA_CA_CERTS, not retried', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'dar-tls-'));
+  try {
+    const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    const { createServer: createHttpsServer } = await import('node:https');
+    const server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (req, res) => {
+      res.writeHead(404, { 'Content-Length': '0' });
+      res.end();
+    });
+    let connections = 0;
+    server.on('connection', () => connections++);
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const err = await rejects(
+        DeltaTable.open(`https://127.0.0.1:${server.address().port}/t/`),
+        (e) => assertEq(e.code, 'io', 'code'),
+        'a refused certificate',
+      );
+      assert(/certificate/.test(err.message) && /NODE_EXTRA_CA_CERTS/.test(err.message), err.message);
+      assert(!/CORS/.test(err.message), `no CORS hint in Node: ${err.message}`);
+      // The first round's 7 requests once each (retried, each would have been tried 4 times).
+      assert(connections <= 8, `${connections} connections: the refusal was retried`);
+    } finally {
+      server.closeAllConnections?.();
+      server.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 await check('a data file replaced between two reads is an io error, not its bytes joined to the first; ETags by node alone are one file', async () => {
   // Each data file's first answer is version 1, every later one version 2 (both ETag and
   // Last-Modified changed): one table read twice finds every file replaced.
