@@ -121,8 +121,8 @@ impl DeltaScanExec {
     }
 
     /// An in-memory table of this scan's partition numbers, one row per partition, each in
-    /// a partition of its own: the child [`with_partition_tokens`](Self::with_partition_tokens)
-    /// takes.
+    /// a partition of its own (one empty partition for a scan of no files): the child
+    /// [`with_partition_tokens`](Self::with_partition_tokens) takes.
     pub fn partition_token_table(&self) -> Result<Arc<dyn ExecutionPlan>> {
         let schema = token_schema();
         let partitions = (0..self.scan.partitions())
@@ -136,6 +136,14 @@ impl DeltaScanExec {
                 )?])
             })
             .collect::<Result<Vec<_>>>()?;
+        // A scan of no files has no partitions; its plan still has one, which reads nothing
+        // (a cluster's scheduler opens partition 0 of a stage's leaf, and an aggregate over
+        // no partition would give no row where `count(*)` must give 0).
+        let partitions = if partitions.is_empty() {
+            vec![Vec::new()]
+        } else {
+            partitions
+        };
         let exec = datafusion::datasource::memory::MemorySourceConfig::try_new_exec(
             &partitions,
             schema,

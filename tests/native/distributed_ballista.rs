@@ -127,6 +127,11 @@ pub(crate) const QUERIES: &[(&str, &[(&str, &str)])] = &[
         &[("l", LETTERS)],
     ),
     ("SELECT count(*) AS n FROM g", &[("g", DV_LOGS)]),
+    // A scan that selects no file (partitions pruned): one row of count 0, as here.
+    (
+        "SELECT count(*) AS n, max(col1) AS m FROM d WHERE part = 999",
+        &[("d", DV)],
+    ),
     (
         "SELECT l.letter, count(*) AS n, sum(d.col1) AS s \
          FROM d JOIN l ON d.part = l.number GROUP BY l.letter",
@@ -151,6 +156,42 @@ async fn queries_on_two_executors_equal_one_process() {
         sql_lines(query, tables, &own),
         sql_lines(query, tables, &[])
     );
+    // An empty table: its CSV header, no row, no executor panic.
+    let empty = [("e", "deltars__delta-0.8-empty")];
+    let query = "SELECT * FROM e ORDER BY \"column\" LIMIT 5";
+    assert_eq!(sql_lines(query, &empty, &remote), ["column"], "{query}");
+    assert_eq!(sql_lines(query, &empty, &[]), ["column"], "{query}");
+}
+
+/// `dar sql --executors` leaves no shuffle folder behind: each executor keeps its files in a
+/// folder of its own, removed as it ends. Run with a temporary folder of its own
+/// (`TMPDIR`), which must be empty afterwards (Ballista's default folders were left there).
+#[test]
+fn loopback_executors_leave_no_shuffle_folder() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let table = format!("d={}", common::table_dir(DV).display());
+    let out = Command::new(env!("CARGO_BIN_EXE_dar"))
+        .args([
+            "sql",
+            "--csv",
+            "SELECT count(*) AS n FROM d",
+            "--table",
+            &table,
+        ])
+        .args(["--executors", "2"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap_or_else(|e| panic!("dar: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
 }
 
 #[test]

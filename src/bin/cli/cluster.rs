@@ -65,7 +65,8 @@ pub struct ExecutorArgs {
     /// Tasks run at once (default: the machine's cores).
     #[arg(long)]
     pub concurrent_tasks: Option<usize>,
-    /// Directory for shuffle files (default: a new temporary directory).
+    /// Directory for shuffle files (default: a folder of its own in the temporary folder,
+    /// removed when the executor ends; a folder given here is kept).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
     /// Print one JSON line per finished task on stdout: its stage, time and what its Delta
@@ -93,11 +94,36 @@ pub(super) fn exit_with_parent(on: bool) {
         .spawn(|| {
             let mut sink = [0u8; 64];
             let mut stdin = std::io::stdin();
-            // Anything the parent writes is ignored; the end (or an error) is the signal.
-            while matches!(std::io::Read::read(&mut stdin, &mut sink), Ok(n) if n > 0) {}
-            super::terminal::message("dar: the process that started this one has ended");
+            // The end of the input (or an error) is the signal; a parent that ends its child
+            // on purpose writes a byte first (see `LocalCluster`'s drop), and the child then
+            // ends without a message.
+            let mut told = false;
+            while let Ok(1..) = std::io::Read::read(&mut stdin, &mut sink) {
+                told = true;
+            }
+            // The executor's own shuffle folder goes with it.
+            super::output::remove_registered();
+            if !told {
+                super::terminal::message("dar: the process that started this one has ended");
+            }
             std::process::exit(1);
         });
+}
+
+/// A new folder for an executor's shuffle files, in the temporary folder, readable by
+/// this user alone.
+fn own_work_dir() -> Result<PathBuf, DeltaError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("dar-executor-{}-{nanos}", std::process::id()));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(&dir)
+        .map_err(|e| failed(format!("cannot make {}: {e}", dir.display())))?;
+    Ok(dir)
 }
 
 /// A reporter printing each task report as a JSON line on stdout.
@@ -138,19 +164,31 @@ pub async fn run_cluster(command: &ClusterCommand) -> Result<(), DeltaError> {
             Ok(())
         }
         ClusterCommand::Executor(args) => {
+            // Without --work-dir, the shuffle files go to a folder of this process's own,
+            // removed when it ends (normally, by a signal, or with its parent): Ballista's
+            // default, a new temporary folder, was left behind by every executor.
+            let own = match &args.work_dir {
+                Some(_) => None,
+                None => Some(own_work_dir()?),
+            };
+            if let Some(dir) = &own {
+                super::output::remove_on_interrupt(dir.clone());
+            }
             exit_with_parent(args.exit_with_parent);
-            run_executor(ExecutorOptions {
+            let run = run_executor(ExecutorOptions {
                 scheduler: args.scheduler,
                 host: args.host.clone(),
                 flight_port: args.flight_port,
                 grpc_port: args.grpc_port,
                 concurrent_tasks: args.concurrent_tasks.unwrap_or_else(cores),
-                work_dir: args.work_dir.clone(),
+                work_dir: args.work_dir.clone().or(own),
                 storage_options: storage_options(&args.options)?,
                 reporter: args.report_tasks.then(print_reports),
             })
             .await
-            .map_err(failed)
+            .map_err(failed);
+            super::output::remove_registered();
+            run
         }
         ClusterCommand::Worker(args) => super::workers::run_worker(args).await,
         ClusterCommand::Bench(args) => super::cluster_bench::run_bench(args).await,
@@ -258,8 +296,19 @@ impl LocalCluster {
 }
 
 impl Drop for LocalCluster {
+    /// Closes each executor's standard input (it then removes its shuffle folder and ends,
+    /// see `exit_with_parent`); one still running after 5 s is killed.
     fn drop(&mut self) {
         for child in &mut self.children {
+            if let Some(mut stdin) = child.stdin.take() {
+                let _ = std::io::Write::write_all(&mut stdin, b"end\n");
+            }
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        for child in &mut self.children {
+            while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = child.kill();
             let _ = child.wait();
         }

@@ -221,11 +221,9 @@ async fn result(args: &SqlArgs) -> Result<Rows, DeltaError> {
         } else {
             None
         };
-        if let Some(batches) = gathered {
-            let schema = batches.first().map_or_else(
-                || std::sync::Arc::new(arrow_schema::Schema::empty()),
-                RecordBatch::schema,
-            );
+        if let Some((schema, batches)) = gathered {
+            // The plan's schema: a result of no batches still has its columns (its CSV
+            // header).
             let schema = distinct_names(&schema, &[]);
             let named = std::sync::Arc::clone(&schema);
             let rows = batches.into_iter().map(move |b| renamed(b, &named));
@@ -382,7 +380,9 @@ fn make_spill_folder() -> Result<std::path::PathBuf, DeltaError> {
 
 /// Runs the query on Ballista: a loopback cluster started for it, or the given scheduler.
 #[cfg(feature = "distributed")]
-async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
+async fn distributed(
+    args: &SqlArgs,
+) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>), DeltaError> {
     use delta_arrow_reader::distributed::ballista::{ballista_session_config, execute_on_ballista};
     use futures::TryStreamExt;
     let (cluster, url, partitions) = match (args.executors, args.scheduler) {
@@ -423,6 +423,7 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
         .create_physical_plan()
         .await
         .map_err(from_df)?;
+    let schema = physical.schema();
     // The scheduler unreachable or refusing the job is a failure to reach a service (as an
     // unreachable worker is), not a bad argument.
     let run = async {
@@ -441,7 +442,7 @@ async fn distributed(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
         None => with_queue_notice(run, &url).await?,
     };
     drop(cluster);
-    Ok(batches)
+    Ok((schema, batches))
 }
 
 /// How long a query on a given scheduler runs before `dar sql` says what it may be waiting
@@ -520,7 +521,9 @@ fn check_cluster_args(args: &SqlArgs) -> Result<(), DeltaError> {
 /// Runs the query on datafusion-distributed: workers started on loopback for it, or the
 /// given ones; this process plans and coordinates.
 #[cfg(feature = "distributed")]
-async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
+async fn on_workers(
+    args: &SqlArgs,
+) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>), DeltaError> {
     use delta_arrow_reader::distributed::workers::{spread_session_state, WorkerUrls};
     let per_task = match args.executors {
         Some(_) => args.tasks_per_executor,
@@ -566,28 +569,26 @@ async fn on_workers(args: &SqlArgs) -> Result<Vec<RecordBatch>, DeltaError> {
         ..ScanOptions::default()
     };
     let listed = urls.iter().map(Url::as_str).collect::<Vec<_>>().join(", ");
-    let batches = plan(&ctx, args, &options)
-        .await?
-        .collect()
-        .await
-        .map_err(|e| match e.find_root() {
-            // A reader error of this process (planning, the coordinator's own stages).
-            datafusion::error::DataFusionError::External(inner)
-                if inner.downcast_ref::<DeltaError>().is_some() =>
-            {
-                from_df(e)
-            }
-            // A worker's error, or a worker that could not be reached or went away: they
-            // come back through gRPC as text.
-            _ => DeltaError::Io {
-                path: listed.clone(),
-                message: format!("the query failed on the datafusion-distributed workers: {e}"),
-                phase: delta_arrow_reader::Phase::Read,
-                transient: false,
-            },
-        })?;
+    let frame = plan(&ctx, args, &options).await?;
+    let schema: arrow_schema::SchemaRef = std::sync::Arc::new(frame.schema().as_arrow().clone());
+    let batches = frame.collect().await.map_err(|e| match e.find_root() {
+        // A reader error of this process (planning, the coordinator's own stages).
+        datafusion::error::DataFusionError::External(inner)
+            if inner.downcast_ref::<DeltaError>().is_some() =>
+        {
+            from_df(e)
+        }
+        // A worker's error, or a worker that could not be reached or went away: they
+        // come back through gRPC as text.
+        _ => DeltaError::Io {
+            path: listed.clone(),
+            message: format!("the query failed on the datafusion-distributed workers: {e}"),
+            phase: delta_arrow_reader::Phase::Read,
+            transient: false,
+        },
+    })?;
     drop(local);
-    Ok(batches)
+    Ok((schema, batches))
 }
 
 /// Registers the tables, runs the query and prints its result.
