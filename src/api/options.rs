@@ -257,7 +257,7 @@ mod tests {
     fn defaults_are_valid_and_zeros_are_not() {
         let d = DeltaScanExecutionOptions::default();
         assert!(d.validate().is_ok());
-        assert_eq!(d.scan_wide_file_reads(4), 12);
+        assert_eq!(d.scan_wide_file_reads(4), 64);
         let bad = [
             DeltaScanExecutionOptions {
                 target_partitions: Some(0),
