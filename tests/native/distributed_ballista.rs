@@ -33,12 +33,22 @@ pub(crate) const LETTERS: &str = "dat__basic_partitioned";
 pub(crate) const MAPPED: &str = "golden__table-with-columnmapping-mode-name";
 pub(crate) const DV_LOGS: &str = "deltars__table_with_deletion_logs";
 
-/// Executor processes, killed when dropped.
+/// Executor processes, stopped when dropped: each is sent SIGTERM (it removes its shuffle
+/// folder and ends at once), and killed if it still runs after 5 s.
 struct Executors(Vec<Child>);
 
 impl Drop for Executors {
     fn drop(&mut self) {
         for c in &mut self.0 {
+            let _ = Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .status();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        for c in &mut self.0 {
+            while matches!(c.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }

@@ -50,8 +50,9 @@ pub struct SchedulerArgs {
 /// Arguments of `dar cluster executor`.
 #[derive(Debug, Args)]
 pub struct ExecutorArgs {
-    /// The scheduler's address, HOST:PORT.
-    #[arg(long)]
+    /// The scheduler's address, HOST:PORT (a host name is resolved when the executor
+    /// starts).
+    #[arg(long, value_parser = host_port)]
     pub scheduler: SocketAddr,
     /// Host to listen on and advertise to the scheduler and the other executors.
     #[arg(long, default_value = "127.0.0.1")]
@@ -108,6 +109,23 @@ pub(super) fn exit_with_parent(on: bool) {
             }
             std::process::exit(1);
         });
+}
+
+/// HOST:PORT as an address: an IP address, or a host name resolved now (its first IPv4
+/// address, else its first: `localhost` may resolve to `::1` first, where a scheduler bound
+/// to `127.0.0.1` does not listen).
+pub(super) fn host_port(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let found: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("{e} (give HOST:PORT)"))?
+        .collect();
+    found
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(found.first())
+        .copied()
+        .ok_or_else(|| "the host name has no address".to_string())
 }
 
 /// A new folder for an executor's shuffle files, in the temporary folder, readable by

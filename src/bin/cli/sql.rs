@@ -50,7 +50,7 @@ pub struct SqlArgs {
     /// Run the query on the Ballista scheduler at HOST:PORT, whose executors have the Delta
     /// codec (`dar cluster executor`).
     #[cfg(feature = "distributed")]
-    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["executors", "workers"])]
+    #[arg(long, value_name = "HOST:PORT", value_parser = super::cluster::host_port, conflicts_with_all = ["executors", "workers"])]
     pub scheduler: Option<std::net::SocketAddr>,
     /// Run the query on the datafusion-distributed worker at URL (`dar cluster worker`;
     /// repeatable, at least twice: with one worker the planner keeps every stage in this

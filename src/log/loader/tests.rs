@@ -472,6 +472,20 @@ fn corrupt_or_stale_last_checkpoint_falls_back() {
     let clean = files_of(&table(12));
     let mut with_cp = clean.clone();
     add_v2_json_checkpoint(&mut with_cp, 9, &expected_active(10));
+    // The table with `_last_checkpoint` saying `hint`, and (when given) these bytes as the
+    // classic checkpoint at version 4.
+    let hinted = |hint: serde_json::Value, checkpoint: Option<Bytes>| {
+        let mut f = clean.clone();
+        if let Some(bytes) = checkpoint {
+            let path = "_delta_log/00000000000000000004.checkpoint.parquet";
+            f.insert(path.into(), (bytes, 0));
+        }
+        f.insert(
+            "_delta_log/_last_checkpoint".into(),
+            (Bytes::from(hint.to_string()), 0),
+        );
+        f
+    };
     let cases: Vec<(&str, Files)> = vec![
         ("corrupt", {
             let mut f = with_cp.clone();
@@ -481,59 +495,29 @@ fn corrupt_or_stale_last_checkpoint_falls_back() {
             );
             f
         }),
-        ("stale: names a checkpoint that does not exist", {
-            let mut f = clean.clone();
-            let hint = json!({"version": 4, "size": 3, "parts": 2});
-            f.insert(
-                "_delta_log/_last_checkpoint".into(),
-                (Bytes::from(hint.to_string()), 0),
-            );
-            f
-        }),
-        ("declares 4,294,967,295 parts", {
-            let mut f = clean.clone();
-            let hint = json!({"version": 4, "size": 3, "parts": u32::MAX});
-            f.insert(
-                "_delta_log/_last_checkpoint".into(),
-                (Bytes::from(hint.to_string()), 0),
-            );
-            f
-        }),
-        ("names an empty checkpoint (a crashed writer's)", {
-            let mut f = clean.clone();
-            f.insert(
-                "_delta_log/00000000000000000004.checkpoint.parquet".into(),
-                (Bytes::new(), 0),
-            );
-            let hint = json!({"version": 4, "size": 3});
-            f.insert(
-                "_delta_log/_last_checkpoint".into(),
-                (Bytes::from(hint.to_string()), 0),
-            );
-            f
-        }),
-        ("names a Parquet checkpoint shorter than its footer", {
-            let mut f = clean.clone();
-            f.insert(
-                "_delta_log/00000000000000000004.checkpoint.parquet".into(),
-                (Bytes::from_static(b"PAR1"), 0),
-            );
-            let hint = json!({"version": 4, "size": 3});
-            f.insert(
-                "_delta_log/_last_checkpoint".into(),
-                (Bytes::from(hint.to_string()), 0),
-            );
-            f
-        }),
-        ("hint newer than the table", {
-            let mut f = clean.clone();
-            let hint = json!({"version": 50, "size": 3});
-            f.insert(
-                "_delta_log/_last_checkpoint".into(),
-                (Bytes::from(hint.to_string()), 0),
-            );
-            f
-        }),
+        (
+            "stale: names a checkpoint that does not exist",
+            hinted(json!({"version": 4, "size": 3, "parts": 2}), None),
+        ),
+        (
+            "declares 4,294,967,295 parts",
+            hinted(json!({"version": 4, "size": 3, "parts": u32::MAX}), None),
+        ),
+        (
+            "names an empty checkpoint (a crashed writer's)",
+            hinted(json!({"version": 4, "size": 3}), Some(Bytes::new())),
+        ),
+        (
+            "names a Parquet checkpoint shorter than its footer",
+            hinted(
+                json!({"version": 4, "size": 3}),
+                Some(Bytes::from_static(b"PAR1")),
+            ),
+        ),
+        (
+            "hint newer than the table",
+            hinted(json!({"version": 50, "size": 3}), None),
+        ),
     ];
     for (what, files) in cases {
         for can_list in [true, false] {
