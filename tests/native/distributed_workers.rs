@@ -197,6 +197,35 @@ fn bad_worker_arguments_are_refused() {
     }
 }
 
+/// A `--worker` that takes the connection and never answers (not a worker, or a stuck
+/// one): an `io` error within about 10 s naming it, never a wait without end.
+#[test]
+fn a_worker_that_never_answers_is_an_error_not_a_hang() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let port = silent.local_addr().map(|a| a.port()).unwrap_or_default();
+    // Takes every connection and holds it, silent.
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().flatten().collect();
+        drop(held);
+    });
+    let table = format!("t={}", common::table_dir(DV).display());
+    let started = std::time::Instant::now();
+    let url = format!("http://127.0.0.1:{port}/");
+    // Two (one is refused as too few), both silent.
+    let other = format!("{url}other/");
+    assert_sql_refused(
+        "SELECT sum(col1) FROM t",
+        &table,
+        &["--worker", &url, "--worker", &other],
+        "answered nothing within 10 s",
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 /// A coordinator over `urls`, the table at `dir` registered as `t`, `per_task` partitions
 /// per task, every scan spread over every worker.
 async fn coordinator(urls: &[Url], dir: &std::path::Path, per_task: usize) -> SessionContext {

@@ -554,7 +554,12 @@ async fn on_workers(
                     .into(),
             ));
         }
-        None if !args.workers.is_empty() => (None, args.workers.clone()),
+        None if !args.workers.is_empty() => {
+            for url in &args.workers {
+                worker_answers(url).await?;
+            }
+            (None, args.workers.clone())
+        }
         None => {
             return Err(invalid(
                 "--engine distributed runs on --executors N or on --worker URL".into(),
@@ -589,6 +594,57 @@ async fn on_workers(
     })?;
     drop(local);
     Ok((schema, batches))
+}
+
+/// How long a `--worker` has to answer the opening of an HTTP/2 connection.
+#[cfg(feature = "distributed")]
+const WORKER_ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Checks that something answers at a `--worker` URL before the query is planned on it: it
+/// is sent the opening of an HTTP/2 connection (what gRPC starts with) and must send any
+/// byte back within [`WORKER_ANSWER_WITHIN`]. A server that takes the connection and never
+/// answers held `dar sql` for ever (the gRPC client has no such bound); one that answers
+/// something else fails later with the client's own error.
+#[cfg(feature = "distributed")]
+async fn worker_answers(url: &Url) -> Result<(), DeltaError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let unreachable = |why: String| DeltaError::Io {
+        path: url.to_string(),
+        message: format!("the worker cannot be reached: {why}"),
+        phase: delta_arrow_reader::Phase::Read,
+        transient: false,
+    };
+    let host = url.host_str().unwrap_or_default().to_string();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let check = async {
+        let mut stream = tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        // The HTTP/2 connection preface, then an empty SETTINGS frame.
+        let mut opening = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        opening.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        stream
+            .write_all(&opening)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        let mut first = [0u8; 1];
+        match stream.read(&mut first).await {
+            Ok(0) => Err(unreachable(
+                "it closed the connection without a word".into(),
+            )),
+            Ok(_) => Ok(()),
+            Err(e) => Err(unreachable(e.to_string())),
+        }
+    };
+    tokio::time::timeout(WORKER_ANSWER_WITHIN, check)
+        .await
+        .map_err(|_| {
+            unreachable(format!(
+                "it took the connection but answered nothing within {} s (is it a `dar cluster \
+                 worker`?)",
+                WORKER_ANSWER_WITHIN.as_secs()
+            ))
+        })?
 }
 
 /// Registers the tables, runs the query and prints its result.
