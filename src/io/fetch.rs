@@ -196,7 +196,7 @@ pub struct FetchStore {
     link: Rc<LinkEstimate>,
     /// Log files answered missing, `404`/`410` and `403` (see `missing_log_answers`; shared
     /// by clones).
-    missing: Rc<[std::cell::Cell<u64>; 2]>,
+    missing: Rc<super::MissingLogAnswers>,
 }
 
 impl fmt::Debug for FetchStore {
@@ -498,10 +498,7 @@ impl FetchStore {
             matches!(status, 404 | 410) || (status == 403 && super::forbidden_is_missing(path));
         match status {
             _ if missing => {
-                if path.starts_with("_delta_log/") {
-                    let count = &self.missing[usize::from(status == 403)];
-                    count.set(count.get().saturating_add(1));
-                }
+                self.missing.note(path, status == 403);
                 return Err(Failure::Final(DeltaError::NotFound {
                     path: redact(path),
                     phase: phase_for(path),
@@ -653,7 +650,7 @@ impl RangeRead for FetchStore {
     }
 
     fn missing_log_answers(&self) -> (u64, u64) {
-        (self.missing[0].get(), self.missing[1].get())
+        self.missing.counts()
     }
 }
 

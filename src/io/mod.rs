@@ -316,6 +316,28 @@ pub(crate) fn starts_as_markup(text: &[u8]) -> bool {
     text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
 }
 
+/// The log files a store found missing, `404` (or `410`) and `403` taken as missing, for
+/// [`RangeRead::missing_log_answers`]; shared by a store's clones.
+#[derive(Debug, Default)]
+pub(crate) struct MissingLogAnswers([std::sync::atomic::AtomicU64; 2]);
+
+impl MissingLogAnswers {
+    /// Counts `path` found missing, `forbidden` when its answer was `403`; only log files
+    /// count.
+    pub(crate) fn note(&self, path: &str, forbidden: bool) {
+        if path.starts_with("_delta_log/") {
+            self.0[usize::from(forbidden)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// `(not found, forbidden)` so far.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        let [not_found, forbidden] = &self.0;
+        use std::sync::atomic::Ordering::Relaxed;
+        (not_found.load(Relaxed), forbidden.load(Relaxed))
+    }
+}
+
 /// Whether a `403` for `path` means the file does not exist: S3 answers so for a missing key
 /// to a reader without the `ListBucket` permission (a public bucket read over HTTPS), and a
 /// table that must be probed asks for `_last_checkpoint` and for commits past the last one.

@@ -52,7 +52,7 @@ pub struct ObjectStoreRange {
     /// (see `version_pin`).
     pins: Option<Arc<VersionPins>>,
     /// Log files found missing: `404`, and `403` taken as missing (`missing_log_answers`).
-    missing: Arc<[std::sync::atomic::AtomicU64; 2]>,
+    missing: Arc<super::MissingLogAnswers>,
 }
 
 /// [`ObjectStoreRange::cut_body_retries`].
@@ -157,15 +157,12 @@ impl ObjectStoreRange {
 
     /// Counts a log file that `e` says is missing (see `missing_log_answers`).
     fn count_missing(&self, path: &str, e: &object_store::Error) {
-        use std::sync::atomic::Ordering;
-        let kind = match e {
-            _ if !path.starts_with("_delta_log/") => return,
-            object_store::Error::NotFound { .. } => 0,
-            object_store::Error::PermissionDenied { .. } if super::forbidden_is_missing(path) => 1,
-            _ => return,
-        };
-        if let Some(count) = self.missing.get(kind) {
-            count.fetch_add(1, Ordering::Relaxed);
+        match e {
+            object_store::Error::NotFound { .. } => self.missing.note(path, false),
+            object_store::Error::PermissionDenied { .. } if super::forbidden_is_missing(path) => {
+                self.missing.note(path, true)
+            }
+            _ => {}
         }
     }
 
@@ -674,9 +671,7 @@ impl RangeRead for ObjectStoreRange {
     }
 
     fn missing_log_answers(&self) -> (u64, u64) {
-        let [not_found, forbidden] = &*self.missing;
-        use std::sync::atomic::Ordering::Relaxed;
-        (not_found.load(Relaxed), forbidden.load(Relaxed))
+        self.missing.counts()
     }
 
     fn read_ahead_gap(&self) -> u64 {
