@@ -384,11 +384,13 @@ impl PartitionStream {
             None => false,
             Some(_) if open < prefetch.saturating_add(1) => true,
             Some(whole) => {
-                let leaves_work = match &self.pending {
-                    Pending::Own(_) => true,
-                    Pending::Shared(_) => open < self.pending.len(),
-                };
-                prefetch > 0 && open < self.limits.max_concurrent_file_reads && whole && leaves_work
+                whole
+                    && prefetch > 0
+                    && open < self.limits.max_concurrent_file_reads
+                    && match &self.pending {
+                        Pending::Own(_) => true,
+                        Pending::Shared(_) => open < self.pending.len(),
+                    }
             }
         }
     }
