@@ -83,6 +83,18 @@ fn invalid(reason: String) -> DeltaError {
     DeltaError::InvalidArgument { reason }
 }
 
+/// A cluster service (a scheduler, a worker) that could not be reached or did not run the
+/// query: an `io` error at its address, not a bad argument.
+#[cfg(feature = "distributed")]
+fn service_failed(path: String, message: String) -> DeltaError {
+    DeltaError::Io {
+        path,
+        message,
+        phase: delta_arrow_reader::Phase::Read,
+        transient: false,
+    }
+}
+
 /// A DataFusion error as a reader error: the reader's own error when it is one.
 fn from_df(e: datafusion::error::DataFusionError) -> DeltaError {
     match delta_arrow_reader::datafusion::into_delta_error(e) {
@@ -429,11 +441,11 @@ async fn distributed(
     let run = async {
         let stream = execute_on_ballista(&url, physical, config)
             .await
-            .map_err(|e| DeltaError::Io {
-                path: url.clone(),
-                message: format!("the Ballista scheduler did not run the query: {e}"),
-                phase: delta_arrow_reader::Phase::Read,
-                transient: false,
+            .map_err(|e| {
+                service_failed(
+                    url.clone(),
+                    format!("the Ballista scheduler did not run the query: {e}"),
+                )
             })?;
         stream.try_collect().await.map_err(from_df)
     };
@@ -555,9 +567,8 @@ async fn on_workers(
             ));
         }
         None if !args.workers.is_empty() => {
-            for url in &args.workers {
-                worker_answers(url).await?;
-            }
+            // All at once: each may take the whole bound.
+            futures::future::try_join_all(args.workers.iter().map(worker_answers)).await?;
             (None, args.workers.clone())
         }
         None => {
@@ -585,12 +596,10 @@ async fn on_workers(
         }
         // A worker's error, or a worker that could not be reached or went away: they
         // come back through gRPC as text.
-        _ => DeltaError::Io {
-            path: listed.clone(),
-            message: format!("the query failed on the datafusion-distributed workers: {e}"),
-            phase: delta_arrow_reader::Phase::Read,
-            transient: false,
-        },
+        _ => service_failed(
+            listed.clone(),
+            format!("the query failed on the datafusion-distributed workers: {e}"),
+        ),
     })?;
     drop(local);
     Ok((schema, batches))
@@ -608,11 +617,11 @@ const WORKER_ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs
 #[cfg(feature = "distributed")]
 async fn worker_answers(url: &Url) -> Result<(), DeltaError> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let unreachable = |why: String| DeltaError::Io {
-        path: url.to_string(),
-        message: format!("the worker cannot be reached: {why}"),
-        phase: delta_arrow_reader::Phase::Read,
-        transient: false,
+    let unreachable = |why: String| {
+        service_failed(
+            url.to_string(),
+            format!("the worker cannot be reached: {why}"),
+        )
     };
     let host = url.host_str().unwrap_or_default().to_string();
     let port = url.port_or_known_default().unwrap_or(80);
