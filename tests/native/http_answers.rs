@@ -104,12 +104,15 @@ static DATA_REQUESTS: std::sync::LazyLock<std::sync::Mutex<HashMap<u16, usize>>>
     std::sync::LazyLock::new(Default::default);
 
 fn data_requests(url: &str) -> usize {
-    let port = url
-        .rsplit_once(':')
+    data_requests_of(port_of(url))
+}
+
+/// The port of a [`serve`] URL (`http://127.0.0.1:PORT/t/`).
+fn port_of(url: &str) -> u16 {
+    url.rsplit_once(':')
         .and_then(|(_, rest)| rest.split('/').next())
         .and_then(|p| p.parse::<u16>().ok())
-        .unwrap_or_default();
-    data_requests_of(port)
+        .unwrap_or_default()
 }
 
 fn data_requests_of(port: u16) -> usize {
@@ -408,12 +411,7 @@ async fn answers_without_content_length_are_read() {
 async fn a_server_that_closes_every_connection_gets_few_at_once() {
     let table = "kernel__cdf-table-with-cdc-and-dvs";
     let url = serve_table(table, Answer::Plain);
-    let port = url
-        .trim_end_matches("/t/")
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse::<u16>().ok())
-        .unwrap_or_default();
+    let port = port_of(&url);
     let local = common::rows_over(&common::table_dir(table).to_string_lossy(), &[])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
