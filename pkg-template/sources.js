@@ -25,7 +25,7 @@ export function byteSourceFor(target, localFolder) {
     const isWindowsDrive = /^[a-z]:[\\/]/i.test(text);
     // In Node.js a folder may have a colon in its name: `colon:dir/T` (no `//` after the
     // colon, not http(s)) is a relative path, as the shell reads it.
-    const relativeWithColon = scheme !== undefined && scheme !== 'http' && scheme !== 'https' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(text);
+    const relativeWithColon = scheme !== undefined && scheme !== 'http' && scheme !== 'https' && !text.startsWith('//', scheme.length + 1);
     const local = scheme === 'file' || (localFolder !== undefined && (scheme === undefined || isWindowsDrive || relativeWithColon));
     if (!local) {
       return null;
