@@ -504,7 +504,16 @@ pub fn redact(text: &str) -> String {
             Some(q) => &url[..q],
             None => url,
         };
+        // In an Azure `abfss://container@account.dfs.core.windows.net/` URL the part before
+        // `@` is the container, not a credential (one with a `:` in it is still dropped).
+        let scheme = before[..pos]
+            .rsplit(|c: char| !c.is_ascii_alphanumeric())
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let container_at = matches!(scheme.as_str(), "abfs" | "abfss" | "wasb" | "wasbs");
         let url = match (url.find('@'), url.find('/')) {
+            (Some(at), _) if container_at && !url[..at].contains(':') => url,
             (Some(at), Some(slash)) if at < slash => &url[at + 1..],
             (Some(at), None) => &url[at + 1..],
             _ => url,
@@ -546,6 +555,10 @@ mod tests {
         let s = "GET https://user:secret@host.example/a/b.parquet?X-Amz-Signature=abc failed";
         assert_eq!(redact(s), "GET https://host.example/a/b.parquet failed");
         assert_eq!(redact("no url here"), "no url here");
+        assert_eq!(
+            redact("at abfss://c@acct.dfs.core.windows.net/t?sv=1&sig=2 and wasbs://u:p@h/x"),
+            "at abfss://c@acct.dfs.core.windows.net/t and wasbs://h/x"
+        );
         assert_eq!(
             redact("s3://bucket/key?sig=1, http://h/x"),
             "s3://bucket/key, http://h/x"

@@ -25,7 +25,7 @@ pub struct DeltaTableBuilder {
 
 impl DeltaTableBuilder {
     /// A builder for the table at `location`: a local path or a URL (`file://`, `http(s)://`,
-    /// `s3://`).
+    /// and with the feature `cloud` `s3://`, `az://`, `abfss://`, `gs://`, ...).
     pub fn new(location: impl Into<String>) -> Self {
         DeltaTableBuilder {
             location: location.into(),
@@ -37,8 +37,13 @@ impl DeltaTableBuilder {
         }
     }
 
-    /// Storage options for the location's store (for `s3://`: `aws_region`, `aws_endpoint`,
-    /// `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, `anonymous`, ...).
+    /// Storage options for the location's store: object_store's names (for `s3://`:
+    /// `aws_region`, `aws_endpoint`, `aws_access_key_id`, `aws_secret_access_key`,
+    /// `aws_allow_http`, `anonymous`, ...; for Azure: `azure_storage_account_name`,
+    /// `azure_storage_account_key`, `azure_storage_sas_token`,
+    /// `azure_storage_connection_string`, ...; for `gs://`: `google_service_account`,
+    /// `google_service_account_key`, `anonymous`, ...), and the client settings every remote
+    /// store takes (`timeout`, `idle_timeout`, `max_retries`, ...).
     pub fn with_storage_options(mut self, options: HashMap<String, String>) -> Self {
         self.storage_options.extend(options);
         self

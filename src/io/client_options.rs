@@ -1,5 +1,5 @@
-//! The HTTP client settings a user may give with a table's storage options, for the http(s)
-//! and S3 stores: request and connect timeouts, the connection pool, a proxy, and how
+//! The HTTP client settings a user may give with a table's storage options, for every remote
+//! store (http(s), S3, Azure, GCS): request and connect timeouts, the connection pool, a proxy, and how
 //! failed requests are retried.
 //!
 //! | option | meaning | default |

@@ -20,6 +20,8 @@
 mod client_options;
 #[cfg(not(target_arch = "wasm32"))]
 mod closing_server;
+#[cfg(all(feature = "cloud", not(target_arch = "wasm32")))]
+mod cloud;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 #[cfg(target_arch = "wasm32")]

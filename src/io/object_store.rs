@@ -1,9 +1,9 @@
 //! [`ObjectStoreRange`]: a [`RangeRead`] over an `object_store` store (native only).
 //!
 //! Local paths and `file://` URLs use the local file system; `http(s)://` a plain HTTP store,
-//! which cannot list (the log is then probed); `s3://` (feature `cloud`) Amazon S3 or any
-//! S3-compatible server, configured by storage options (`aws_region`, `aws_endpoint`,
-//! `aws_access_key_id`, `aws_secret_access_key`, `aws_allow_http`, `anonymous`, ...).
+//! which cannot list (the log is then probed); with the feature `cloud`, `s3://`, Azure
+//! (`az://`, `abfss://`, ...) and `gs://` stores, configured by storage options and their
+//! cloud's environment variables (see `cloud`).
 //!
 //! It keeps the [`RangeRead`] contract where `object_store` alone would not: a zero-length
 //! range asks the store (one HEAD) whether the object exists; listed names are the objects'
@@ -53,6 +53,8 @@ pub struct ObjectStoreRange {
     pins: Option<Arc<VersionPins>>,
     /// Log files found missing: `404`, and `403` taken as missing (`missing_log_answers`).
     missing: Arc<super::MissingLogAnswers>,
+    /// For cloud stores: the bucket or container, as a URL (`s3://bucket`), for errors.
+    bucket: Option<String>,
 }
 
 /// [`ObjectStoreRange::cut_body_retries`].
@@ -123,6 +125,7 @@ impl ObjectStoreRange {
             cut_body_retries: None,
             pins: None,
             missing: Arc::default(),
+            bucket: None,
         }
     }
 
@@ -370,18 +373,21 @@ impl ObjectStoreRange {
                 range.pins = Some(Arc::default());
                 Ok(range)
             }
-            #[cfg(feature = "cloud")]
-            "s3" | "s3a" => {
-                let (store, retries) = s3_store(location, options)?;
-                let mut range = Self::new(Arc::new(store), root, true);
-                range.cut_body_retries = Some(retries);
-                range.pins = Some(Arc::default());
-                Ok(range)
+            other => {
+                #[cfg(feature = "cloud")]
+                if let Some(built) = super::cloud::cloud_store(location, options) {
+                    let cloud = built?;
+                    let mut range = Self::new(cloud.store, root, true);
+                    range.cut_body_retries = Some(BodyRetries::from(&cloud.retry));
+                    range.pins = Some(Arc::default());
+                    range.bucket = Some(crate::error::redact(&url[..url::Position::BeforePath]));
+                    return Ok(range);
+                }
+                Err(DeltaError::InvalidLocation {
+                    location: location.to_string(),
+                    reason: unsupported_scheme(other),
+                })
             }
-            other => Err(DeltaError::InvalidLocation {
-                location: location.to_string(),
-                reason: format!("the scheme '{other}' is not supported"),
-            }),
         }
     }
 
@@ -416,6 +422,22 @@ impl ObjectStoreRange {
         Some(parts.join("/"))
     }
 
+    /// The error of a listing under `prefix`. A cloud store lists a folder that does not
+    /// exist as empty, so a listing answered `404` means the bucket or container itself is
+    /// missing: `not_found`, naming it (object_store hands the status on only as text).
+    fn list_error(&self, prefix: &str, e: object_store::Error) -> DeltaError {
+        let missing_bucket = matches!(&e, object_store::Error::Generic { .. })
+            && self.local.is_none()
+            && crate::error::store_message::with_causes(&e).contains("status code: 404");
+        match (missing_bucket, &self.bucket) {
+            (true, Some(bucket)) => DeltaError::NotFound {
+                path: format!("{bucket} (the bucket or container does not exist)"),
+                phase: phase_for(prefix),
+            },
+            _ => map_error(prefix, e),
+        }
+    }
+
     /// A zero-length range: empty when the object exists and is at least `range.start`
     /// long. One HEAD (a metadata call for local files); a non-empty range costs nothing
     /// extra.
@@ -441,6 +463,21 @@ fn refuse_options(options: &HashMap<String, String>, kind: &str) -> Result<()> {
     }
 }
 
+/// Why a location's scheme is refused, naming the schemes this build reads.
+fn unsupported_scheme(scheme: &str) -> String {
+    let mut known = vec!["file", "http", "https"];
+    #[cfg(feature = "cloud")]
+    known.extend_from_slice(super::cloud::CLOUD_SCHEMES);
+    #[cfg(not(feature = "cloud"))]
+    let built = " (cloud stores need the feature `cloud`)";
+    #[cfg(feature = "cloud")]
+    let built = "";
+    format!(
+        "the scheme '{scheme}' is not supported: {}{built}",
+        known.join(", ")
+    )
+}
+
 fn store_config_error(location: &TableLocation, e: object_store::Error) -> DeltaError {
     DeltaError::InvalidStorageOptions {
         reason: format!(
@@ -448,74 +485,6 @@ fn store_config_error(location: &TableLocation, e: object_store::Error) -> Delta
             redact(&e.to_string())
         ),
     }
-}
-
-#[cfg(feature = "cloud")]
-fn s3_store(
-    location: &TableLocation,
-    options: &HashMap<String, String>,
-) -> Result<(object_store::aws::AmazonS3, BodyRetries)> {
-    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-    let bucket = location.url().host_str().unwrap_or_default();
-    if bucket.is_empty() {
-        return Err(DeltaError::InvalidLocation {
-            location: location.to_string(),
-            reason: "an s3:// location needs a bucket name".into(),
-        });
-    }
-    let (settings, mut rest) = client_settings(options)?;
-    for (key, value) in aws_environment(&rest) {
-        rest.insert(key, value);
-    }
-    let retries = BodyRetries::from(&settings.retry);
-    let mut builder = AmazonS3Builder::new()
-        .with_bucket_name(bucket)
-        .with_client_options(settings.client)
-        .with_retry(settings.retry)
-        .with_http_connector(settings.connector);
-    for (key, value) in &rest {
-        let lower = key.to_ascii_lowercase();
-        let (name, value) = match lower.as_str() {
-            "anonymous" => ("aws_skip_signature", value.as_str()),
-            "endpoint_url" => ("aws_endpoint", value.as_str()),
-            other => (other, value.as_str()),
-        };
-        let config: AmazonS3ConfigKey =
-            name.parse()
-                .map_err(|_| DeltaError::InvalidStorageOptions {
-                    reason: format!("unknown S3 storage option '{key}'"),
-                })?;
-        builder = builder.with_config(config, value);
-    }
-    let store = builder
-        .build()
-        .map_err(|e| store_config_error(location, e))?;
-    Ok((store, retries))
-}
-
-/// The S3 settings of the standard `AWS_*` environment variables (`AWS_REGION`,
-/// `AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, ...: those object_store knows, by its names) that
-/// `options` do not give: options win, and credentials given as options are never joined to
-/// a session token or secret from the environment.
-#[cfg(feature = "cloud")]
-fn aws_environment(options: &HashMap<String, String>) -> Vec<(String, String)> {
-    use object_store::aws::AmazonS3ConfigKey;
-    let key_of = |name: &str| name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>().ok();
-    let given: Vec<AmazonS3ConfigKey> = options.keys().filter_map(|k| key_of(k)).collect();
-    let credentials = [
-        AmazonS3ConfigKey::AccessKeyId,
-        AmazonS3ConfigKey::SecretAccessKey,
-        AmazonS3ConfigKey::Token,
-    ];
-    let own_credentials = given.iter().any(|k| credentials.contains(k));
-    std::env::vars()
-        .filter(|(name, _)| name.starts_with("AWS_"))
-        .filter_map(|(name, value)| {
-            let key = key_of(&name)?;
-            let skip = given.contains(&key) || (own_credentials && credentials.contains(&key));
-            (!skip).then(|| (name.to_ascii_lowercase(), value))
-        })
-        .collect()
 }
 
 /// Whether `name` is named as a commit (`N.json`) or a checkpoint (`N.checkpoint[.…].parquet`
@@ -711,7 +680,7 @@ impl RangeRead for ObjectStoreRange {
             let metas: Vec<object_store::ObjectMeta> = stream
                 .try_collect()
                 .await
-                .map_err(|e| map_error(&prefix, e))?;
+                .map_err(|e| self.list_error(&prefix, e))?;
             self.refuse_unreadable_log_entries(&full_folder, folder_of(&prefix), &prefix)?;
             let entries = metas
                 .into_iter()

@@ -18,6 +18,8 @@ mod rows;
 mod checkpoint_reads;
 mod checkpoints;
 mod cli;
+#[cfg(feature = "cloud")]
+mod cloud_emulators;
 mod conformance;
 mod corpus_load;
 #[cfg(feature = "datafusion")]

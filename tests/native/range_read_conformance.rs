@@ -2,8 +2,9 @@
 //! native store: the same objects, the same questions, the same answers.
 //!
 //! Stores: [`MemoryStore`] (listing and not), [`ObjectStoreRange`] on a local folder, over HTTP
-//! from [`StaticServer`] (`dar serve`, which cannot list), and over S3 from a loopback
-//! `moto_server` (see `s3_moto`). Every store passes every check.
+//! from [`StaticServer`] (`dar serve`, which cannot list), over S3 from a loopback
+//! `moto_server` (see `s3_moto`), over Azure from Azurite and over Google Cloud Storage from
+//! fake-gcs-server (see `cloud_emulators`). Every store passes every check.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use delta_arrow_reader::io::{MemoryStore, ObjectStoreRange, RangeRead, Store, TableLocation};
 use delta_arrow_reader::serve::{ServeConfig, StaticServer};
 
+use crate::cloud_emulators;
 use crate::range_read_contract::{conform, Fixture};
 use crate::s3_moto;
 
@@ -143,4 +145,29 @@ async fn s3_moto_server() {
     let store = store_at(&location, &s3_moto::options(moto.port));
     assert!(!store.reads_local_files());
     run("s3", &store, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_azurite() {
+    let azurite = cloud_emulators::start_azurite().await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    write_objects(dir.path());
+    cloud_emulators::upload_to_azure(azurite.port, dir.path(), "conformance").await;
+    let location = format!("az://{}/conformance", cloud_emulators::CONTAINER);
+    let store = store_at(&location, &cloud_emulators::azure_options(azurite.port));
+    assert!(!store.reads_local_files());
+    run("azure", &store, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gcs_fake_gcs_server() {
+    let seed = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    write_objects(dir.path());
+    cloud_emulators::seed_gcs(seed.path(), dir.path(), "conformance");
+    let gcs = cloud_emulators::start_fake_gcs(seed.path()).await;
+    let location = format!("gs://{}/conformance", cloud_emulators::GCS_BUCKET);
+    let store = store_at(&location, &cloud_emulators::gcs_options(gcs.port));
+    assert!(!store.reads_local_files());
+    run("gcs", &store, true).await;
 }

@@ -7,81 +7,35 @@
 use crate::common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use delta_arrow_reader::DeltaTableBuilder;
 use object_store::aws::AmazonS3Builder;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+use crate::cloud_emulators::{start, Emulator};
 
 pub(crate) const BUCKET: &str = "dar-test";
 
 /// The `moto_server` process; killed on drop.
-pub(crate) struct Moto {
-    child: Child,
-    pub(crate) port: u16,
-}
+pub(crate) type Moto = Emulator;
 
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn moto_binary() -> PathBuf {
-    let venv =
-        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/dar-venv/bin/moto_server"));
-    if let Some(v) = venv.filter(|v| v.exists()) {
-        return v;
-    }
-    PathBuf::from("moto_server")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
-}
-
-async fn http(port: u16, request: &str) -> std::io::Result<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).await?;
-    s.write_all(request.as_bytes()).await?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).await?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
-}
-
+/// `moto_server` on a free port, with the bucket [`BUCKET`] (created as the readiness probe).
 pub(crate) async fn start_moto() -> Moto {
-    let port = free_port();
-    let child = Command::new(moto_binary())
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("cannot start moto_server ({e}); run `bash .ci/setup` to install it")
-        });
-    let moto = Moto { child, port };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let create = format!(
-        "PUT /{BUCKET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    loop {
-        match http(port, &create).await {
-            Ok(answer) if answer.starts_with("HTTP/1.1 200") => return moto,
-            Ok(answer) => panic!("moto refused to create the bucket: {answer}"),
-            Err(_) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(200)).await
-            }
-            Err(e) => panic!("moto_server did not start: {e}"),
-        }
-    }
+    start(
+        "moto_server",
+        &["-H", "127.0.0.1", "-p", "{port}"],
+        |port| {
+            format!(
+                "PUT /{BUCKET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\
+                 Connection: close\r\n\r\n"
+            )
+        },
+        |answer| answer.starts_with("HTTP/1.1 200"),
+    )
+    .await
 }
 
 pub(crate) fn options(port: u16) -> HashMap<String, String> {

@@ -78,7 +78,7 @@ enum Command {
 /// Which table, which version, how to print.
 #[derive(Debug, Args, Default)]
 pub struct TableArgs {
-    /// Table path or URL (file://, http(s)://, s3://). Default: the built-in demo table.
+    /// Table path or URL (file://, http(s)://, s3://, az://, abfss://, gs://). Default: the built-in demo table.
     table: Option<String>,
     /// Open this version.
     #[arg(long, conflicts_with = "timestamp", allow_negative_numbers = true)]
