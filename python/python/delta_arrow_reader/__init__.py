@@ -1,0 +1,193 @@
+"""Read Delta Lake tables into pyarrow.
+
+Deletion vectors, column mapping, checkpoints of every kind and time travel; local paths,
+``file://``, ``http(s)://`` (a static host), ``s3://``, Azure (``az://``, ``abfss://``, ...)
+and ``gs://``; batches decoded on every core by the Rust core, while Python waits without
+holding the GIL.
+
+    >>> from delta_arrow_reader import DeltaTable
+    >>> table = DeltaTable("path/to/table")
+    >>> table.to_pyarrow(columns=["id", "name"], filter="year = 2024")
+    >>> for batch in table.scan(batch_size=10_000):
+    ...     ...
+
+A table also hands its rows to any reader of the Arrow PyCapsule stream interface:
+``polars.from_arrow(table)``, ``duckdb.sql("SELECT * FROM tbl")`` with ``tbl = table``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import pyarrow as _pa
+
+from ._native import DeltaError, RawDeltaTable, core_version
+
+__all__ = ["DeltaTable", "DeltaError", "__version__"]
+
+__version__ = core_version()
+
+Timestamp = Union[str, _dt.datetime, _dt.date]
+
+
+def _timestamp_text(at: Timestamp) -> str:
+    """A timestamp as the core parses it; a naive datetime is taken as UTC."""
+    if isinstance(at, str):
+        return at
+    if isinstance(at, _dt.datetime):
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=_dt.timezone.utc)
+        return at.isoformat()
+    if isinstance(at, _dt.date):
+        return at.isoformat()
+    raise TypeError(f"timestamp must be a str, datetime or date, not {type(at).__name__}")
+
+
+class DeltaTable:
+    """A Delta table at one version (its latest unless ``version`` or ``timestamp`` is given).
+
+    ``location`` is a local path or a URL. ``storage_options`` configure remote stores with
+    object_store's names (``aws_region``, ``azure_storage_account_name``,
+    ``google_service_account``, ``timeout``, ...); the clouds' standard environment variables
+    fill in what they leave out. Failures raise :class:`DeltaError`, whose ``code`` names the
+    kind (``not_a_table``, ``not_found``, ``io``, ``invalid_storage_options``, ...).
+    """
+
+    __slots__ = ("_raw",)
+
+    def __init__(
+        self,
+        location: Union[str, "os.PathLike[str]"],
+        *,
+        version: Optional[int] = None,
+        timestamp: Optional[Timestamp] = None,
+        storage_options: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise TypeError(f"version must be an int, not {type(version).__name__}")
+        if version is not None and version < 0:
+            raise ValueError(f"version must be 0 or more, not {version}")
+        options = None
+        if storage_options is not None:
+            options = {str(k): str(v) for k, v in storage_options.items()}
+        self._raw = RawDeltaTable(
+            _fspath(location),
+            version,
+            None if timestamp is None else _timestamp_text(timestamp),
+            options,
+        )
+
+    @property
+    def version(self) -> int:
+        """The snapshot's version."""
+        return self._raw.version()
+
+    @property
+    def location(self) -> str:
+        """The table's location (credentials and query string removed)."""
+        return self._raw.location()
+
+    @property
+    def schema(self) -> _pa.Schema:
+        """The Arrow schema of the table's rows."""
+        return self._raw.schema()
+
+    @property
+    def partition_columns(self) -> List[str]:
+        """The partition columns, in order."""
+        return self._raw.partition_columns()
+
+    @property
+    def timestamp(self) -> Optional[_dt.datetime]:
+        """The snapshot's commit time (UTC), when the log says it."""
+        ms = self._raw.timestamp_ms()
+        if ms is None:
+            return None
+        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc)
+
+    def metadata(self) -> Dict[str, Any]:
+        """The table's ``metaData`` action: id, name, description, partition columns,
+        configuration (table properties) and creation time (ms since the epoch)."""
+        return self._raw.metadata()
+
+    def protocol(self) -> Dict[str, Any]:
+        """The table's ``protocol`` action: reader and writer versions and features."""
+        return self._raw.protocol()
+
+    def files(self) -> List[Dict[str, Any]]:
+        """The active data files: ``path`` (as the log names it), ``size``,
+        ``partition_values``, ``modification_time``, ``num_records`` (from statistics, or
+        None) and ``has_deletion_vector``."""
+        return self._raw.files()
+
+    def scan(
+        self,
+        columns: Optional[Sequence[str]] = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        strings: str = "string",
+        binaries: str = "binary",
+    ) -> _pa.RecordBatchReader:
+        """The table's rows as a ``pyarrow.RecordBatchReader``, decoded as they are read.
+
+        ``columns`` picks and orders columns (default all); ``filter`` is a SQL-like
+        predicate (``"year = 2024 and name like 'A%'"``): files, row groups and pages it
+        rules out are not read, and only matching rows come out; ``limit`` caps the rows;
+        ``batch_size`` sets the rows per batch; ``strings`` is ``"string"``,
+        ``"large_string"`` or ``"string_view"`` and ``binaries`` ``"binary"``,
+        ``"large_binary"`` or ``"binary_view"``. Rows come in no particular order.
+        """
+        if isinstance(columns, str):
+            raise TypeError("columns must be a list of column names, not one string")
+        raw = self._raw.scan(
+            None if columns is None else [str(c) for c in columns],
+            filter,
+            limit,
+            batch_size,
+            strings,
+            binaries,
+        )
+        return _pa.RecordBatchReader.from_batches(raw.schema(), raw)
+
+    def to_pyarrow(
+        self,
+        columns: Optional[Sequence[str]] = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        strings: str = "string",
+        binaries: str = "binary",
+    ) -> _pa.Table:
+        """The table's rows as one ``pyarrow.Table`` (see :meth:`scan` for the arguments)."""
+        return self.scan(
+            columns=columns, filter=filter, limit=limit, strings=strings, binaries=binaries
+        ).read_all()
+
+    def to_pandas(
+        self,
+        columns: Optional[Sequence[str]] = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        **to_pandas_kwargs: Any,
+    ):
+        """The table's rows as a ``pandas.DataFrame`` (needs pandas)."""
+        return self.to_pyarrow(columns=columns, filter=filter, limit=limit).to_pandas(
+            **to_pandas_kwargs
+        )
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The whole table through the Arrow PyCapsule stream interface."""
+        return self.scan().__arrow_c_stream__(requested_schema)
+
+    def __repr__(self) -> str:
+        return self._raw.__repr__()
+
+
+def _fspath(location: Any) -> str:
+    if isinstance(location, str):
+        return location
+    if isinstance(location, os.PathLike):
+        return os.fspath(location)
+    raise TypeError(f"location must be a str or a path, not {type(location).__name__}")
