@@ -34,6 +34,32 @@ const CLIENT_KEYS: &[&str] = &[
     "allow_invalid_certificates",
 ];
 
+/// The prefixes of the cloud stores' own options.
+const CLOUD_PREFIXES: &[&str] = &["aws_", "azure_", "google_"];
+
+/// Whether `key` is an option of another kind of store than the one being configured (whose
+/// own prefix is `own`: `Some("aws_")` for S3, `None` for local files and plain HTTP): an
+/// option of another cloud, or `anonymous` where no cloud is. Such options are passed over,
+/// so that one set of options (`$DAR_STORAGE_OPTIONS`, `dar sql` over tables in several
+/// stores) serves every location; any other option a store does not know is refused.
+pub(crate) fn for_another_store(key: &str, own: Option<&str>) -> bool {
+    let key = key.to_ascii_lowercase();
+    let cloud = CLOUD_PREFIXES
+        .iter()
+        .any(|p| key.starts_with(p) && Some(*p) != own);
+    cloud || (own.is_none() && key == "anonymous")
+}
+
+/// Whether `key` is one of the client settings taken out by [`client_settings`].
+pub(crate) fn is_client_option(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    CLIENT_KEYS.contains(&key.as_str())
+        || matches!(
+            key.as_str(),
+            "max_retries" | "retry_timeout" | "idle_timeout"
+        )
+}
+
 /// Default of `idle_timeout`.
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 

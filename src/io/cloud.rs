@@ -17,9 +17,9 @@ use std::sync::Arc;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
-use object_store::ObjectStore;
+use object_store::{ClientConfigKey, ObjectStore};
 
-use super::client_options::client_settings;
+use super::client_options::{client_settings, for_another_store};
 use super::TableLocation;
 use crate::error::{redact, DeltaError, Result};
 
@@ -39,6 +39,9 @@ pub(super) fn cloud_store(
     location: &TableLocation,
     options: &HashMap<String, String>,
 ) -> Option<Result<CloudStore>> {
+    if let Err(e) = check_location(location) {
+        return Some(Err(e));
+    }
     let built = match location.scheme() {
         "s3" | "s3a" => s3_store(location, options),
         "az" | "azure" | "adl" | "abfs" | "abfss" | "wasb" | "wasbs" => {
@@ -48,6 +51,75 @@ pub(super) fn cloud_store(
         _ => return None,
     };
     Some(built)
+}
+
+/// Refuses what a cloud location cannot mean: a `#` (an object name writes it `%23`), and a
+/// query string but for an Azure SAS (`sig=…`), which signs every request.
+fn check_location(location: &TableLocation) -> Result<()> {
+    let url = location.url();
+    let refuse = |reason: &str| {
+        Err(DeltaError::InvalidLocation {
+            location: location.to_string(),
+            reason: reason.into(),
+        })
+    };
+    if url.fragment().is_some() {
+        return refuse(
+            "a '#' is not part of a cloud location: in an object name it is written %23",
+        );
+    }
+    let azure = !matches!(location.scheme(), "s3" | "s3a" | "gs" | "gcs");
+    match url.query() {
+        Some(q) if !(azure && q.split('&').any(|p| p.starts_with("sig="))) => refuse(
+            "a cloud location has no query string (but for an Azure SAS token): in an object \
+             name a '?' is written %3F",
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// A storage option that names an endpoint: an http(s) URL with a host, given without its
+/// trailing `/` (object_store joins paths to it). Refused by name otherwise, before any
+/// request (object_store would stop the process on it).
+fn endpoint(key: &str, value: &str) -> Result<String> {
+    let trimmed = value.trim().trim_end_matches('/');
+    let parsed = url::Url::parse(trimmed).ok().filter(|u| {
+        matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
+    });
+    match parsed {
+        Some(_) => Ok(trimmed.to_string()),
+        None => Err(DeltaError::InvalidStorageOptions {
+            reason: format!(
+                "storage option '{key}' must be an http(s) URL such as http://127.0.0.1:10000 \
+                 (given: '{}')",
+                redact(trimmed)
+            ),
+        }),
+    }
+}
+
+/// Whether plain HTTP is allowed without being asked: when the endpoint given is an
+/// `http://` URL (an emulator, a server on the same network) and `allow_http` is not set
+/// either way. object_store would otherwise refuse every request to it.
+#[derive(Default)]
+struct PlainHttp {
+    http_endpoint: bool,
+    set: bool,
+}
+
+impl PlainHttp {
+    fn note<K: PartialEq + AsRef<str>>(&mut self, key: &K, endpoint_key: &K, value: &str) {
+        if key == endpoint_key {
+            self.http_endpoint = value.starts_with("http://");
+        }
+        if key.as_ref().ends_with("allow_http") {
+            self.set = true;
+        }
+    }
+
+    fn allow(&self) -> bool {
+        self.http_endpoint && !self.set
+    }
 }
 
 /// The name of the bucket or container the URL's host gives, refused when empty.
@@ -78,13 +150,29 @@ fn s3_store(location: &TableLocation, options: &HashMap<String, String>) -> Resu
         .with_client_options(settings.client)
         .with_retry(settings.retry)
         .with_http_connector(settings.connector);
+    let mut plain_http = PlainHttp::default();
     for (key, value) in &rest {
+        if for_another_store(key, Some("aws_")) {
+            continue;
+        }
         let name = match key.to_ascii_lowercase().as_str() {
             "anonymous" => "aws_skip_signature".to_string(),
             "endpoint_url" => "aws_endpoint".to_string(),
             other => other.to_string(),
         };
-        builder = builder.with_config(parse_key(&name, key, "S3")?, value);
+        let config: AmazonS3ConfigKey = parse_key(&name, key, "S3")?;
+        let value = match config {
+            AmazonS3ConfigKey::Endpoint => endpoint(key, value)?,
+            _ => value.clone(),
+        };
+        plain_http.note(&config, &AmazonS3ConfigKey::Endpoint, &value);
+        builder = builder.with_config(config, value);
+    }
+    if plain_http.allow() {
+        builder = builder.with_config(
+            AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp),
+            "true",
+        );
     }
     let store = builder
         .build()
@@ -114,6 +202,10 @@ fn azure_store(location: &TableLocation, options: &HashMap<String, String>) -> R
     };
     let mut for_store = url.clone();
     for_store.set_query(None);
+    // Host names are case-insensitive; object_store matches Azure's in lower case.
+    if let Some(host) = url.host_str().map(str::to_ascii_lowercase) {
+        let _ = for_store.set_host(Some(&host));
+    }
     let _ = for_store.set_password(None);
     let store_url = format!("{scheme}{}", &for_store[url::Position::AfterScheme..]);
     let (settings, given) = client_settings(options)?;
@@ -121,8 +213,14 @@ fn azure_store(location: &TableLocation, options: &HashMap<String, String>) -> R
     for (key, value) in &given {
         if key.eq_ignore_ascii_case(AZURE_CONNECTION_STRING) {
             rest.extend(connection_string(value)?);
-        } else {
-            rest.insert(key.to_ascii_lowercase(), value.clone());
+        } else if !for_another_store(key, Some("azure_")) {
+            let key = key.to_ascii_lowercase();
+            let key = if key == "anonymous" {
+                "azure_skip_signature".into()
+            } else {
+                key
+            };
+            rest.insert(key, value.clone());
         }
     }
     let credentials = [
@@ -165,12 +263,25 @@ fn azure_store(location: &TableLocation, options: &HashMap<String, String>) -> R
     if let Some(query) = url.query().filter(|q| !q.is_empty()) {
         builder = builder.with_config(AzureConfigKey::SasKey, query);
     }
+    let mut plain_http = PlainHttp::default();
     for (key, value) in &rest {
-        let name = match key.as_str() {
-            "anonymous" => "azure_skip_signature",
-            other => other,
+        let config: AzureConfigKey = parse_key(key, key, "Azure")?;
+        let value = match config {
+            AzureConfigKey::Endpoint => endpoint(key, value)?,
+            AzureConfigKey::UseEmulator => {
+                // object_store reads the emulator's address from this variable itself.
+                if let Ok(at) = std::env::var("AZURITE_BLOB_STORAGE_URL") {
+                    endpoint("AZURITE_BLOB_STORAGE_URL", &at)?;
+                }
+                value.clone()
+            }
+            _ => value.clone(),
         };
-        builder = builder.with_config(parse_key(name, key, "Azure")?, value);
+        plain_http.note(&config, &AzureConfigKey::Endpoint, &value);
+        builder = builder.with_config(config, value);
+    }
+    if plain_http.allow() {
+        builder = builder.with_config(AzureConfigKey::Client(ClientConfigKey::AllowHttp), "true");
     }
     let store = builder
         .build()
@@ -262,7 +373,16 @@ fn gcs_store(location: &TableLocation, options: &HashMap<String, String>) -> Res
     let (settings, given) = client_settings(options)?;
     let rest: HashMap<String, String> = given
         .into_iter()
-        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .filter(|(k, _)| !for_another_store(k, Some("google_")))
+        .map(|(k, v)| {
+            let k = k.to_ascii_lowercase();
+            let k = match k.as_str() {
+                "anonymous" => "google_skip_signature".to_string(),
+                "endpoint" | "endpoint_url" => "google_base_url".to_string(),
+                _ => k,
+            };
+            (k, v)
+        })
         .collect();
     let credentials = [
         GoogleConfigKey::ServiceAccount,
@@ -280,13 +400,26 @@ fn gcs_store(location: &TableLocation, options: &HashMap<String, String>) -> Res
         .with_retry(settings.retry)
         .with_http_connector(settings.connector)
         .with_bucket_name(bucket);
+    let mut plain_http = PlainHttp::default();
     for (key, value) in &all {
-        let name = match key.as_str() {
-            "anonymous" => "google_skip_signature",
-            "endpoint" | "endpoint_url" => "google_base_url",
-            other => other,
+        let config: GoogleConfigKey = parse_key(key, key, "Google Cloud Storage")?;
+        let value = match config {
+            GoogleConfigKey::BaseUrl => endpoint(key, value)?,
+            GoogleConfigKey::ServiceAccount | GoogleConfigKey::ApplicationCredentials => {
+                key_file_base_url(key, value)?;
+                value.clone()
+            }
+            GoogleConfigKey::ServiceAccountKey => {
+                key_json_base_url(key, value)?;
+                value.clone()
+            }
+            _ => value.clone(),
         };
-        builder = builder.with_config(parse_key(name, key, "Google Cloud Storage")?, value);
+        plain_http.note(&config, &GoogleConfigKey::BaseUrl, &value);
+        builder = builder.with_config(config, value);
+    }
+    if plain_http.allow() {
+        builder = builder.with_config(GoogleConfigKey::Client(ClientConfigKey::AllowHttp), "true");
     }
     let store = builder
         .build()
@@ -295,6 +428,28 @@ fn gcs_store(location: &TableLocation, options: &HashMap<String, String>) -> Res
         store: Arc::new(store),
         retry,
     })
+}
+
+/// Checks the `gcs_base_url` an emulator's service-account key may give (see [`endpoint`]);
+/// a key file that cannot be read is left to object_store, which names it.
+fn key_file_base_url(key: &str, path: &str) -> Result<()> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => key_json_base_url(key, &text),
+        Err(_) => Ok(()),
+    }
+}
+
+/// [`key_file_base_url`] for a key given as JSON text (never shown: it holds a private key).
+fn key_json_base_url(key: &str, json: &str) -> Result<()> {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(json).ok();
+    let base = parsed
+        .as_ref()
+        .and_then(|v| v.get("gcs_base_url"))
+        .and_then(|v| v.as_str());
+    match base {
+        Some(url) => endpoint(&format!("{key} (its gcs_base_url)"), url).map(|_| ()),
+        None => Ok(()),
+    }
 }
 
 const GCS_HINT: &str = "Google Cloud Storage is configured by google_service_account (a key \
@@ -454,6 +609,84 @@ mod tests {
         let e = build("az:///t", &[]);
         let text = e.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(text.contains("container"), "{text}");
+    }
+
+    #[test]
+    fn endpoints_must_be_http_urls_and_lose_their_trailing_slash() {
+        assert_eq!(
+            endpoint("aws_endpoint", " http://127.0.0.1:9000/ ")
+                .ok()
+                .as_deref(),
+            Some("http://127.0.0.1:9000")
+        );
+        for bad in [
+            "127.0.0.1:9000",
+            "localhost:1",
+            "http://",
+            "",
+            "not a url",
+            "ftp://h/",
+            "http://[::1",
+        ] {
+            let e = endpoint("google_base_url", bad).err().map(|e| e.code());
+            assert_eq!(e, Some("invalid_storage_options"), "{bad}");
+        }
+        for (key, value) in [
+            ("google_base_url", "127.0.0.1:4443"),
+            ("azure_storage_endpoint", "localhost:10000"),
+        ] {
+            let location = if key.starts_with("google") {
+                "gs://b/t"
+            } else {
+                "az://c/t"
+            };
+            let e = build(location, &[(key, value), ("anonymous", "true")]).err();
+            let text = e.map(|e| e.to_string()).unwrap_or_default();
+            assert!(text.contains(key) && text.contains("http(s) URL"), "{text}");
+        }
+        let key = r#"{"gcs_base_url": "localhost:4443", "private_key": "SECRET"}"#;
+        let e = build("gs://b/t", &[("google_service_account_key", key)]).err();
+        let text = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            text.contains("gcs_base_url") && !text.contains("SECRET"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn cloud_locations_take_no_query_or_fragment_but_a_sas() {
+        let code = |l: &str| build(l, &[("anonymous", "true")]).err().map(|e| e.code());
+        assert_eq!(code("gs://b/q?x/t"), Some("invalid_location"));
+        assert_eq!(code("s3://b/t?versionId=1"), Some("invalid_location"));
+        assert_eq!(code("az://c/h#x"), Some("invalid_location"));
+        assert_eq!(code("az://c/t?foo=bar"), Some("invalid_location"));
+        let sas = build("az://c/t?sv=2021&sig=abc", &[(ACCOUNT_NAME, "a")]);
+        assert!(sas.is_ok(), "{:?}", sas.err());
+    }
+
+    #[test]
+    fn options_of_other_stores_are_passed_over() {
+        let mixed = [
+            ("anonymous", "true"),
+            ("aws_region", "eu-west-1"),
+            ("azure_storage_account_name", "a"),
+            ("timeout", "5s"),
+        ];
+        assert!(build("gs://b/t", &mixed).is_ok());
+        let mixed = [
+            (ACCOUNT_NAME, "a"),
+            ("google_base_url", "x"),
+            ("aws_region", "y"),
+        ];
+        assert!(build("az://c/t", &mixed).is_ok());
+        let typo = build(
+            "az://c/t",
+            &[(ACCOUNT_NAME, "a"), ("azure_storage_acount_name", "a")],
+        );
+        assert_eq!(
+            typo.err().map(|e| e.code()),
+            Some("invalid_storage_options")
+        );
     }
 
     #[test]

@@ -328,7 +328,14 @@ impl ObjectStoreRange {
         })?;
         match url.scheme() {
             "file" => {
-                refuse_options(options, "local file")?;
+                // Client settings mean nothing to local files: passed over, as other
+                // stores' options are.
+                let own: HashMap<String, String> = options
+                    .iter()
+                    .filter(|(k, _)| !super::client_options::is_client_option(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                refuse_options(&own, "local file")?;
                 // A file named as the table: no folder to look for a log in (its reads would
                 // fail as "not a directory").
                 let named = url.to_file_path().ok().and_then(|p| {
@@ -454,8 +461,12 @@ impl ObjectStoreRange {
     }
 }
 
+/// Refuses the first of `options` that is not another store's (see `for_another_store`).
 fn refuse_options(options: &HashMap<String, String>, kind: &str) -> Result<()> {
-    match options.keys().next() {
+    let mut own = options
+        .keys()
+        .filter(|k| !super::client_options::for_another_store(k, None));
+    match own.next() {
         None => Ok(()),
         Some(k) => Err(DeltaError::InvalidStorageOptions {
             reason: format!("option '{k}' does not apply to a {kind} location"),

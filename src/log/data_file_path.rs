@@ -40,11 +40,52 @@ fn is_absolute_uri(path: &str) -> bool {
 fn within_root<'p>(root: &Url, path: &'p str) -> Option<&'p str> {
     let root = root.as_str();
     let root = root.split('?').next().unwrap_or(root);
-    path.strip_prefix(root).or_else(|| {
-        // `file:/x` and `file:///x` name the same place.
-        let alt = root.replacen(":///", ":/", 1);
-        path.strip_prefix(alt.as_str())
-    })
+    path.strip_prefix(root)
+        .or_else(|| {
+            // `file:/x` and `file:///x` name the same place.
+            let alt = root.replacen(":///", ":/", 1);
+            path.strip_prefix(alt.as_str())
+        })
+        .or_else(|| within_cloud_root(root, path))
+}
+
+/// [`within_root`] for cloud URIs that name the same object in another form: Spark writes
+/// `abfss://container@account.dfs.core.windows.net/…` into tables that are opened as
+/// `az://container/…`, `s3a://` for `s3://`, and so on. Two forms that both name an Azure
+/// account must name the same one.
+fn within_cloud_root<'p>(root: &str, path: &'p str) -> Option<&'p str> {
+    let (root_form, root_account) = cloud_form(root)?;
+    let (path_form, path_account) = cloud_form(path)?;
+    if let (Some(a), Some(b)) = (&root_account, &path_account) {
+        if a != b {
+            return None;
+        }
+    }
+    let under = path_form.strip_prefix(root_form.as_str())?;
+    // The forms differ only before the object's path: `under` ends `path`.
+    path.get(path.len() - under.len()..)
+}
+
+/// One form of a cloud URI (`s3://bucket/key`, `gs://bucket/key`, `azure://container/path`)
+/// and the Azure account it names, if any; `None` for other schemes.
+fn cloud_form(uri: &str) -> Option<(String, Option<String>)> {
+    let (scheme, rest) = uri.split_once("://")?;
+    match scheme.to_ascii_lowercase().as_str() {
+        "s3" | "s3a" => Some((format!("s3://{rest}"), None)),
+        "gs" | "gcs" => Some((format!("gs://{rest}"), None)),
+        "az" | "azure" | "adl" | "abfs" | "abfss" | "wasb" | "wasbs" => {
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let (container, account) = match authority.split_once('@') {
+                Some((container, host)) => (
+                    container,
+                    host.split('.').next().map(str::to_ascii_lowercase),
+                ),
+                None => (authority, None),
+            };
+            Some((format!("azure://{container}/{path}"), account))
+        }
+        _ => None,
+    }
 }
 
 /// `decoded` (a store path relative to the root) if none of its segments climbs out of the
@@ -111,6 +152,47 @@ mod tests {
 
     fn code(r: Result<String>) -> &'static str {
         r.err().map_or("ok", |e| e.code())
+    }
+
+    #[test]
+    fn cloud_uris_in_another_form_are_inside_the_table() {
+        let at = |root: &str, path: &str| {
+            let root = Url::parse(root).unwrap_or_else(|e| panic!("{e}"));
+            data_file_path(&root, path, Phase::Plan).map_err(|e| e.code())
+        };
+        let spark = "abfss://c@acct.dfs.core.windows.net/t/p%3D1/part.parquet";
+        for root in [
+            "az://c/t/",
+            "azure://c/t/",
+            "abfs://c/t/",
+            "abfss://c@acct.dfs.core.windows.net/t/",
+            "wasbs://c@ACCT.blob.core.windows.net/t/",
+        ] {
+            assert_eq!(at(root, spark).as_deref(), Ok("p=1/part.parquet"), "{root}");
+        }
+        assert_eq!(
+            at("s3://b/t/", "s3a://b/t/x.parquet").as_deref(),
+            Ok("x.parquet")
+        );
+        assert_eq!(
+            at("gcs://b/t/", "gs://b/t/x.parquet").as_deref(),
+            Ok("x.parquet")
+        );
+        // Another account, container, bucket or table; another cloud.
+        for (root, path) in [
+            ("abfss://c@other.dfs.core.windows.net/t/", spark),
+            ("az://d/t/", spark),
+            ("az://c/u/", spark),
+            ("s3://b/t/", "s3a://b2/t/x.parquet"),
+            ("gs://b/t/", "s3://b/t/x.parquet"),
+            ("az://c/t/", "gs://c/t/x.parquet"),
+            (
+                "az://c/t/",
+                "abfss://c@acct.dfs.core.windows.net/t/../u/x.parquet",
+            ),
+        ] {
+            assert_eq!(at(root, path), Err("path_outside_table"), "{root} {path}");
+        }
     }
 
     #[test]
