@@ -541,8 +541,8 @@ fn map_error(path: &str, e: object_store::Error) -> DeltaError {
         }
         other => DeltaError::Io {
             path: path.to_string(),
-            message: with_timeout_named(store_message(&crate::error::store_message::with_causes(
-                &other,
+            message: with_refusal_named(with_timeout_named(store_message(
+                &crate::error::store_message::with_causes(&other),
             ))),
             phase: phase_for(path),
             transient: cut_in_transit(&other),
@@ -557,6 +557,22 @@ fn with_timeout_named(message: String) -> String {
         format!(
             "{message} (storage options: timeout bounds a whole request, connect_timeout a \
              connection)"
+        )
+    } else {
+        message
+    }
+}
+
+/// `message`, saying what a refused request usually means: the store took the credentials
+/// (or their absence) as not allowing the request.
+fn with_refusal_named(message: String) -> String {
+    let refused = ["401 Unauthorized", "403 Forbidden"]
+        .iter()
+        .any(|status| message.contains(status));
+    if refused {
+        format!(
+            "{message} (the store refused the request: check the credentials given by the \
+             storage options or the environment, their permissions, and their expiry)"
         )
     } else {
         message

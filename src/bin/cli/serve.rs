@@ -52,7 +52,8 @@ const MAX_TIMEOUT_SECONDS: u64 = delta_arrow_reader::serve::MAX_TIMEOUT.as_secs(
 
 /// Runs the server until the process is stopped.
 pub async fn serve(args: &ServeArgs) -> Result<(), DeltaError> {
-    let mut config = ServeConfig::new(&args.dir)
+    let dir = super::view::local_path(&args.dir, "serve")?;
+    let mut config = ServeConfig::new(&dir)
         .with_port(args.port)
         .with_latency(Duration::from_millis(args.latency_ms))
         .with_request_log(args.log)

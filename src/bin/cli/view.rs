@@ -53,9 +53,13 @@ struct Plan {
     open: String,
 }
 
-/// The folder `given` names: a path, or a `file://` URL of one. `dar view` serves local
-/// folders; a table at another URL is refused with what to do instead.
-fn local_path(given: &std::path::Path) -> Result<std::path::PathBuf, DeltaError> {
+/// The folder `given` names: a path, or a `file://` URL of one. `dar view` and `dar serve`
+/// (`command`) serve local folders; a table at another URL is refused with what to do
+/// instead.
+pub(super) fn local_path(
+    given: &std::path::Path,
+    command: &str,
+) -> Result<std::path::PathBuf, DeltaError> {
     let Some(text) = given.to_str() else {
         return Ok(given.to_path_buf());
     };
@@ -70,11 +74,18 @@ fn local_path(given: &std::path::Path) -> Result<std::path::PathBuf, DeltaError>
                 reason: format!("'{text}' is not a file:// URL of a local folder"),
             });
     }
+    let instead = if command == "view" {
+        format!(
+            "run `dar view` and enter {text} in the page (a table on another site is read \
+             when that site allows it), or "
+        )
+    } else {
+        String::new()
+    };
     Err(DeltaError::InvalidArgument {
         reason: format!(
-            "dar view serves local folders, not {scheme}:// tables: run `dar view` and enter \
-             {text} in the page (a table on another site is read when that site allows it), \
-             or read it with `dar head {text}`"
+            "dar {command} serves local folders, not {scheme}:// tables: {instead}read it \
+             with `dar head {text}`"
         ),
     })
 }
@@ -83,7 +94,7 @@ fn local_path(given: &std::path::Path) -> Result<std::path::PathBuf, DeltaError>
 pub async fn view(args: &ViewArgs) -> Result<(), DeltaError> {
     // What the command line names is checked first: its errors do not depend on the build.
     let path = match &args.path {
-        Some(p) => local_path(p)?,
+        Some(p) => local_path(p, "view")?,
         None => delta_arrow_reader::fixture::demo_table_dir()?,
     };
     let plan = plan(&path, args.follow_symlinks)?;
