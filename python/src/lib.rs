@@ -8,7 +8,7 @@
 //! `delta_arrow_reader.DeltaError` with the reader's stable `code` and `phase`.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
@@ -30,20 +30,27 @@ pyo3::create_exception!(
      `invalid_storage_options`, ...), `phase` where it happened (`load`, `plan`, `read`)."
 );
 
-/// The runtime every table and scan of the process runs on: one worker per core.
+/// The runtime every table and scan of the process runs on: one worker per core. A child
+/// made by `fork` (Python's `multiprocessing` on Linux) has none of its parent's threads, so
+/// it starts a runtime of its own; the parent's is left alone (never dropped: its threads
+/// are not the child's to stop).
 fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
-    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
-        OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .thread_name("delta-arrow-reader")
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the reader's threads: {e}")))
+    static RUNTIME: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut slot = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((owner, rt)) = *slot {
+        if owner == pid {
+            return Ok(rt);
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("delta-arrow-reader")
+        .enable_all()
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the reader's threads: {e}")))?;
+    let rt: &'static tokio::runtime::Runtime = Box::leak(Box::new(rt));
+    *slot = Some((pid, rt));
+    Ok(rt)
 }
 
 /// A reader error as a Python `DeltaError` carrying `code` and `phase`.
@@ -243,9 +250,10 @@ impl RawDeltaTable {
             scan.into_stream()
         };
         Ok(RawScan {
-            state: std::sync::Mutex::new(Some(stream)),
+            state: Mutex::new(Some(stream)),
             schema,
             runtime: rt,
+            pid: std::process::id(),
         }
         .into_pyobject(py)?
         .into_any()
@@ -269,9 +277,11 @@ impl RawDeltaTable {
 struct RawScan {
     /// `None` once the scan has ended, failed or been closed (dropping the stream stops
     /// every partition's task).
-    state: std::sync::Mutex<Option<DeltaBatchStream>>,
+    state: Mutex<Option<DeltaBatchStream>>,
     schema: SchemaRef,
     runtime: &'static tokio::runtime::Runtime,
+    /// The process that started the scan: its tasks run on that process's threads.
+    pid: u32,
 }
 
 #[pymethods]
@@ -288,6 +298,12 @@ impl RawScan {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if self.pid != std::process::id() {
+            return Err(PyRuntimeError::new_err(
+                "this scan was started in another process (before a fork): start a new scan \
+                 of the table in this one",
+            ));
+        }
         let rt = self.runtime;
         let next: Option<std::result::Result<RecordBatch, ReadError>> = py.detach(|| {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());

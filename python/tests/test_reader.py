@@ -279,6 +279,24 @@ class Threads(unittest.TestCase):
         self.assertGreater(t.to_pyarrow().num_rows, 0)
 
 
+class Fork(unittest.TestCase):
+    def test_a_forked_child_reads_tables_with_threads_of_its_own(self):
+        import multiprocessing
+
+        name = table("golden__dv-partitioned-with-checkpoint")
+        self.assertEqual(DeltaTable(name).to_pyarrow().num_rows, 35)
+        open_before_fork = DeltaTable(name)
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(2) as pool:
+            counts = pool.map(_rows_in, [name] * 4)
+        self.assertEqual(counts, [35] * 4)
+        self.assertEqual(open_before_fork.to_pyarrow().num_rows, 35)
+
+
+def _rows_in(name):
+    return DeltaTable(name).to_pyarrow().num_rows
+
+
 class OverHttp(unittest.TestCase):
     """A table behind Python's own static server (which ignores Range headers)."""
 
