@@ -196,6 +196,37 @@ impl RawDeltaTable {
             .collect()
     }
 
+    /// The table's commits up to its version, newest first, at most `limit`: each a dict of
+    /// `version`, `timestamp` (ms since the epoch, or None), `operation` and `commit_info`
+    /// (the whole `commitInfo` as JSON text, or None).
+    #[pyo3(signature = (limit=None))]
+    fn history<'py>(
+        &self,
+        py: Python<'py>,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let rt = runtime()?;
+        let table = &self.table;
+        let entries = py
+            .detach(|| rt.block_on(table.history(limit)))
+            .map_err(|e| to_py(py, e))?;
+        entries
+            .iter()
+            .map(|e| {
+                let out = PyDict::new(py);
+                out.set_item("version", e.version)?;
+                out.set_item("timestamp", e.timestamp)?;
+                out.set_item("operation", &e.operation)?;
+                let info = e
+                    .commit_info
+                    .as_ref()
+                    .map(|m| serde_json::Value::Object(m.clone()).to_string());
+                out.set_item("commit_info", info)?;
+                Ok(out)
+            })
+            .collect()
+    }
+
     /// A scan of the table ([`RawScan`]): `columns` (default all),
     /// `filter` (a SQL-like predicate over columns, e.g. `"year = 2024 and id > 10"`; files
     /// and row groups it rules out are not read), `limit` rows at most, `batch_size` rows per

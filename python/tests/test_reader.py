@@ -163,6 +163,20 @@ class Api(unittest.TestCase):
             old.to_pyarrow().num_rows, DeltaTable(table("dat__basic_append")).to_pyarrow().num_rows
         )
 
+    def test_history(self):
+        t = DeltaTable(table("deltars__checkpoints_vacuumed"))
+        history = t.history()
+        self.assertEqual([h["version"] for h in history], list(range(12, 4, -1)))
+        self.assertEqual(history[0]["operation"], "WRITE")
+        self.assertIsInstance(history[0]["timestamp"], dt.datetime)
+        self.assertEqual(history[0]["operation_parameters"]["mode"], "Append")
+        self.assertEqual(len(t.history(limit=2)), 2)
+        self.assertEqual(
+            [h["version"] for h in DeltaTable(table("dat__basic_append"), version=0).history()], [0]
+        )
+        with self.assertRaises(ValueError):
+            t.history(limit=-1)
+
     def test_timestamps_as_text_datetime_and_date(self):
         name = table("golden__time-travel-start-start20-start40")
         latest = DeltaTable(name)

@@ -6,6 +6,7 @@ mod builder;
 mod caps;
 #[cfg(not(target_arch = "wasm32"))]
 mod decode_commits;
+mod history;
 #[cfg(not(target_arch = "wasm32"))]
 mod kept_log;
 mod load;

@@ -48,7 +48,7 @@ pub struct DeltaTable {
     scan_metadata: ScanMetadata,
     load_info: LoadInfo,
     /// Log requests in flight at once when a lazy table replays its log.
-    log_concurrency: usize,
+    pub(super) log_concurrency: usize,
 }
 
 /// What identifies a snapshot besides its files: version, commit time, protocol, metadata.

@@ -11,6 +11,7 @@ mod actions;
 mod add_stats;
 mod checkpoint;
 mod data_file_path;
+mod history;
 mod last_checkpoint;
 mod loader;
 mod partition_values;
@@ -26,6 +27,7 @@ pub use actions::{
     Add, AddStats, CommitInfo, DeletionVectorDescriptor, Format, Metadata, ParsedStats,
     PartitionValues, Protocol, Remove,
 };
+pub use history::{history_entry, HistoryEntry};
 pub(crate) use protocol::validate_reader_protocol;
 pub use protocol::SUPPORTED_READER_FEATURES;
 

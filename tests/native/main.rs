@@ -36,6 +36,7 @@ mod distributed_workers;
 mod fault_matrix;
 mod few_files;
 mod head_reads;
+mod history;
 mod hostile_input;
 mod hostile_limits;
 #[cfg(feature = "serve")]

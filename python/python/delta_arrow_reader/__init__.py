@@ -18,6 +18,7 @@ A table also hands its rows to any reader of the Arrow PyCapsule stream interfac
 from __future__ import annotations
 
 import datetime as _dt
+import json as _json
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -121,6 +122,32 @@ class DeltaTable:
         ``partition_values``, ``modification_time``, ``num_records`` (from statistics, or
         None) and ``has_deletion_vector``."""
         return self._raw.files()
+
+    def history(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+        """The table's commits up to its version, newest first (at most ``limit``), as
+        ``DESCRIBE HISTORY`` shows them: ``version``, ``timestamp`` (a UTC datetime, or None),
+        ``operation``, ``operation_parameters``, ``operation_metrics`` and ``commit_info``
+        (the whole ``commitInfo``, or None). Commits removed by the log's cleanup are not in
+        it."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"limit must be an int of 0 or more, not {limit!r}")
+        out = []
+        for entry in self._raw.history(limit):
+            info = None if entry["commit_info"] is None else _json.loads(entry["commit_info"])
+            ms = entry["timestamp"]
+            out.append(
+                {
+                    "version": entry["version"],
+                    "timestamp": None
+                    if ms is None
+                    else _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc),
+                    "operation": entry["operation"],
+                    "operation_parameters": (info or {}).get("operationParameters"),
+                    "operation_metrics": (info or {}).get("operationMetrics"),
+                    "commit_info": info,
+                }
+            )
+        return out
 
     def scan(
         self,

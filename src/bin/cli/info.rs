@@ -30,7 +30,7 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
-fn timestamp_text(ms: Option<i64>) -> String {
+pub(super) fn timestamp_text(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
         .unwrap_or_else(|| "unknown".into())

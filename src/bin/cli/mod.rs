@@ -9,6 +9,7 @@ mod csv_rows;
 mod data_grid;
 mod export;
 mod head;
+mod history;
 mod info;
 mod output;
 mod rows_out;
@@ -65,6 +66,8 @@ enum Command {
     Files(TableArgs),
     /// Per column, from the log's statistics alone: min, max, null count; the row count.
     Stats(TableArgs),
+    /// The table's commits, newest first: version, time, operation, parameters, engine.
+    History(history::HistoryArgs),
     /// Run a SQL query over tables registered by name (DataFusion).
     #[cfg(feature = "datafusion")]
     Sql(sql::SqlArgs),
@@ -234,6 +237,10 @@ async fn run(command: Command) -> Result<(), DeltaError> {
         Command::Stats(args) => {
             let table = open(&args).await?;
             stats::print_stats(&table, args.json).await
+        }
+        Command::History(args) => {
+            let table = open(&args.table).await?;
+            history::print_history(&table, &args).await
         }
         #[cfg(feature = "datafusion")]
         Command::Sql(args) => sql::run_sql(&args).await,
