@@ -28,7 +28,7 @@ fn commit_infos(name: &str) -> Vec<(u64, Option<serde_json::Value>)> {
             .find_map(|a| a.get("commitInfo").filter(|c| c.is_object()).cloned());
         out.push((version, info));
     }
-    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.sort_by_key(|e| std::cmp::Reverse(e.0));
     out
 }
 
