@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 pyo3::create_exception!(
-    _native,
+    delta_arrow_reader,
     DeltaError,
     PyException,
     "A Delta table could not be read. `code` names the kind (`not_a_table`, `not_found`, `io`, \
@@ -51,6 +51,31 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     let rt: &'static tokio::runtime::Runtime = Box::leak(Box::new(rt));
     *slot = Some((pid, rt));
     Ok(rt)
+}
+
+/// How often a wait looks for a signal (Ctrl-C) to raise.
+const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Runs `work` on the runtime without the GIL, looking for signals every [`SIGNAL_CHECK`]:
+/// Ctrl-C raises `KeyboardInterrupt` in the waiting thread, and dropping `work` stops it.
+fn wait<T>(
+    py: Python<'_>,
+    rt: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = T> + Send,
+) -> PyResult<T>
+where
+    T: Send,
+{
+    let mut work = std::pin::pin!(work);
+    loop {
+        let done = py.detach(|| {
+            rt.block_on(async { tokio::time::timeout(SIGNAL_CHECK, work.as_mut()).await.ok() })
+        });
+        if let Some(out) = done {
+            return Ok(out);
+        }
+        py.check_signals()?;
+    }
 }
 
 /// A reader error as a Python `DeltaError` carrying `code` and `phase`.
@@ -109,8 +134,7 @@ impl RawDeltaTable {
             builder = builder.with_timestamp(at);
         }
         let rt = runtime()?;
-        let loaded = py.detach(|| rt.block_on(builder.load_table()));
-        let table = loaded.map_err(|e| to_py(py, e))?;
+        let table = wait(py, rt, builder.load_table())?.map_err(|e| to_py(py, e))?;
         Ok(RawDeltaTable { table })
     }
 
@@ -173,9 +197,7 @@ impl RawDeltaTable {
     fn files<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let rt = runtime()?;
         let table = &self.table;
-        let files = py
-            .detach(|| rt.block_on(table.active_files()))
-            .map_err(|e| to_py(py, e))?;
+        let files = wait(py, rt, table.active_files())?.map_err(|e| to_py(py, e))?;
         files
             .iter()
             .map(|add| {
@@ -207,9 +229,7 @@ impl RawDeltaTable {
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let rt = runtime()?;
         let table = &self.table;
-        let entries = py
-            .detach(|| rt.block_on(table.history(limit)))
-            .map_err(|e| to_py(py, e))?;
+        let entries = wait(py, rt, table.history(limit))?.map_err(|e| to_py(py, e))?;
         entries
             .iter()
             .map(|e| {
@@ -271,9 +291,7 @@ impl RawDeltaTable {
             builder = builder.with_batch_size(n);
         }
         let rt = runtime()?;
-        let scan = py
-            .detach(|| rt.block_on(builder.build()))
-            .map_err(|e| to_py(py, e))?;
+        let scan = wait(py, rt, builder.build())?.map_err(|e| to_py(py, e))?;
         let schema = scan.schema();
         // The partitions are spawned on the module's runtime, so that they use every core.
         let stream = {
@@ -281,7 +299,7 @@ impl RawDeltaTable {
             scan.into_stream()
         };
         Ok(RawScan {
-            state: Mutex::new(Some(stream)),
+            state: tokio::sync::Mutex::new(Some(stream)),
             schema,
             runtime: rt,
             pid: std::process::id(),
@@ -308,7 +326,7 @@ impl RawDeltaTable {
 struct RawScan {
     /// `None` once the scan has ended, failed or been closed (dropping the stream stops
     /// every partition's task).
-    state: Mutex<Option<DeltaBatchStream>>,
+    state: tokio::sync::Mutex<Option<DeltaBatchStream>>,
     schema: SchemaRef,
     runtime: &'static tokio::runtime::Runtime,
     /// The process that started the scan: its tasks run on that process's threads.
@@ -336,15 +354,17 @@ impl RawScan {
             ));
         }
         let rt = self.runtime;
-        let next: Option<std::result::Result<RecordBatch, ReadError>> = py.detach(|| {
-            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            let stream = state.as_mut()?;
-            let next = rt.block_on(stream.next());
+        // A Ctrl-C raised while pyarrow drives this iterator from C++ stops the read at the
+        // next batch.
+        py.check_signals()?;
+        let next: Option<std::result::Result<RecordBatch, ReadError>> = wait(py, rt, async {
+            let mut state = self.state.lock().await;
+            let next = state.as_mut()?.next().await;
             if !matches!(next, Some(Ok(_))) {
                 *state = None;
             }
             next
-        });
+        })?;
         match next {
             Some(Ok(batch)) => Ok(Some(PyArrowType(batch).into_pyobject(py)?.unbind())),
             Some(Err(e)) => Err(to_py(py, e)),
@@ -353,9 +373,10 @@ impl RawScan {
     }
 
     /// Stops the scan: its tasks end and its memory is freed.
-    fn close(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        *state = None;
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        wait(py, self.runtime, async {
+            *self.state.lock().await = None;
+        })
     }
 }
 

@@ -252,6 +252,34 @@ class Api(unittest.TestCase):
         with self.assertRaises(TypeError):
             DeltaTable(42)
 
+    def test_arguments_of_any_integer_type_and_clear_refusals(self):
+        t = DeltaTable(table("dat__basic_append"), version=_Int(0))
+        self.assertEqual(t.version, 0)
+        self.assertEqual(DeltaTable(table("dat__basic_append")).to_pyarrow(limit=_Int(1)).num_rows, 1)
+        for bad in [dict(version=-1), dict(version=True)]:
+            with self.assertRaises((ValueError, TypeError)):
+                DeltaTable(table("dat__basic_append"), **bad)
+        t = DeltaTable(table("dat__basic_append"))
+        for bad in [dict(limit=-1), dict(batch_size=-5), dict(limit=True), dict(columns=[None])]:
+            with self.assertRaises((ValueError, TypeError)):
+                t.scan(**bad)
+        with self.assertRaises(TypeError):
+            DeltaTable(table("dat__basic_append"), storage_options=[("a", "b")])
+
+    def test_tables_and_errors_pickle(self):
+        import pickle
+
+        t = DeltaTable(table("golden__dv-partitioned-with-checkpoint"))
+        again = pickle.loads(pickle.dumps(t))
+        self.assertEqual((again.version, again.to_pyarrow().num_rows), (t.version, 35))
+        try:
+            DeltaTable(str(TABLES / "no-such-table"))
+        except DeltaError as e:
+            copy = pickle.loads(pickle.dumps(e))
+            self.assertIsInstance(copy, DeltaError)
+            self.assertEqual((copy.code, copy.phase), ("not_a_table", "load"))
+        self.assertEqual(DeltaError.__module__, "delta_arrow_reader")
+
     def test_path_objects(self):
         t = DeltaTable(TABLES / "dat__basic_append")
         self.assertGreater(t.to_pyarrow().num_rows, 0)
@@ -305,6 +333,39 @@ class Fork(unittest.TestCase):
             counts = pool.map(_rows_in, [name] * 4)
         self.assertEqual(counts, [35] * 4)
         self.assertEqual(open_before_fork.to_pyarrow().num_rows, 35)
+
+
+class Interrupt(unittest.TestCase):
+    def test_ctrl_c_stops_a_read_that_waits(self):
+        """A server that accepts and never answers: SIGINT ends the load at once."""
+        import signal
+        import socket
+        import time
+
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        timer = threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT))
+        started = time.monotonic()
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                DeltaTable(f"http://127.0.0.1:{port}/t")
+        finally:
+            timer.cancel()
+            listener.close()
+        self.assertLess(time.monotonic() - started, 5)
+
+
+class _Int:
+    """An integer type that is not int (as numpy's are)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __index__(self):
+        return self.n
 
 
 def _rows_in(name):

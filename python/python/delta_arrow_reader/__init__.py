@@ -12,13 +12,14 @@ holding the GIL.
     ...     ...
 
 A table also hands its rows to any reader of the Arrow PyCapsule stream interface:
-``polars.from_arrow(table)``, ``duckdb.sql("SELECT * FROM tbl")`` with ``tbl = table``.
+``polars.DataFrame(table)``, ``duckdb.sql("SELECT * FROM tbl")`` with ``tbl = table``.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json as _json
+import operator
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -56,7 +57,7 @@ class DeltaTable:
     kind (``not_a_table``, ``not_found``, ``io``, ``invalid_storage_options``, ...).
     """
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_raw", "_location", "_options")
 
     def __init__(
         self,
@@ -66,19 +67,28 @@ class DeltaTable:
         timestamp: Optional[Timestamp] = None,
         storage_options: Optional[Mapping[str, str]] = None,
     ) -> None:
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            raise TypeError(f"version must be an int, not {type(version).__name__}")
-        if version is not None and version < 0:
-            raise ValueError(f"version must be 0 or more, not {version}")
+        version = _count("version", version)
         options = None
         if storage_options is not None:
+            if not isinstance(storage_options, Mapping):
+                raise TypeError(
+                    "storage_options must be a mapping of option names to values, not "
+                    f"{type(storage_options).__name__}"
+                )
             options = {str(k): str(v) for k, v in storage_options.items()}
+        self._location = _fspath(location)
+        self._options = options
         self._raw = RawDeltaTable(
-            _fspath(location),
+            self._location,
             version,
             None if timestamp is None else _timestamp_text(timestamp),
             options,
         )
+
+    def __reduce__(self):
+        # Pickled as where it is and which version: a process that unpickles it (a worker
+        # of a process pool) loads that version itself. Storage options travel with it.
+        return (_reopen, (self._location, self.version, self._options))
 
     @property
     def version(self) -> int:
@@ -129,8 +139,7 @@ class DeltaTable:
         ``operation``, ``operation_parameters``, ``operation_metrics`` and ``commit_info``
         (the whole ``commitInfo``, or None). Commits removed by the log's cleanup are not in
         it."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ValueError(f"limit must be an int of 0 or more, not {limit!r}")
+        limit = _count("limit", limit)
         out = []
         for entry in self._raw.history(limit):
             info = None if entry["commit_info"] is None else _json.loads(entry["commit_info"])
@@ -161,7 +170,9 @@ class DeltaTable:
         """The table's rows as a ``pyarrow.RecordBatchReader``, decoded as they are read.
 
         ``columns`` picks and orders columns (default all); ``filter`` is a SQL-like
-        predicate (``"year = 2024 and name like 'A%'"``): files, row groups and pages it
+        predicate (``"year = 2024 and name in ('a', 'b') and price between 1 and 10"``;
+        comparisons, ``and``/``or``/``not``, ``in``, ``between``, ``is [not] null``,
+        ``date '2024-01-01'``, backticks around odd names): files, row groups and pages it
         rules out are not read, and only matching rows come out; ``limit`` caps the rows;
         ``batch_size`` sets the rows per batch; ``strings`` is ``"string"``,
         ``"large_string"`` or ``"string_view"`` and ``binaries`` ``"binary"``,
@@ -169,8 +180,12 @@ class DeltaTable:
         """
         if isinstance(columns, str):
             raise TypeError("columns must be a list of column names, not one string")
+        if columns is not None and not all(isinstance(c, str) for c in columns):
+            raise TypeError("columns must be a list of column names (str)")
+        limit = _count("limit", limit)
+        batch_size = _count("batch_size", batch_size)
         raw = self._raw.scan(
-            None if columns is None else [str(c) for c in columns],
+            None if columns is None else list(columns),
             filter,
             limit,
             batch_size,
@@ -210,6 +225,25 @@ class DeltaTable:
 
     def __repr__(self) -> str:
         return self._raw.__repr__()
+
+
+def _reopen(location: str, version: int, options: Optional[Dict[str, str]]) -> "DeltaTable":
+    return DeltaTable(location, version=version, storage_options=options)
+
+
+def _count(name: str, value: Any) -> Optional[int]:
+    """`value` as an int of 0 or more (any integer type but bool), or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not bool")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
+    if number < 0:
+        raise ValueError(f"{name} must be 0 or more, not {number}")
+    return number
 
 
 def _fspath(location: Any) -> str:
