@@ -148,10 +148,11 @@ fn invalid(key: &str, value: &str, wanted: &str) -> DeltaError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn options(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    /// Storage options from pairs.
+    pub(crate) fn options(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

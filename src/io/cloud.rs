@@ -510,14 +510,8 @@ fn config_error(location: &TableLocation, e: object_store::Error, hint: &str) ->
 
 #[cfg(test)]
 mod tests {
+    use super::super::client_options::tests::options;
     use super::*;
-
-    fn options(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
 
     fn build(location: &str, pairs: &[(&str, &str)]) -> Result<CloudStore> {
         let location = TableLocation::parse(location)?;
