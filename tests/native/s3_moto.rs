@@ -145,6 +145,20 @@ async fn reads_tables_from_s3_with_storage_options() {
         .load_table_with_eager_scan_metadata()
         .await;
     assert_eq!(missing.err().map(|e| e.code()), Some("not_a_table"));
+
+    // No such bucket: `not_found`, naming it.
+    let no_bucket = DeltaTableBuilder::new("s3://no-such-bucket/t")
+        .with_storage_options(options(moto.port))
+        .load_table_with_eager_scan_metadata()
+        .await;
+    let err = no_bucket
+        .err()
+        .unwrap_or_else(|| panic!("no bucket, yet a table"));
+    assert_eq!(err.code(), "not_found", "{err}");
+    assert!(
+        err.to_string().contains("s3://no-such-bucket (the bucket"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
