@@ -16,7 +16,10 @@ impl DeltaTable {
     /// the history.
     pub async fn history(&self, limit: Option<usize>) -> Result<Vec<HistoryEntry>> {
         let newest = self.version();
-        let count = limit.map_or(u64::MAX, |n| n as u64).min(newest + 1);
+        // A version read from the log may be u64::MAX: the count saturates.
+        let count = limit
+            .map_or(u64::MAX, |n| n as u64)
+            .min(newest.saturating_add(1));
         let store = self.store().clone();
         let mut reads = futures::stream::iter((0..count).map(|back| newest - back))
             .map(|version| {
