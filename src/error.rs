@@ -153,6 +153,15 @@ pub enum DeltaError {
         /// Earliest commit time, or why it cannot be found.
         reason: String,
     },
+    /// A range of versions cannot be read as a change data feed: the feed was not enabled
+    /// at a version of it, or the schema changed within it.
+    #[error("the change data feed cannot be read at version {version}: {reason}")]
+    ChangeDataFeedUnavailable {
+        /// The first version of the range where it cannot.
+        version: u64,
+        /// Why.
+        reason: String,
+    },
     /// The table schema is malformed or uses an unknown type.
     #[error("invalid table schema: {reason}")]
     InvalidSchema {
@@ -268,6 +277,7 @@ impl DeltaError {
             DeltaError::VersionNotFound { .. } => "version_not_found",
             DeltaError::TimestampNotFound { .. } => "timestamp_not_found",
             DeltaError::InvalidSchema { .. } => "invalid_schema",
+            DeltaError::ChangeDataFeedUnavailable { .. } => "change_data_feed_unavailable",
             DeltaError::Parquet { .. } => "parquet",
             DeltaError::Arrow { .. } => "arrow",
             DeltaError::Aborted { .. } => "aborted",
@@ -365,6 +375,10 @@ impl DeltaError {
                 reason: reason.clone(),
             },
             E::InvalidSchema { reason } => E::InvalidSchema {
+                reason: reason.clone(),
+            },
+            E::ChangeDataFeedUnavailable { version, reason } => E::ChangeDataFeedUnavailable {
+                version: *version,
                 reason: reason.clone(),
             },
             E::Parquet {

@@ -4,6 +4,8 @@ mod batch_stream;
 mod builder;
 #[cfg(not(target_arch = "wasm32"))]
 mod caps;
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))] // not in the npm package yet
+mod changes;
 #[cfg(not(target_arch = "wasm32"))]
 mod decode_commits;
 mod history;
@@ -23,6 +25,7 @@ pub use batch_stream::DeltaBatchStream;
 pub use builder::{parse_timestamp, DeltaTableBuilder};
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use caps::machine_caps;
+pub use changes::{TableChangeFile, TableChanges, TableChangesBuilder};
 #[cfg(not(target_arch = "wasm32"))]
 pub use kept_log::KEPT_LOG_BYTES;
 pub use load::DEFAULT_LOG_CONCURRENCY;

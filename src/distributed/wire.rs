@@ -410,6 +410,7 @@ pub fn decode_scan(bytes: &[u8], store_for: StoreForRoot<'_>) -> Result<DeltaSca
                 size: t.size,
                 partition_values: TypedPartitionValues::from_entries(values),
                 deletion_vector: t.deletion_vector,
+                deletion_vector_change: None,
                 num_records: t.num_records,
                 limit: t.limit.map(|n| to_usize(n, "a limit")).transpose()?,
                 range,

@@ -9,6 +9,7 @@
 
 mod actions;
 mod add_stats;
+mod changes;
 mod checkpoint;
 mod data_file_path;
 mod history;
@@ -26,6 +27,11 @@ mod timestamp;
 pub use actions::{
     Add, AddStats, CommitInfo, DeletionVectorDescriptor, Format, Metadata, ParsedStats,
     PartitionValues, Protocol, Remove,
+};
+pub use changes::{
+    change_data_feed_enabled, commit_changes, ChangeFeedRules, ChangeFile, ChangeType, ChangedRows,
+    CommitChanges, CHANGE_TYPE_COLUMN, COMMIT_TIMESTAMP_COLUMN, COMMIT_VERSION_COLUMN,
+    ENABLE_CHANGE_DATA_FEED, ENABLE_IN_COMMIT_TIMESTAMPS,
 };
 pub use history::{history_entry, HistoryEntry};
 pub(crate) use protocol::validate_reader_protocol;

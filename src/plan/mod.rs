@@ -12,6 +12,7 @@
 //! gives them).
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
+mod changes;
 mod partitioning;
 mod profile;
 mod ranged;
@@ -29,13 +30,14 @@ use url::Url;
 use crate::log::data_file_path;
 use crate::schema::{ColumnMappingMode, FieldIndex, OutputTypes, StructType};
 
+pub use changes::{change_feed_schema, plan_change_columns, plan_change_task, ChangeColumns};
 pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use profile::{table_profile, ColumnProfile, TableProfile};
 #[cfg(not(target_arch = "wasm32"))]
 pub use ranged::groups_for_few_files;
 pub use ranged::{cap_range, split_byte_ranges, MAX_TASK_BYTES};
 pub use select::{select_files, FileSelection, SelectedFile, SkipReason};
-pub use task::{FileTask, ReadColumn};
+pub use task::{DeletionVectorChange, FileTask, ReadColumn};
 
 /// What a scan asks for.
 #[derive(Debug, Clone, Default)]
@@ -182,6 +184,7 @@ pub fn plan_tasks(
                     size,
                     partition_values,
                     deletion_vector: add.deletion_vector.clone(),
+                    deletion_vector_change: None,
                     num_records: add.stats.as_ref().and_then(|s| s.num_records()),
                     limit,
                     range: None,

@@ -48,6 +48,9 @@ pub struct FileTask {
     pub partition_values: TypedPartitionValues,
     /// The file's deletion vector.
     pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// For a change data feed: read only the rows whose deletion a commit changed (then
+    /// `deletion_vector` is `None`).
+    pub deletion_vector_change: Option<DeletionVectorChange>,
     /// The file's row count as its statistics give it (`numRecords`): the footer must agree.
     pub num_records: Option<u64>,
     /// Stop after this many rows (of those the predicate selects).
@@ -56,6 +59,19 @@ pub struct FileTask {
     /// row group the ranges share; see `read::ranges`); `None` reads the whole file. Row
     /// positions (deletion vectors) stay those of the whole file.
     pub range: Option<std::ops::Range<u64>>,
+}
+
+/// The rows of a file whose deletion one commit changed: it removed the file with deletion
+/// vector `before` and added it again with `after`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeletionVectorChange {
+    /// `true`: the rows `after` deletes and `before` did not (deleted by the commit);
+    /// `false`: the rows `before` deleted and `after` does not (restored by it).
+    pub newly_deleted: bool,
+    /// The removed file's deletion vector (none: no row was deleted).
+    pub before: Option<DeletionVectorDescriptor>,
+    /// The added file's deletion vector (none: no row is deleted).
+    pub after: Option<DeletionVectorDescriptor>,
 }
 
 impl FileTask {

@@ -21,6 +21,7 @@ use futures::stream;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
 
+use super::changed_rows::SkippedRows;
 use super::decode_types::reader_metadata;
 use super::deletion_vector::{decode_file_range, decode_inline, dv_source, DvSource};
 use super::file_plan::{plan_file, FileOutput, ReadSpec};
@@ -174,14 +175,8 @@ async fn open(
     // The deletion vector is fetched while the footer is: a small file then costs one round
     // trip, not two. Its outcome matters only if the plan reads a row.
     let footer = read_metadata(ctx.store.as_ref(), path, task.size);
-    let (metadata, deleted) = match &task.deletion_vector {
-        Some(dv) => {
-            let (metadata, deleted) = futures::join!(footer, load_deletion_vector(ctx, dv));
-            (metadata?, Some(deleted))
-        }
-        None => (footer.await?, None),
-    };
-    let metadata = reader_metadata(&metadata, path, ctx.spec.output_types)?;
+    let (metadata, skipped) = futures::join!(footer, SkippedRows::load(ctx, task));
+    let metadata = reader_metadata(&metadata?, path, ctx.spec.output_types)?;
     let file_rows = check_row_count(metadata.metadata(), task)?;
     let plan = plan_file(&ctx.spec, task, &metadata)?;
     if plan.row_groups_pruned > 0 {
@@ -191,9 +186,9 @@ async fn open(
     let Some(mut read) = plan.read else {
         return Ok(None);
     };
-    if let Some(deleted) = deleted {
-        let deleted = deleted?;
-        if let Some(row) = deleted.max_row().filter(|&row| row >= file_rows) {
+    if let Some(skipped) = skipped {
+        let skipped = skipped?;
+        if let Some(row) = skipped.max_row().filter(|&row| row >= file_rows) {
             return Err(DeltaError::invalid_log(
                 crate::error::redact(path),
                 format!(
@@ -202,7 +197,8 @@ async fn open(
                 ),
             ));
         }
-        if let Some(m) = metrics {
+        let deleted = skipped.into_deleted(file_rows);
+        if let Some(m) = metrics.filter(|_| task.deletion_vector.is_some()) {
             let owned = deleted_rows_owned(metadata.metadata(), task.range.as_ref(), &deleted);
             m.deletion_vector_loaded(owned);
         }

@@ -2,6 +2,7 @@
 //! physical file columns to the table's logical schema, and the scheduler that runs the file
 //! reads of a partition (permits, prefetch, bounded output, cancellation).
 
+mod changed_rows;
 mod coalesce;
 mod constant;
 mod decode_types;
@@ -27,6 +28,7 @@ pub mod scheduler;
 mod transform;
 
 pub use decoder::{DirectDecoder, FileDecoder};
+pub(crate) use file::read_file_with_metrics;
 pub use file::ReadContext;
 pub use file_plan::ReadSpec;
 

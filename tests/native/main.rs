@@ -15,6 +15,9 @@
 mod common;
 mod rows;
 
+mod changes;
+#[cfg(feature = "kernel")]
+mod changes_kernel;
 mod checkpoint_reads;
 mod checkpoints;
 mod cli;

@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch of the `dar` commands.
 
+mod changes;
 #[cfg(feature = "distributed")]
 mod cluster;
 #[cfg(feature = "distributed")]
@@ -68,6 +69,9 @@ enum Command {
     Stats(TableArgs),
     /// The table's commits, newest first: version, time, operation, parameters, engine.
     History(history::HistoryArgs),
+    /// The rows the commits from --from on inserted, deleted or updated (the change data
+    /// feed), each with its change type, commit version and commit time.
+    Changes(changes::ChangesArgs),
     /// Run a SQL query over tables registered by name (DataFusion).
     #[cfg(feature = "datafusion")]
     Sql(sql::SqlArgs),
@@ -241,6 +245,10 @@ async fn run(command: Command) -> Result<(), DeltaError> {
         Command::History(args) => {
             let table = open(&args.table).await?;
             history::print_history(&table, &args).await
+        }
+        Command::Changes(args) => {
+            let table = open(&args.table).await?;
+            changes::print_changes(&table, &args).await
         }
         #[cfg(feature = "datafusion")]
         Command::Sql(args) => sql::run_sql(&args).await,

@@ -1,0 +1,133 @@
+//! The rows of a file a read skips for its deletion vector, loaded: the vector's own rows
+//! ([`DeletionVectorDescriptor`] of a scan), or, for a change data feed, every row but
+//! those whose deletion one commit changed ([`DeletionVectorChange`]: the file removed with
+//! one vector and added again with another).
+//!
+//! The change is a set difference of the two vectors (`after - before` for rows the commit
+//! deleted, `before - after` for rows it restored); what a read skips is its complement
+//! within the file's rows, known once the footer is.
+
+use roaring::RoaringTreemap;
+
+use super::deletion_vector::DeletionVector;
+use super::file::{load_deletion_vector, ReadContext};
+use crate::error::Result;
+use crate::log::DeletionVectorDescriptor;
+use crate::plan::{DeletionVectorChange, FileTask};
+
+/// The deleted rows of a task, loaded.
+pub(crate) enum SkippedRows {
+    /// The rows of the task's deletion vector.
+    Deleted(DeletionVector),
+    /// All rows but those a commit's deletion vector change names.
+    AllBut {
+        newly_deleted: bool,
+        before: DeletionVector,
+        after: DeletionVector,
+    },
+}
+
+impl SkippedRows {
+    /// Loads what `task` skips; `None` when it skips no row.
+    pub(crate) async fn load(ctx: &ReadContext, task: &FileTask) -> Option<Result<SkippedRows>> {
+        if let Some(dv) = &task.deletion_vector {
+            return Some(
+                load_deletion_vector(ctx, dv)
+                    .await
+                    .map(SkippedRows::Deleted),
+            );
+        }
+        let change = task.deletion_vector_change.as_ref()?;
+        Some(load_change(ctx, change).await)
+    }
+
+    /// The largest row index a loaded vector names (each must be a row of the file).
+    pub(crate) fn max_row(&self) -> Option<u64> {
+        match self {
+            SkippedRows::Deleted(dv) => dv.max_row(),
+            SkippedRows::AllBut { before, after, .. } => before.max_row().max(after.max_row()),
+        }
+    }
+
+    /// The rows skipped, of a file of `file_rows` rows.
+    pub(crate) fn into_deleted(self, file_rows: u64) -> DeletionVector {
+        match self {
+            SkippedRows::Deleted(dv) => dv,
+            SkippedRows::AllBut {
+                newly_deleted,
+                before,
+                after,
+            } => {
+                let (before, after) = (before.as_treemap(), after.as_treemap());
+                let changed = if newly_deleted {
+                    after - before
+                } else {
+                    before - after
+                };
+                let mut skipped = RoaringTreemap::new();
+                skipped.insert_range(0..file_rows);
+                DeletionVector::from(skipped - changed)
+            }
+        }
+    }
+}
+
+async fn load_change(ctx: &ReadContext, change: &DeletionVectorChange) -> Result<SkippedRows> {
+    let (before, after) = futures::join!(
+        load_optional(ctx, change.before.as_ref()),
+        load_optional(ctx, change.after.as_ref())
+    );
+    Ok(SkippedRows::AllBut {
+        newly_deleted: change.newly_deleted,
+        before: before?,
+        after: after?,
+    })
+}
+
+async fn load_optional(
+    ctx: &ReadContext,
+    dv: Option<&DeletionVectorDescriptor>,
+) -> Result<DeletionVector> {
+    match dv {
+        Some(dv) => load_deletion_vector(ctx, dv).await,
+        None => Ok(DeletionVector::default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dv(rows: &[u64]) -> DeletionVector {
+        DeletionVector::from_rows(rows.iter().copied())
+    }
+
+    fn skipped(newly_deleted: bool, before: &[u64], after: &[u64], rows: u64) -> Vec<u64> {
+        let s = SkippedRows::AllBut {
+            newly_deleted,
+            before: dv(before),
+            after: dv(after),
+        };
+        s.into_deleted(rows).iter().collect()
+    }
+
+    #[test]
+    fn a_change_reads_only_the_rows_it_changed() {
+        // Row 0 restored, row 1 deleted before and after, row 2 newly deleted.
+        assert_eq!(skipped(true, &[0, 1], &[1, 2], 5), [0, 1, 3, 4]);
+        assert_eq!(skipped(false, &[0, 1], &[1, 2], 5), [1, 2, 3, 4]);
+        // No vector before: every row the new one deletes is a change.
+        assert_eq!(skipped(true, &[], &[3], 4), [0, 1, 2]);
+        assert_eq!(skipped(false, &[], &[3], 4), [0, 1, 2, 3]);
+        let s = SkippedRows::AllBut {
+            newly_deleted: true,
+            before: dv(&[2]),
+            after: dv(&[9]),
+        };
+        assert_eq!(s.max_row(), Some(9));
+        assert_eq!(
+            SkippedRows::Deleted(dv(&[4])).into_deleted(2).max_row(),
+            Some(4)
+        );
+    }
+}
