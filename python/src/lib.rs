@@ -107,6 +107,29 @@ fn string_type(name: &str) -> PyResult<StringType> {
     }
 }
 
+/// The Arrow types strings and binaries come out as, from their Python names.
+fn output_types(strings: &str, binaries: &str) -> PyResult<OutputTypes> {
+    let binaries = match binaries {
+        "binary" => delta_arrow_reader::BinaryType::Binary,
+        "large_binary" => delta_arrow_reader::BinaryType::LargeBinary,
+        "binary_view" => delta_arrow_reader::BinaryType::BinaryView,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "binaries={other:?}: expected 'binary', 'large_binary' or 'binary_view'"
+            )))
+        }
+    };
+    Ok(OutputTypes::new(string_type(strings)?, binaries))
+}
+
+/// A batch size given from Python: at least 1.
+fn rows_per_batch(n: usize) -> PyResult<usize> {
+    match n {
+        0 => Err(PyValueError::new_err("batch_size must be above 0")),
+        n => Ok(n),
+    }
+}
+
 #[pymethods]
 impl RawDeltaTable {
     /// Loads the table at `location` (a path or a URL), at `version` or at the last version
@@ -263,18 +286,10 @@ impl RawDeltaTable {
         strings: &str,
         binaries: &str,
     ) -> PyResult<Py<PyAny>> {
-        let binaries = match binaries {
-            "binary" => delta_arrow_reader::BinaryType::Binary,
-            "large_binary" => delta_arrow_reader::BinaryType::LargeBinary,
-            "binary_view" => delta_arrow_reader::BinaryType::BinaryView,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "binaries={other:?}: expected 'binary', 'large_binary' or 'binary_view'"
-                )))
-            }
-        };
-        let types = OutputTypes::new(string_type(strings)?, binaries);
-        let mut builder = self.table.scan().with_output_types(types);
+        let mut builder = self
+            .table
+            .scan()
+            .with_output_types(output_types(strings, binaries)?);
         if let Some(columns) = columns {
             builder = builder.with_projection(columns);
         }
@@ -285,28 +300,54 @@ impl RawDeltaTable {
             builder = builder.with_limit(n);
         }
         if let Some(n) = batch_size {
-            if n == 0 {
-                return Err(PyValueError::new_err("batch_size must be above 0"));
-            }
-            builder = builder.with_batch_size(n);
+            builder = builder.with_batch_size(rows_per_batch(n)?);
         }
         let rt = runtime()?;
         let scan = wait(py, rt, builder.build())?.map_err(|e| to_py(py, e))?;
-        let schema = scan.schema();
         // The partitions are spawned on the module's runtime, so that they use every core.
         let stream = {
             let _entered = rt.enter();
             scan.into_stream()
         };
-        Ok(RawScan {
-            state: tokio::sync::Mutex::new(Some(stream)),
-            schema,
-            runtime: rt,
-            pid: std::process::id(),
+        RawScan::start(py, rt, stream)
+    }
+
+    /// The table's change data feed from version `start` to the table's version ([`RawScan`]
+    /// of the changed rows, commit by commit): `columns` (the table's and `_change_type`,
+    /// `_commit_version`, `_commit_timestamp`; default all), `limit` rows at most,
+    /// `batch_size`, `strings` and `binaries` as for a scan.
+    #[pyo3(signature = (start, columns=None, limit=None, batch_size=None, strings="string", binaries="binary"))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each.
+    fn changes(
+        &self,
+        py: Python<'_>,
+        start: u64,
+        columns: Option<Vec<String>>,
+        limit: Option<usize>,
+        batch_size: Option<usize>,
+        strings: &str,
+        binaries: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let mut builder = self
+            .table
+            .changes(start)
+            .with_output_types(output_types(strings, binaries)?);
+        if let Some(columns) = columns {
+            builder = builder.with_projection(columns);
         }
-        .into_pyobject(py)?
-        .into_any()
-        .unbind())
+        if let Some(n) = limit {
+            builder = builder.with_limit(n);
+        }
+        if let Some(n) = batch_size {
+            builder = builder.with_batch_size(rows_per_batch(n)?);
+        }
+        let rt = runtime()?;
+        let changes = wait(py, rt, builder.build())?.map_err(|e| to_py(py, e))?;
+        let stream = {
+            let _entered = rt.enter();
+            changes.into_stream()
+        };
+        RawScan::start(py, rt, stream)
     }
 
     fn __repr__(&self) -> String {
@@ -331,6 +372,26 @@ struct RawScan {
     runtime: &'static tokio::runtime::Runtime,
     /// The process that started the scan: its tasks run on that process's threads.
     pid: u32,
+}
+
+impl RawScan {
+    /// The Python object reading `stream` (started on `rt`).
+    fn start(
+        py: Python<'_>,
+        rt: &'static tokio::runtime::Runtime,
+        stream: DeltaBatchStream,
+    ) -> PyResult<Py<PyAny>> {
+        let schema = stream.schema();
+        Ok(RawScan {
+            state: tokio::sync::Mutex::new(Some(stream)),
+            schema,
+            runtime: rt,
+            pid: std::process::id(),
+        }
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
+    }
 }
 
 #[pymethods]

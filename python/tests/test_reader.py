@@ -177,6 +177,45 @@ class Api(unittest.TestCase):
         with self.assertRaises(ValueError):
             t.history(limit=-1)
 
+    def test_change_data_feed(self):
+        t = DeltaTable(table("kernel__cdf-table"))
+        feed = t.changes(0).read_all()
+        self.assertEqual(
+            feed.schema.names, ["id", "name", "birthday", "_change_type", "_commit_version", "_commit_timestamp"]
+        )
+        kinds = {}
+        for kind, version in zip(
+            feed.column("_change_type").to_pylist(), feed.column("_commit_version").to_pylist()
+        ):
+            kinds[(kind, version)] = kinds.get((kind, version), 0) + 1
+        self.assertEqual(
+            kinds,
+            {
+                ("insert", 0): 10,
+                ("update_preimage", 1): 3,
+                ("update_postimage", 1): 3,
+                ("update_preimage", 2): 3,
+                ("update_postimage", 2): 3,
+                ("delete", 3): 1,
+            },
+        )
+        versions = feed.column("_commit_version").to_pylist()
+        self.assertEqual(versions, sorted(versions))
+        self.assertIsInstance(feed.column("_commit_timestamp")[0].as_py(), dt.datetime)
+        last = DeltaTable(table("kernel__cdf-table"), version=3).changes(3, columns=["id", "_change_type"])
+        self.assertEqual(last.read_all().to_pylist(), [{"id": 7, "_change_type": "delete"}])
+        self.assertEqual(t.changes(0, limit=5, batch_size=2).read_all().num_rows, 5)
+        with self.assertRaises(DeltaError) as e:
+            DeltaTable(table("dat__basic_append")).changes(0)
+        self.assertEqual(e.exception.code, "change_data_feed_unavailable")
+        with self.assertRaises(DeltaError) as e:
+            DeltaTable(table("kernel__cdf-table"), version=1).changes(2)
+        self.assertEqual(e.exception.code, "invalid_argument")
+        with self.assertRaises(ValueError):
+            t.changes(-1)
+        with self.assertRaises(TypeError):
+            t.changes("0")
+
     def test_timestamps_as_text_datetime_and_date(self):
         name = table("golden__time-travel-start-start20-start40")
         latest = DeltaTable(name)

@@ -6,20 +6,26 @@
 //! The change is a set difference of the two vectors (`after - before` for rows the commit
 //! deleted, `before - after` for rows it restored); what a read skips is its complement
 //! within the file's rows, known once the footer is.
-
-use roaring::RoaringTreemap;
+//!
+//! The npm package reads no change feed: on wasm32 a task's change is ignored here (none is
+//! ever planned there), which keeps the set arithmetic out of the browser module.
 
 use super::deletion_vector::DeletionVector;
 use super::file::{load_deletion_vector, ReadContext};
 use crate::error::Result;
-use crate::log::DeletionVectorDescriptor;
-use crate::plan::{DeletionVectorChange, FileTask};
+use crate::plan::FileTask;
+#[cfg(not(target_arch = "wasm32"))]
+use {
+    crate::log::DeletionVectorDescriptor, crate::plan::DeletionVectorChange,
+    roaring::RoaringTreemap,
+};
 
 /// The deleted rows of a task, loaded.
 pub(crate) enum SkippedRows {
     /// The rows of the task's deletion vector.
     Deleted(DeletionVector),
     /// All rows but those a commit's deletion vector change names.
+    #[cfg(not(target_arch = "wasm32"))]
     AllBut {
         newly_deleted: bool,
         before: DeletionVector,
@@ -37,22 +43,29 @@ impl SkippedRows {
                     .map(SkippedRows::Deleted),
             );
         }
-        let change = task.deletion_vector_change.as_ref()?;
-        Some(load_change(ctx, change).await)
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(change) = &task.deletion_vector_change {
+            return Some(load_change(ctx, change).await);
+        }
+        None
     }
 
     /// The largest row index a loaded vector names (each must be a row of the file).
     pub(crate) fn max_row(&self) -> Option<u64> {
         match self {
             SkippedRows::Deleted(dv) => dv.max_row(),
+            #[cfg(not(target_arch = "wasm32"))]
             SkippedRows::AllBut { before, after, .. } => before.max_row().max(after.max_row()),
         }
     }
 
     /// The rows skipped, of a file of `file_rows` rows.
     pub(crate) fn into_deleted(self, file_rows: u64) -> DeletionVector {
+        #[cfg(target_arch = "wasm32")]
+        let _ = file_rows;
         match self {
             SkippedRows::Deleted(dv) => dv,
+            #[cfg(not(target_arch = "wasm32"))]
             SkippedRows::AllBut {
                 newly_deleted,
                 before,
@@ -72,6 +85,7 @@ impl SkippedRows {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 async fn load_change(ctx: &ReadContext, change: &DeletionVectorChange) -> Result<SkippedRows> {
     let (before, after) = futures::join!(
         load_optional(ctx, change.before.as_ref()),
@@ -84,6 +98,7 @@ async fn load_change(ctx: &ReadContext, change: &DeletionVectorChange) -> Result
     })
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 async fn load_optional(
     ctx: &ReadContext,
     dv: Option<&DeletionVectorDescriptor>,

@@ -341,3 +341,74 @@ async fn ranges_the_feed_cannot_describe_fail_whole() {
     );
     assert_eq!(ok(t.changes(6).build().await).files().len(), 0);
 }
+
+/// `dar changes` on a corpus table: the grid with its summary, JSON lines of a projection,
+/// one commit's changes with `--version`, and typed one-line errors.
+#[test]
+fn dar_changes_prints_the_feed() {
+    let table = crate::common::table_dir("kernel__cdf-table");
+    let table = table.to_string_lossy();
+    let dar = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dar"))
+            .arg("changes")
+            .arg(table.as_ref())
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run dar: {e}"))
+    };
+    let out = dar(&["--from", "0", "-n", "0"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("_change_type") && text.contains("update_preimage"),
+        "{text}"
+    );
+    assert!(
+        text.contains("23 rows shown; changes of versions 0 to 3"),
+        "{text}"
+    );
+    let out = dar(&[
+        "--from",
+        "0",
+        "--columns",
+        "_commit_version,_change_type",
+        "--json",
+        "-n",
+        "0",
+    ]);
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| ok(serde_json::from_str(l)))
+        .collect();
+    assert_eq!(lines.len(), 23);
+    assert_eq!(
+        lines[0],
+        json!({"_commit_version": 0, "_change_type": "insert"})
+    );
+    let deletes: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["_change_type"] == "delete")
+        .collect();
+    assert_eq!(
+        deletes,
+        [&json!({"_commit_version": 3, "_change_type": "delete"})]
+    );
+    let out = dar(&["--from", "2", "--version", "2", "--json", "-n", "2"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    for (args, code) in [
+        (&["--from", "3", "--version", "1"][..], "[invalid_argument]"),
+        (&["--from", "-1"][..], "invalid value"),
+        (&[][..], "--from"),
+    ] {
+        let out = dar(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(code),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -194,6 +194,47 @@ class DeltaTable:
         )
         return _pa.RecordBatchReader.from_batches(raw.schema(), raw)
 
+    def changes(
+        self,
+        starting_version: int,
+        columns: Optional[Sequence[str]] = None,
+        limit: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        strings: str = "string",
+        binaries: str = "binary",
+    ) -> _pa.RecordBatchReader:
+        """The table's change data feed: the rows the commits from ``starting_version`` to
+        this snapshot's version inserted, deleted or updated, commit by commit, as a
+        ``pyarrow.RecordBatchReader``.
+
+        Each row has the table's columns, then ``_change_type`` (``insert``, ``delete``,
+        ``update_preimage``, ``update_postimage``), ``_commit_version`` and
+        ``_commit_timestamp``. The table must have the feed enabled
+        (``delta.enableChangeDataFeed``) over the whole range, with one schema; a range it
+        cannot describe raises ``DeltaError`` (code ``change_data_feed_unavailable``) before
+        any row is read. Open the table at a version (``DeltaTable(..., version=N)``) to end
+        the range there. ``columns``, ``limit``, ``batch_size``, ``strings`` and
+        ``binaries`` are as for :meth:`scan`.
+        """
+        if isinstance(columns, str):
+            raise TypeError("columns must be a list of column names, not one string")
+        if columns is not None and not all(isinstance(c, str) for c in columns):
+            raise TypeError("columns must be a list of column names (str)")
+        start = _count("starting_version", starting_version)
+        if start is None:
+            raise TypeError("starting_version must be an int")
+        limit = _count("limit", limit)
+        batch_size = _count("batch_size", batch_size)
+        raw = self._raw.changes(
+            start,
+            None if columns is None else list(columns),
+            limit,
+            batch_size,
+            strings,
+            binaries,
+        )
+        return _pa.RecordBatchReader.from_batches(raw.schema(), raw)
+
     def to_pyarrow(
         self,
         columns: Optional[Sequence[str]] = None,

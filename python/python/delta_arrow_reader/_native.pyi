@@ -46,5 +46,14 @@ class RawDeltaTable:
         strings: str = "string",
         binaries: str = "binary",
     ) -> RawScan: ...
+    def changes(
+        self,
+        start: int,
+        columns: Optional[List[str]] = None,
+        limit: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        strings: str = "string",
+        binaries: str = "binary",
+    ) -> RawScan: ...
 
 def core_version() -> str: ...
