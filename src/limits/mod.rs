@@ -49,6 +49,11 @@ pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
 /// believed it would plan billions of byte ranges before reading a byte.
 pub const MAX_DATA_FILE_BYTES: u64 = 1 << 44;
 
+/// Most rows of a data file whose deletion vector one commit changed, read as a change data
+/// feed: 2^32. The rows read are every row but the changed ones, kept as a bitmap of the
+/// file's rows (a few MiB at this bound); a footer claiming more is refused before it is built.
+pub const MAX_CHANGED_FILE_ROWS: u64 = 1 << 32;
+
 /// Deepest nesting of a text filter: parentheses and `not`s together.
 pub const MAX_FILTER_DEPTH: usize = 128;
 

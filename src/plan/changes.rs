@@ -112,6 +112,7 @@ pub fn plan_change_task(
     timestamp_ms: i64,
 ) -> Result<(FileTask, bool)> {
     let path = data_file_path(facts.root, &file.path, Phase::Plan)?;
+    let size = super::task::checked_file_size(&file.path, size)?;
     let raw = match &file.partition_values {
         Some(values) => values.clone(),
         None if facts.partition_columns.is_empty() => PartitionValues::new(),
@@ -282,6 +283,10 @@ mod tests {
             ..file
         };
         let e = plan_change_task(facts, &removed, 10, 7, 0).err();
+        assert_eq!(e.map(|e| e.code()), Some("invalid_log"));
+        let e = plan_change_task(facts, &cdc, u64::MAX, 7, 0).err();
+        assert_eq!(e.map(|e| e.code()), Some("limit_exceeded"));
+        let e = plan_change_task(facts, &cdc, 10, 7, i64::MAX).err();
         assert_eq!(e.map(|e| e.code()), Some("invalid_log"));
     }
 

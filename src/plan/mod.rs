@@ -170,15 +170,7 @@ pub fn plan_tasks(
                         format!("the data file's size (add.size) is negative: {}", add.size),
                     )
                 })?;
-                if size > crate::limits::MAX_DATA_FILE_BYTES {
-                    return Err(DeltaError::limit_exceeded(
-                        "data file size (add.size, bytes)",
-                        size,
-                        crate::limits::MAX_DATA_FILE_BYTES,
-                        Some(&crate::error::redact(&add.path)),
-                        crate::error::Phase::Plan,
-                    ));
-                }
+                let size = task::checked_file_size(&add.path, size)?;
                 Ok(FileTask {
                     path: data_file_path(facts.root, &add.path, crate::error::Phase::Plan)?,
                     size,

@@ -74,6 +74,21 @@ pub struct DeletionVectorChange {
     pub after: Option<DeletionVectorDescriptor>,
 }
 
+/// `size`, the declared size of data file `path`, checked against
+/// [`crate::limits::MAX_DATA_FILE_BYTES`].
+pub(crate) fn checked_file_size(path: &str, size: u64) -> Result<u64> {
+    if size > crate::limits::MAX_DATA_FILE_BYTES {
+        return Err(crate::error::DeltaError::limit_exceeded(
+            "data file size (add.size, bytes)",
+            size,
+            crate::limits::MAX_DATA_FILE_BYTES,
+            Some(&crate::error::redact(path)),
+            crate::error::Phase::Plan,
+        ));
+    }
+    Ok(size)
+}
+
 impl FileTask {
     /// The bytes the task reads: its byte range's length, else the whole file's size.
     pub fn bytes(&self) -> u64 {

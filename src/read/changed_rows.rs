@@ -59,18 +59,29 @@ impl SkippedRows {
         }
     }
 
-    /// The rows skipped, of a file of `file_rows` rows.
-    pub(crate) fn into_deleted(self, file_rows: u64) -> DeletionVector {
+    /// The rows skipped, of the file `path` of `file_rows` rows (at most
+    /// [`crate::limits::MAX_CHANGED_FILE_ROWS`] for a change).
+    pub(crate) fn into_deleted(self, path: &str, file_rows: u64) -> Result<DeletionVector> {
         #[cfg(target_arch = "wasm32")]
-        let _ = file_rows;
+        let _ = (path, file_rows);
         match self {
-            SkippedRows::Deleted(dv) => dv,
+            SkippedRows::Deleted(dv) => Ok(dv),
             #[cfg(not(target_arch = "wasm32"))]
             SkippedRows::AllBut {
                 newly_deleted,
                 before,
                 after,
             } => {
+                let max = crate::limits::MAX_CHANGED_FILE_ROWS;
+                if file_rows > max {
+                    return Err(crate::error::DeltaError::limit_exceeded(
+                        "rows of a data file whose deletion vector changed",
+                        file_rows,
+                        max,
+                        Some(path),
+                        crate::error::Phase::Read,
+                    ));
+                }
                 let (before, after) = (before.as_treemap(), after.as_treemap());
                 let changed = if newly_deleted {
                     after - before
@@ -79,7 +90,7 @@ impl SkippedRows {
                 };
                 let mut skipped = RoaringTreemap::new();
                 skipped.insert_range(0..file_rows);
-                DeletionVector::from(skipped - changed)
+                Ok(DeletionVector::from(skipped - changed))
             }
         }
     }
@@ -123,7 +134,10 @@ mod tests {
             before: dv(before),
             after: dv(after),
         };
-        s.into_deleted(rows).iter().collect()
+        let deleted = s
+            .into_deleted("f.parquet", rows)
+            .unwrap_or_else(|e| panic!("{e}"));
+        deleted.iter().collect()
     }
 
     #[test]
@@ -140,9 +154,15 @@ mod tests {
             after: dv(&[9]),
         };
         assert_eq!(s.max_row(), Some(9));
-        assert_eq!(
-            SkippedRows::Deleted(dv(&[4])).into_deleted(2).max_row(),
-            Some(4)
-        );
+        let plain = SkippedRows::Deleted(dv(&[4])).into_deleted("f.parquet", 2);
+        assert_eq!(plain.ok().and_then(|d| d.max_row()), Some(4));
+        // A footer claiming more rows than a change is read over is refused, not allocated.
+        let huge = SkippedRows::AllBut {
+            newly_deleted: false,
+            before: dv(&[1]),
+            after: dv(&[]),
+        };
+        let e = huge.into_deleted("f.parquet", 1 << 40).err();
+        assert_eq!(e.map(|e| e.code()), Some("limit_exceeded"));
     }
 }

@@ -197,7 +197,7 @@ async fn open(
                 ),
             ));
         }
-        let deleted = skipped.into_deleted(file_rows);
+        let deleted = skipped.into_deleted(path, file_rows)?;
         if let Some(m) = metrics.filter(|_| task.deletion_vector.is_some()) {
             let owned = deleted_rows_owned(metadata.metadata(), task.range.as_ref(), &deleted);
             m.deletion_vector_loaded(owned);
