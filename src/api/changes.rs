@@ -12,7 +12,8 @@
 //!
 //! A commit's time is its in-commit timestamp when the table records them, else its commit
 //! file's modification time as the store lists it, as delta_kernel gives it, else (stores
-//! that cannot list) its `commitInfo.timestamp`.
+//! that cannot list) its `commitInfo.timestamp`, else (a commit without one) the latest
+//! time its `remove` and `add` actions give.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -144,6 +145,9 @@ impl TableChangesBuilder {
             })?;
             let commit = commit_changes(version, &bytes)?;
             rules.apply(&commit)?;
+            if commit.files.is_empty() {
+                continue;
+            }
             let timestamp_ms = rules.commit_timestamp(&commit, times.get(&version).copied())?;
             for file in &commit.files {
                 let size = match file.size {

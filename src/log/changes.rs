@@ -111,6 +111,9 @@ pub struct CommitChanges {
     pub in_commit_timestamp: Option<i64>,
     /// Its `commitInfo.timestamp`, ms since the epoch.
     pub info_timestamp: Option<i64>,
+    /// The latest time its file actions give (`remove.deletionTimestamp`,
+    /// `add.modificationTime`), ms since the epoch: a commit's time when nothing else says it.
+    pub action_time: Option<i64>,
 }
 
 /// An `add`, `remove` or `cdc` action, with only the fields the feed reads.
@@ -126,6 +129,12 @@ struct FileAction {
     data_change: Option<bool>,
     #[serde(default)]
     deletion_vector: Option<DeletionVectorDescriptor>,
+    /// An `add`'s `modificationTime`.
+    #[serde(default)]
+    modification_time: Option<i64>,
+    /// A `remove`'s `deletionTimestamp`.
+    #[serde(default)]
+    deletion_timestamp: Option<i64>,
 }
 
 /// One line of a commit file, as the feed reads it.
@@ -154,6 +163,7 @@ pub fn commit_changes(version: u64, commit: &[u8]) -> Result<CommitChanges> {
         metadata: None,
         in_commit_timestamp: None,
         info_timestamp: None,
+        action_time: None,
     };
     let mut adds = Vec::new();
     let mut removes = Vec::new();
@@ -180,6 +190,8 @@ pub fn commit_changes(version: u64, commit: &[u8]) -> Result<CommitChanges> {
             (parsed.remove, "remove", &mut removes),
         ] {
             if let Some(a) = action {
+                let time = a.deletion_timestamp.or(a.modification_time);
+                out.action_time = out.action_time.max(time);
                 match a.data_change {
                     Some(true) => list.push(checked(a, i + 1, &invalid)?),
                     Some(false) => {}
@@ -352,7 +364,7 @@ impl ChangeFeedRules {
     /// The time of `commit` (applied already), ms since the epoch: its in-commit timestamp
     /// when the table records them (the protocol has the writer feature `inCommitTimestamp`
     /// and the metadata turns it on), else `file_time_ms` (the commit file's time),
-    /// else its `commitInfo.timestamp`.
+    /// else its `commitInfo.timestamp`, else the latest time its file actions give.
     pub fn commit_timestamp(
         &self,
         commit: &CommitChanges,
@@ -369,13 +381,16 @@ impl ChangeFeedRules {
                 )
             });
         }
-        file_time_ms.or(commit.info_timestamp).ok_or_else(|| {
-            DeltaError::invalid_log(
-                commit_path(commit.version),
-                "the commit's time is unknown: the store gives no modification time and the \
-                 commit has no commitInfo.timestamp",
-            )
-        })
+        file_time_ms
+            .or(commit.info_timestamp)
+            .or(commit.action_time)
+            .ok_or_else(|| {
+                DeltaError::invalid_log(
+                    commit_path(commit.version),
+                    "the commit's time is unknown: the store gives no modification time, and \
+                     the commit has no commitInfo.timestamp and no time in its actions",
+                )
+            })
     }
 }
 

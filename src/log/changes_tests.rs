@@ -167,6 +167,11 @@ fn in_commit_timestamps_and_times_of_commits() {
         &ok(parse_schema(SCHEMA)),
     ));
     assert_eq!(ok(rules.commit_timestamp(&c, Some(30))), 20);
+    let untimed = br#"{"remove":{"path":"a","dataChange":true,"deletionTimestamp":40}}
+{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":35,"dataChange":true}}"#;
+    let untimed = ok(commit_changes(2, untimed));
+    assert_eq!(ok(without.commit_timestamp(&untimed, None)), 40);
+    assert_eq!(ok(without.commit_timestamp(&untimed, Some(50))), 50);
     let bare = ok(commit_changes(1, b"{\"commitInfo\":{}}"));
     assert_eq!(
         rules
