@@ -47,7 +47,8 @@ pub const TARGETS: [(&str, Target); 7] = [
     ("parquet_scan", parquet_scan),
 ];
 
-/// A commit file: decoded as the loader decodes commits, in both load scopes.
+/// A commit file: decoded as the loader decodes commits, in both load scopes, and as the
+/// change data feed reads a commit (whose files are all change data files or none is).
 pub fn commit_json(data: &[u8]) {
     let path = "_delta_log/00000000000000000000.json";
     let all = decode_commit_actions(path, data, LoadScope::ActiveFiles);
@@ -57,6 +58,24 @@ pub fn commit_json(data: &[u8]) {
         assert!(
             table_only.is_ok(),
             "accepted whole, refused in TableOnly scope"
+        );
+    }
+    commit_changes(data);
+}
+
+/// The change data feed's reading of a commit: a commit with a change data file is read from
+/// those alone.
+fn commit_changes(data: &[u8]) {
+    use crate::log::ChangedRows;
+    if let Ok(c) = crate::log::commit_changes(0, data) {
+        let cdc = c
+            .files
+            .iter()
+            .filter(|f| f.rows == ChangedRows::ChangeData)
+            .count();
+        assert!(
+            cdc == 0 || cdc == c.files.len(),
+            "change data files mixed with files derived from add and remove"
         );
     }
 }

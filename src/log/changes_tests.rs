@@ -231,3 +231,31 @@ fn the_feed_must_stay_enabled_the_schema_unchanged_and_the_protocol_readable() {
     let fine = line(&metadata(&on, SCHEMA));
     assert!(rules.apply(&ok(commit_changes(8, fine.as_bytes()))).is_ok());
 }
+
+#[test]
+fn cut_or_garbled_commits_are_refused_or_read_never_a_panic() {
+    let commit = br#"{"commitInfo":{"timestamp":10,"inCommitTimestamp":11}}
+{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors","changeDataFeed"]}}
+{"remove":{"path":"a.parquet","dataChange":true,"deletionTimestamp":9,"deletionVector":{"storageType":"i","pathOrInlineDv":"old","sizeInBytes":1,"cardinality":1}}}
+{"add":{"path":"a.parquet","partitionValues":{"p":"1"},"size":5,"modificationTime":1,"dataChange":true}}
+{"cdc":{"path":"_change_data/c.parquet","partitionValues":{},"size":7,"dataChange":false}}
+"#;
+    // Every prefix, and every byte replaced by characters JSON gives meaning to.
+    for end in 0..commit.len() {
+        let _ = commit_changes(0, &commit[..end]);
+    }
+    for i in 0..commit.len() {
+        for b in [b'"', b'{', b'}', b'-', b'9', b'\n', 0xff] {
+            let mut garbled = commit.to_vec();
+            garbled[i] = b;
+            if let Ok(c) = commit_changes(0, &garbled) {
+                let cdc = c
+                    .files
+                    .iter()
+                    .filter(|f| f.rows == ChangedRows::ChangeData)
+                    .count();
+                assert!(cdc == 0 || cdc == c.files.len());
+            }
+        }
+    }
+}
