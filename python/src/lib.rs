@@ -312,26 +312,37 @@ impl RawDeltaTable {
         RawScan::start(py, rt, stream)
     }
 
-    /// The table's change data feed from version `start` to the table's version ([`RawScan`]
-    /// of the changed rows, commit by commit): `columns` (the table's and `_change_type`,
-    /// `_commit_version`, `_commit_timestamp`; default all), `limit` rows at most,
-    /// `batch_size`, `strings` and `binaries` as for a scan.
-    #[pyo3(signature = (start, columns=None, limit=None, batch_size=None, strings="string", binaries="binary"))]
+    /// The table's change data feed from version `start` (or from the first version
+    /// committed at or after `since`, text as for a table's `timestamp`) to the table's
+    /// version ([`RawScan`] of the changed rows, commit by commit): `columns` (the table's
+    /// and `_change_type`, `_commit_version`, `_commit_timestamp`; default all), `limit` rows
+    /// at most, `batch_size`, `strings` and `binaries` as for a scan.
+    #[pyo3(signature = (start=None, since=None, columns=None, limit=None, batch_size=None, strings="string", binaries="binary"))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each.
     fn changes(
         &self,
         py: Python<'_>,
-        start: u64,
+        start: Option<u64>,
+        since: Option<String>,
         columns: Option<Vec<String>>,
         limit: Option<usize>,
         batch_size: Option<usize>,
         strings: &str,
         binaries: &str,
     ) -> PyResult<Py<PyAny>> {
-        let mut builder = self
-            .table
-            .changes(start)
-            .with_output_types(output_types(strings, binaries)?);
+        let builder = match (start, since) {
+            (Some(v), None) => self.table.changes(v),
+            (None, Some(t)) => {
+                let at = parse_timestamp(&t).map_err(|e| to_py(py, e))?;
+                self.table.changes_since(at)
+            }
+            _ => {
+                return Err(PyValueError::new_err(
+                    "give starting_version or starting_timestamp (one of them)",
+                ))
+            }
+        };
+        let mut builder = builder.with_output_types(output_types(strings, binaries)?);
         if let Some(columns) = columns {
             builder = builder.with_projection(columns);
         }

@@ -215,6 +215,11 @@ class Api(unittest.TestCase):
             t.changes(-1)
         with self.assertRaises(TypeError):
             t.changes("0")
+        with self.assertRaises(TypeError):
+            t.changes()
+        since = t.changes(starting_timestamp=dt.datetime(2000, 1, 1)).read_all()
+        self.assertEqual(since.num_rows, 23)
+        self.assertEqual(t.changes(starting_timestamp="2999-01-01").read_all().num_rows, 0)
 
     def test_timestamps_as_text_datetime_and_date(self):
         name = table("golden__time-travel-start-start20-start40")

@@ -39,11 +39,20 @@ use crate::schema::OutputTypes;
 /// Batches of each file a partition of a change feed read holds ahead of its turn.
 const BATCHES_AHEAD: usize = 4;
 
+/// Where a change feed starts.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    /// At this version.
+    Version(u64),
+    /// At the first version committed at or after this instant (ms since the epoch).
+    Timestamp(i64),
+}
+
 /// Configures a change data feed read of a table (see [`DeltaTable::changes`]).
 #[derive(Debug, Clone)]
 pub struct TableChangesBuilder {
     table: DeltaTable,
-    start: u64,
+    start: Start,
     projection: Option<Vec<String>>,
     limit: Option<usize>,
     batch_size: usize,
@@ -55,9 +64,23 @@ impl DeltaTable {
     /// snapshot's version (both included) made: the table's change data feed, which the
     /// table must have enabled (`delta.enableChangeDataFeed`) over the whole range.
     pub fn changes(&self, start_version: u64) -> TableChangesBuilder {
+        self.changes_from(Start::Version(start_version))
+    }
+
+    /// Like [`changes`](Self::changes), from the first version committed at or after
+    /// `timestamp` (a commit's time as time travel takes it: see
+    /// [`DeltaTableBuilder::with_timestamp`](crate::DeltaTableBuilder::with_timestamp)).
+    /// A time after this snapshot's commit gives no changes (the range is empty:
+    /// [`TableChanges::start_version`] is one past the end); a time before the table's first
+    /// commit starts at version 0.
+    pub fn changes_since(&self, timestamp: chrono::DateTime<chrono::Utc>) -> TableChangesBuilder {
+        self.changes_from(Start::Timestamp(timestamp.timestamp_millis()))
+    }
+
+    fn changes_from(&self, start: Start) -> TableChangesBuilder {
         TableChangesBuilder {
             table: self.clone(),
-            start: start_version,
+            start,
             projection: None,
             limit: None,
             batch_size: super::DEFAULT_BATCH_SIZE,
@@ -103,8 +126,12 @@ impl TableChangesBuilder {
             });
         }
         let table = &self.table;
-        let (start, end) = (self.start, table.version());
-        if start > end {
+        let end = table.version();
+        let start = match self.start {
+            Start::Version(v) => v,
+            Start::Timestamp(ms) => first_version_since(table, ms).await?,
+        };
+        if start > end && matches!(self.start, Start::Version(_)) {
             return Err(DeltaError::InvalidArgument {
                 reason: format!(
                     "the changes start at version {start}, after the snapshot's version {end} \
@@ -123,6 +150,19 @@ impl TableChangesBuilder {
         let columns = plan_change_columns(facts, self.projection.clone(), self.output_types)?;
         let metrics = Arc::new(DeltaScanMetrics::new(table.io_counters()));
         metrics.start_io();
+        if start > end {
+            // Nothing was committed since the time asked for.
+            return Ok(TableChanges {
+                table: self.table.clone(),
+                start,
+                columns,
+                files: Vec::new(),
+                limit: self.limit,
+                batch_size: self.batch_size,
+                output_types: self.output_types,
+                metrics,
+            });
+        }
         let mut rules = start_rules(table, start).await?;
         let times = commit_file_times(table, start).await?;
         let store = table.store().clone();
@@ -174,6 +214,37 @@ impl TableChangesBuilder {
             output_types: self.output_types,
             metrics,
         })
+    }
+}
+
+/// The first version committed at or after `ms` (ms since the epoch), as time travel finds
+/// commits by time; one past `table`'s version when none up to it was.
+async fn first_version_since(table: &DeltaTable, ms: i64) -> Result<u64> {
+    let end = table.version();
+    let loaded = load_log(
+        table.store().as_ref(),
+        &table.location().to_string(),
+        VersionTarget::Timestamp(ms),
+        LoadScope::TableOnly,
+        table.log_concurrency,
+        u64::MAX,
+    )
+    .await;
+    match loaded {
+        // The newest version committed at or before `ms`: the start itself when committed
+        // at `ms` exactly, else the version after it.
+        Ok(log) => {
+            let at = log.reconciled.version;
+            let start = if log.timestamp_ms == Some(ms) {
+                at
+            } else {
+                at.saturating_add(1)
+            };
+            Ok(start.min(end.saturating_add(1)))
+        }
+        // Before the first commit.
+        Err(DeltaError::TimestampNotFound { .. }) => Ok(0),
+        Err(e) => Err(e),
     }
 }
 
@@ -256,7 +327,8 @@ impl TableChanges {
         self.columns.output_schema()
     }
 
-    /// The first version of the range.
+    /// The first version of the range (one past [`end_version`](Self::end_version) when a
+    /// start by time found no commit since).
     pub fn start_version(&self) -> u64 {
         self.start
     }

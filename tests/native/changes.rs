@@ -260,6 +260,23 @@ async fn commit_times_projection_and_limit() {
         .map(RecordBatch::num_rows)
         .sum();
     assert_eq!(rows, 7);
+    // From a time: the first version committed then or later (the fixture's commits are a
+    // minute apart from 2024-01-01T00:00:00Z).
+    let at = |text: &str| ok(delta_arrow_reader::parse_timestamp(text));
+    for (time, start) in [
+        ("2024-01-01T00:03:00Z", 3),
+        ("2024-01-01T00:02:30Z", 3),
+        ("2024-01-01T00:00:00Z", 0),
+        ("2023-06-01", 0),
+        ("2024-01-01T00:06:00Z", 6),
+    ] {
+        let c = ok(t.changes_since(at(time)).build().await);
+        assert_eq!(c.start_version(), start, "{time}");
+    }
+    let later = ok(t.changes_since(at("2024-01-01T00:06:01Z")).build().await);
+    assert_eq!((later.start_version(), later.end_version()), (7, 6));
+    assert!(later.files().is_empty());
+    assert_eq!(ok(later.into_stream().collect_batches().await).len(), 0);
     let unknown = t.changes(0).with_projection(["nope"]).build().await.err();
     assert_eq!(unknown.map(|e| e.code()), Some("invalid_argument"));
 }
@@ -399,9 +416,19 @@ fn dar_changes_prints_the_feed() {
     );
     let out = dar(&["--from", "2", "--version", "2", "--json", "-n", "2"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    // From a time: every commit of the corpus table is older than today.
+    let out = dar(&["--from", "2000-01-01", "--json", "-n", "0"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 23);
+    let out = dar(&["--from", "2999-01-01T00:00:00Z"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("nothing was committed since"),
+        "{text}"
+    );
     for (args, code) in [
         (&["--from", "3", "--version", "1"][..], "[invalid_argument]"),
-        (&["--from", "-1"][..], "invalid value"),
+        (&["--from", "-1"][..], "[invalid_argument]"),
+        (&["--from", "yesterday"][..], "[invalid_argument]"),
         (&[][..], "--from"),
     ] {
         let out = dar(args);

@@ -196,15 +196,17 @@ class DeltaTable:
 
     def changes(
         self,
-        starting_version: int,
+        starting_version: Optional[int] = None,
         columns: Optional[Sequence[str]] = None,
         limit: Optional[int] = None,
         batch_size: Optional[int] = None,
         strings: str = "string",
         binaries: str = "binary",
+        starting_timestamp: Optional[Timestamp] = None,
     ) -> _pa.RecordBatchReader:
-        """The table's change data feed: the rows the commits from ``starting_version`` to
-        this snapshot's version inserted, deleted or updated, commit by commit, as a
+        """The table's change data feed: the rows the commits from ``starting_version`` (or
+        from the first version committed at or after ``starting_timestamp``) to this
+        snapshot's version inserted, deleted or updated, commit by commit, as a
         ``pyarrow.RecordBatchReader``.
 
         Each row has the table's columns, then ``_change_type`` (``insert``, ``delete``,
@@ -213,20 +215,23 @@ class DeltaTable:
         (``delta.enableChangeDataFeed``) over the whole range, with one schema; a range it
         cannot describe raises ``DeltaError`` (code ``change_data_feed_unavailable``) before
         any row is read. Open the table at a version (``DeltaTable(..., version=N)``) to end
-        the range there. ``columns``, ``limit``, ``batch_size``, ``strings`` and
-        ``binaries`` are as for :meth:`scan`.
+        the range there. ``starting_timestamp`` takes what ``timestamp`` takes; a time after
+        the snapshot's commit gives no rows. ``columns``, ``limit``, ``batch_size``,
+        ``strings`` and ``binaries`` are as for :meth:`scan`.
         """
         if isinstance(columns, str):
             raise TypeError("columns must be a list of column names, not one string")
         if columns is not None and not all(isinstance(c, str) for c in columns):
             raise TypeError("columns must be a list of column names (str)")
+        if (starting_version is None) == (starting_timestamp is None):
+            raise TypeError("give starting_version or starting_timestamp (one of them)")
         start = _count("starting_version", starting_version)
-        if start is None:
-            raise TypeError("starting_version must be an int")
+        since = None if starting_timestamp is None else _timestamp_text(starting_timestamp)
         limit = _count("limit", limit)
         batch_size = _count("batch_size", batch_size)
         raw = self._raw.changes(
             start,
+            since,
             None if columns is None else list(columns),
             limit,
             batch_size,

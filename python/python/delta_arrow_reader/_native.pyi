@@ -48,7 +48,8 @@ class RawDeltaTable:
     ) -> RawScan: ...
     def changes(
         self,
-        start: int,
+        start: Optional[int] = None,
+        since: Optional[str] = None,
         columns: Optional[List[str]] = None,
         limit: Optional[int] = None,
         batch_size: Optional[int] = None,

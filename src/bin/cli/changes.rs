@@ -12,10 +12,11 @@ use super::TableArgs;
 pub struct ChangesArgs {
     #[command(flatten)]
     pub table: TableArgs,
-    /// The first version whose changes are shown; the last is the opened one (`--version`,
-    /// `--timestamp`, else the newest).
-    #[arg(long, value_name = "VERSION", allow_negative_numbers = true)]
-    pub from: u64,
+    /// The first version whose changes are shown, or a time (RFC 3339, `YYYY-MM-DD[
+    /// HH:MM:SS]` in UTC): from the first version committed then or later. The last is the
+    /// opened one (`--version`, `--timestamp`, else the newest).
+    #[arg(long, value_name = "VERSION|TIME", allow_hyphen_values = true)]
+    pub from: String,
     /// Number of rows to show (0: all, up to what a grid shows; --json prints them all).
     #[arg(short = 'n', long = "rows", default_value_t = super::head::DEFAULT_ROWS, allow_negative_numbers = true)]
     pub rows: usize,
@@ -29,7 +30,19 @@ pub struct ChangesArgs {
 pub async fn print_changes(table: &DeltaTable, args: &ChangesArgs) -> Result<(), DeltaError> {
     let limit = (args.rows > 0).then_some(args.rows);
     let grid_rows = limit.unwrap_or(super::rows_out::GRID_MAX_ROWS);
-    let mut builder = table.changes(args.from);
+    let from = args.from.trim();
+    let mut builder = if !from.is_empty() && from.bytes().all(|b| b.is_ascii_digit()) {
+        let version = from.parse().map_err(|_| DeltaError::InvalidArgument {
+            reason: format!("--from {from}: the version is too large"),
+        })?;
+        table.changes(version)
+    } else if from.starts_with('-') {
+        return Err(DeltaError::InvalidArgument {
+            reason: format!("--from {from}: a version is 0 or more"),
+        });
+    } else {
+        table.changes_since(delta_arrow_reader::parse_timestamp(from)?)
+    };
     if !args.table.json {
         builder = builder.with_limit(grid_rows);
     } else if let Some(n) = limit {
@@ -54,11 +67,18 @@ pub async fn print_changes(table: &DeltaTable, args: &ChangesArgs) -> Result<(),
     } else {
         ""
     };
+    let range = if start > end {
+        format!("nothing was committed since {from} up to version {end}")
+    } else {
+        format!(
+            "changes of versions {start} to {end}, from {}",
+            super::info::counted(files as u64, "file")
+        )
+    };
     let text = format!(
-        "{}\n{grid}\n{} shown{more}; changes of versions {start} to {end}, from {}\n",
+        "{}\n{grid}\n{} shown{more}; {range}\n",
         table.location(),
         super::info::counted(shown as u64, "row"),
-        super::info::counted(files as u64, "file"),
     );
     super::terminal::print_text(&text)
 }
