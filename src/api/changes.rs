@@ -217,20 +217,24 @@ impl TableChangesBuilder {
     }
 }
 
-/// The first version committed at or after `ms` (ms since the epoch), as time travel finds
-/// commits by time; one past `table`'s version when none up to it was.
-async fn first_version_since(table: &DeltaTable, ms: i64) -> Result<u64> {
-    let end = table.version();
-    let loaded = load_log(
+/// The protocol and metadata of `table`'s snapshot at `target` (its active files not kept).
+async fn table_only(table: &DeltaTable, target: VersionTarget) -> Result<crate::log::LoadedLog> {
+    load_log(
         table.store().as_ref(),
         &table.location().to_string(),
-        VersionTarget::Timestamp(ms),
+        target,
         LoadScope::TableOnly,
         table.log_concurrency,
         u64::MAX,
     )
-    .await;
-    match loaded {
+    .await
+}
+
+/// The first version committed at or after `ms` (ms since the epoch), as time travel finds
+/// commits by time; one past `table`'s version when none up to it was.
+async fn first_version_since(table: &DeltaTable, ms: i64) -> Result<u64> {
+    let end = table.version();
+    match table_only(table, VersionTarget::Timestamp(ms)).await {
         // The newest version committed at or before `ms`: the start itself when committed
         // at `ms` exactly, else the version after it.
         Ok(log) => {
@@ -254,15 +258,7 @@ async fn start_rules(table: &DeltaTable, start: u64) -> Result<ChangeFeedRules> 
     if start == table.version() {
         return ChangeFeedRules::new(start, table.protocol(), table.metadata(), end_schema);
     }
-    let loaded = load_log(
-        table.store().as_ref(),
-        &table.location().to_string(),
-        VersionTarget::Version(start),
-        LoadScope::TableOnly,
-        table.log_concurrency,
-        u64::MAX,
-    )
-    .await?;
+    let loaded = table_only(table, VersionTarget::Version(start)).await?;
     let r = &loaded.reconciled;
     ChangeFeedRules::new(start, &r.protocol, &r.metadata, end_schema)
 }
