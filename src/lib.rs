@@ -47,13 +47,14 @@ pub use api::KEPT_LOG_BYTES;
 pub use api::{
     parse_timestamp, BinaryType, DeltaBatchStream, DeltaScan, DeltaScanBuilder,
     DeltaScanExecutionOptions, DeltaTable, DeltaTableBuilder, FileSelection, LoadInfo, OutputTypes,
-    ParquetReaderBackend, SkipReason, SkippedFile, SkippedFiles, StringType, TableChangeFile,
-    TableChanges, TableChangesBuilder, DEFAULT_BATCHES_AHEAD_PER_PARTITION, DEFAULT_BATCH_SIZE,
-    DEFAULT_FULL_FILE_READ_THRESHOLD, DEFAULT_LOG_CONCURRENCY,
-    DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION, DEFAULT_MAX_TASK_BYTES,
-    DEFAULT_PREFETCH_FILES_PER_PARTITION, DEFAULT_READ_AHEAD_BYTES, ORDERED_AHEAD_BYTES,
-    ORDERED_AHEAD_BYTES_ALL, ORDERED_BATCHES_AHEAD, ORDERED_TASK_BYTES,
+    ParquetReaderBackend, SkipReason, SkippedFile, SkippedFiles, StringType,
+    DEFAULT_BATCHES_AHEAD_PER_PARTITION, DEFAULT_BATCH_SIZE, DEFAULT_FULL_FILE_READ_THRESHOLD,
+    DEFAULT_LOG_CONCURRENCY, DEFAULT_MAX_CONCURRENT_FILE_READS_PER_PARTITION,
+    DEFAULT_MAX_TASK_BYTES, DEFAULT_PREFETCH_FILES_PER_PARTITION, DEFAULT_READ_AHEAD_BYTES,
+    ORDERED_AHEAD_BYTES, ORDERED_AHEAD_BYTES_ALL, ORDERED_BATCHES_AHEAD, ORDERED_TASK_BYTES,
 };
+#[cfg(not(target_arch = "wasm32"))]
+pub use api::{TableChangeFile, TableChanges, TableChangesBuilder};
 pub use error::{DeltaError, Phase, Result};
 pub use plan::{ColumnProfile, DeletionVectorChange, FileTask, TableProfile};
 pub use read::metrics::{DeltaScanMetrics, ScanIo, ScanMetricsSnapshot};

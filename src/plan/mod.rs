@@ -12,6 +12,7 @@
 //! gives them).
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)] // see clippy.toml
 
+#[cfg(not(target_arch = "wasm32"))] // the npm package reads no change feed
 mod changes;
 mod partitioning;
 mod profile;
@@ -30,6 +31,7 @@ use url::Url;
 use crate::log::data_file_path;
 use crate::schema::{ColumnMappingMode, FieldIndex, OutputTypes, StructType};
 
+#[cfg(not(target_arch = "wasm32"))]
 pub use changes::{change_feed_schema, plan_change_columns, plan_change_task, ChangeColumns};
 pub use partitioning::{group_whole_files, target_partitions, PartitionCaps};
 pub use profile::{table_profile, ColumnProfile, TableProfile};
@@ -176,6 +178,7 @@ pub fn plan_tasks(
                     size,
                     partition_values,
                     deletion_vector: add.deletion_vector.clone(),
+                    #[cfg(not(target_arch = "wasm32"))]
                     deletion_vector_change: None,
                     num_records: add.stats.as_ref().and_then(|s| s.num_records()),
                     limit,

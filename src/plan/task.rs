@@ -49,7 +49,9 @@ pub struct FileTask {
     /// The file's deletion vector.
     pub deletion_vector: Option<DeletionVectorDescriptor>,
     /// For a change data feed: read only the rows whose deletion a commit changed (then
-    /// `deletion_vector` is `None`).
+    /// `deletion_vector` is `None`). Native only: the npm package reads no change feed, and
+    /// the field's copies and drops in every task cost the browser module its last bytes.
+    #[cfg(not(target_arch = "wasm32"))]
     pub deletion_vector_change: Option<DeletionVectorChange>,
     /// The file's row count as its statistics give it (`numRecords`): the footer must agree.
     pub num_records: Option<u64>,

@@ -28,6 +28,7 @@ pub mod scheduler;
 mod transform;
 
 pub use decoder::{DirectDecoder, FileDecoder};
+#[cfg(not(target_arch = "wasm32"))] // the change data feed's reads
 pub(crate) use file::read_file_with_metrics;
 pub use file::ReadContext;
 pub use file_plan::ReadSpec;
